@@ -1,0 +1,88 @@
+# cgstream: kernel series + libcgstream + pycgstream + systemd units.
+#
+#   make demo    set up, build, boot the patched kernel, stream a few cgroups
+#   make check   set up, build, run every host test and every VM test
+#
+# See README.md.
+
+# The one place the kernel series is pinned (Debian's linux-source-$(KERNEL_SERIES)).
+KERNEL_SERIES := 7.2
+
+CACHE       ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/cgstream
+BUILD       := $(CURDIR)/build
+KTREE       := $(BUILD)/linux
+KOBJ        := $(BUILD)/obj
+BZIMAGE     := $(KOBJ)/arch/x86/boot/bzImage
+VENV        := $(CURDIR)/.venv
+SERIES_OUT  := $(BUILD)/series
+VM_CPUS     ?= 2
+VM_MEMORY   ?= 2G
+export CGSTREAM_TOP := $(CURDIR)
+
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+
+.PHONY: all deps kernel kernel-tree kernel-series kernel-sync vm-run vm-shell \
+	check check-host check-vm userspace demo bench install clean distclean
+
+all: userspace
+
+deps:
+	@scripts/deps.sh $(VENV)
+
+# --- kernel ---------------------------------------------------------------
+kernel-tree:
+	@scripts/kernel-tree.sh $(KERNEL_SERIES) $(CACHE) $(KTREE) $(CURDIR)
+
+kernel: kernel-tree
+	@scripts/kernel-build.sh $(KTREE) $(KOBJ) scripts/vm/kernel.config $(CACHE)/ccache
+
+kernel-series: kernel-tree
+	@scripts/kernel-series.sh $(KTREE) $(SERIES_OUT)
+
+kernel-sync:
+	@scripts/kernel-sync.sh $(KTREE) $(CURDIR)
+
+# --- VM -------------------------------------------------------------------
+vm-run:
+	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command'"; exit 2; }
+	@scripts/vm/vm-run.sh --cpus $(VM_CPUS) --memory $(VM_MEMORY) -- $(CMD)
+
+vm-shell:
+	@scripts/vm/vm-run.sh --shell --cpus $(VM_CPUS) --memory $(VM_MEMORY)
+
+# --- userspace ------------------------------------------------------------
+userspace:
+	@$(MAKE) -s -C libcgstream
+	@$(MAKE) -s -C tests/kselftest
+
+# --- tests ----------------------------------------------------------------
+check: deps kernel userspace
+	@$(MAKE) -s check-host
+	@$(MAKE) -s check-vm
+
+check-host:
+	@tests/host/run.sh
+
+check-vm:
+	@CGSTREAM_VM_SETTLE=12 scripts/vm/vm-run.sh --cpus $(VM_CPUS) --memory $(VM_MEMORY) \
+		--out $(BUILD)/vm-check -- tests/vm/run.sh
+
+# --- demo, benchmarks -----------------------------------------------------
+demo: deps kernel userspace
+	@scripts/vm/vm-run.sh --cpus $(VM_CPUS) --memory $(VM_MEMORY) -- scripts/demo.sh
+
+bench: deps kernel userspace
+	@bench/run.sh
+
+install: userspace
+	@$(MAKE) -s -C libcgstream install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	@$(MAKE) -s -C systemd install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+clean:
+	rm -rf $(BUILD)/vm-* $(SERIES_OUT)
+	-@$(MAKE) -s -C libcgstream clean
+	-@$(MAKE) -s -C tests/kselftest clean
+
+distclean: clean
+	rm -rf $(BUILD) $(VENV)

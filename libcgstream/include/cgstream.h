@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libcgstream: read cgroup v2 CPU statistics once per kernel flush.
+ *
+ * On a kernel with cpu.stat.stream the library polls the stream files and
+ * reads what the kernel already flushed; elsewhere it emulates the stream
+ * with a timer and reads of cpu.stat ("fallback" mode) behind the same API.
+ *
+ * All functions return 0 (or a count) on success and a negative errno on
+ * failure; they never print and never exit.  Output arguments are written
+ * only on success.
+ */
+#ifndef CGSTREAM_H
+#define CGSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CGSTREAM_VERSION_MAJOR 1
+#define CGSTREAM_VERSION_MINOR 0
+
+enum cgstream_mode {
+	CGSTREAM_MODE_AUTO = 0,		/* kernel when available, else fallback */
+	CGSTREAM_MODE_KERNEL = 1,	/* cpu.stat.stream; -EOPNOTSUPP without it */
+	CGSTREAM_MODE_FALLBACK = 2,	/* timer + cpu.stat, on any kernel */
+};
+
+/* bits of cgstream_sample.present: which fields the kernel reported */
+enum cgstream_field {
+	CGSTREAM_F_SEQ			= 1u << 0,
+	CGSTREAM_F_FLUSH_TIME		= 1u << 1,
+	CGSTREAM_F_USAGE		= 1u << 2,
+	CGSTREAM_F_USER			= 1u << 3,
+	CGSTREAM_F_SYSTEM		= 1u << 4,
+	CGSTREAM_F_NICE			= 1u << 5,
+	CGSTREAM_F_NR_PERIODS		= 1u << 6,
+	CGSTREAM_F_NR_THROTTLED		= 1u << 7,
+	CGSTREAM_F_THROTTLED		= 1u << 8,
+	CGSTREAM_F_NR_BURSTS		= 1u << 9,
+	CGSTREAM_F_BURST		= 1u << 10,
+	CGSTREAM_F_FLUSH_MISSED		= 1u << 11,
+};
+
+/*
+ * One sample: a cgroup's cpu.stat as of one flush.  A field whose bit is
+ * not in @present was not in the file and is 0.  In fallback mode @seq is
+ * the library's own cycle count and @flush_time_usec the CLOCK_MONOTONIC
+ * time of its read.
+ */
+struct cgstream_sample {
+	uint64_t present;		/* CGSTREAM_F_* */
+	uint64_t seq;			/* flush_seq */
+	uint64_t flush_time_usec;	/* flush_time_usec, CLOCK_MONOTONIC */
+	uint64_t usage_usec;
+	uint64_t user_usec;
+	uint64_t system_usec;
+	uint64_t nice_usec;
+	uint64_t nr_periods;
+	uint64_t nr_throttled;
+	uint64_t throttled_usec;
+	uint64_t nr_bursts;
+	uint64_t burst_usec;
+	uint64_t flush_missed;		/* cycles the kernel skipped, total */
+};
+
+/* Options; may grow: set .sz = sizeof(struct cgstream_opts), zero the rest. */
+struct cgstream_opts {
+	size_t sz;
+	int mode;			/* enum cgstream_mode */
+	uint32_t fallback_interval_ms;	/* 0: the kernel's interval if set, else 1000 */
+	const char *cgroup_root;	/* NULL: the cgroup2 mount from mountinfo */
+};
+
+/* --- one cgroup --- */
+struct cgstream;
+
+/*
+ * @cgroup: absolute path ("/sys/fs/cgroup/a/b") or relative to the cgroup2
+ * mount ("a/b", "/a/b" when not under the mount, "" or "/" for the root).
+ * -ENOENT: no such cgroup; -EACCES: no permission; -EOPNOTSUPP: kernel
+ * mode asked for and the kernel has no cpu.stat.stream; -ENODEV: no
+ * cgroup2 mount.
+ */
+int cgstream_open(const char *cgroup, const struct cgstream_opts *opts,
+		  struct cgstream **ret);
+void cgstream_close(struct cgstream *st);
+/* pollable fd: readable when a new sample can be read */
+int cgstream_fd(const struct cgstream *st);
+/* CGSTREAM_MODE_KERNEL or CGSTREAM_MODE_FALLBACK */
+int cgstream_mode(const struct cgstream *st);
+/* canonical absolute path of the cgroup */
+const char *cgstream_path(const struct cgstream *st);
+/* 1: a sample is ready, 0: timeout, -errno; timeout_ms < 0 waits forever */
+int cgstream_wait(struct cgstream *st, int timeout_ms);
+/*
+ * Non-blocking: 0 and a sample from a cycle not returned before, -EAGAIN
+ * when there is none yet, -ENODEV once the cgroup is removed.
+ * @sample_size: sizeof(struct cgstream_sample) as the caller knows it.
+ */
+int cgstream_read(struct cgstream *st, struct cgstream_sample *sample,
+		  size_t sample_size);
+
+/* --- many cgroups, through io_uring --- */
+struct cgstream_group;
+
+enum cgstream_event_type {
+	CGSTREAM_EVENT_SAMPLE = 1,	/* .sample is valid */
+	CGSTREAM_EVENT_REMOVED = 2,	/* cgroup is gone; dropped from the group */
+	CGSTREAM_EVENT_ERROR = 3,	/* .error = -errno; dropped from the group */
+};
+
+struct cgstream_event {
+	int type;			/* enum cgstream_event_type */
+	int error;
+	const char *path;		/* valid until the next process call */
+	void *userdata;			/* as given to cgstream_group_add() */
+	struct cgstream_sample sample;
+};
+
+int cgstream_group_new(const struct cgstream_opts *opts,
+		       struct cgstream_group **ret);
+void cgstream_group_free(struct cgstream_group *g);
+/* -EEXIST when already watched, errors as cgstream_open() */
+int cgstream_group_add(struct cgstream_group *g, const char *cgroup,
+		       void *userdata);
+/* -ENOENT when not watched */
+int cgstream_group_remove(struct cgstream_group *g, const char *cgroup);
+/* number of cgroups watched */
+size_t cgstream_group_size(const struct cgstream_group *g);
+int cgstream_group_fd(const struct cgstream_group *g);
+int cgstream_group_mode(const struct cgstream_group *g);
+/* 1: events are ready, 0: timeout, -errno */
+int cgstream_group_wait(struct cgstream_group *g, int timeout_ms);
+/*
+ * Non-blocking: fill up to @max events (one per cgroup with a new sample,
+ * removal or error since the last call: one cycle's batch) and return how
+ * many; 0 when there is nothing new.
+ * @event_size: sizeof(struct cgstream_event) as the caller knows it.
+ */
+int cgstream_group_process(struct cgstream_group *g,
+			   struct cgstream_event *events, size_t max,
+			   size_t event_size);
+
+/* --- the kernel's flush interval (root's cpu.stat.stream_interval) --- */
+/* -EOPNOTSUPP without the feature */
+int cgstream_get_interval(const struct cgstream_opts *opts, uint32_t *ms);
+/* 0 turns streaming off; -EINVAL out of range, -EPERM/-EACCES unprivileged */
+int cgstream_set_interval(const struct cgstream_opts *opts, uint32_t ms);
+
+/* --- helpers --- */
+/* parse cpu.stat / cpu.stat.stream text; unknown keys are skipped */
+int cgstream_parse(const char *buf, size_t len,
+		   struct cgstream_sample *sample, size_t sample_size);
+/* "kernel", "fallback", "auto" */
+const char *cgstream_mode_name(int mode);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CGSTREAM_H */

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Install what cgstream builds and tests need: Debian bookworm packages
+# (only the missing ones; apt is not touched when all are there) and a
+# project virtualenv from PyPI.  Idempotent; a second run takes seconds.
+#
+# usage: deps.sh VENV
+set -euo pipefail
+venv=${1:-.venv}
+here=$(cd "$(dirname "$0")" && pwd)
+
+packages=(
+	# kernel build
+	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils kmod
+	ccache rsync
+	# VM: qemu, and udev for virtme-ng-init's virtio-serial ports
+	qemu-system-x86 udev busybox-static
+	# userspace
+	pkg-config liburing-dev valgrind python3-venv
+	# systemd integration tests (systemd-analyze, systemd as guest init)
+	systemd systemd-container dbus
+	# benchmarks: cgcreate/cgexec
+	cgroup-tools
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	[[ $p == \#* ]] && continue
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo ">> installing from Debian: ${missing[*]}"
+	SUDO=; ((EUID == 0)) || SUDO=sudo
+	$SUDO apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+req=$here/requirements.txt
+stamp=$venv/.requirements.sha
+if [[ ! -x $venv/bin/python || ! -f $stamp || $(sha256sum <"$req") != "$(cat "$stamp")" ]]; then
+	echo ">> setting up $venv from PyPI"
+	python3 -m venv "$venv"
+	"$venv/bin/pip" install -q --upgrade pip
+	"$venv/bin/pip" install -q -r "$req"
+	sha256sum <"$req" >"$stamp"
+fi
+echo ">> dependencies ready"

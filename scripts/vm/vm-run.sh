@@ -1,0 +1,86 @@
+#!/bin/bash
+# Boot a kernel in a virtme-ng VM (host root shared read-only, this checkout
+# visible at the same path), run one command as root, and fail when the
+# command fails or when the guest's kernel log shows a WARNING, BUG,
+# lockdep report or hung task.
+#
+# usage: vm-run.sh [--shell] [--cpus N] [--memory M] [--kernel BZIMAGE]
+#                  [--out DIR] [--] CMD...
+# env:   VNG (path to vng), CGSTREAM_KVM=auto|yes|no (default auto)
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cpus=2 memory=2G shell=0 out= kernel=$top/build/obj/arch/x86/boot/bzImage extra=()
+while (($#)); do
+	case $1 in
+	--shell) shell=1 ;;
+	--cpus) cpus=$2; shift ;;
+	--memory) memory=$2; shift ;;
+	--kernel) kernel=$2; shift ;;
+	--out) out=$2; shift ;;
+	--append) extra+=(--append "$2"); shift ;;
+	--) shift; break ;;
+	*) break ;;
+	esac
+	shift
+done
+vng=${VNG:-$top/.venv/bin/vng}
+
+[[ -x $vng ]] || { echo "vm-run: $vng missing; run 'make deps'" >&2; exit 2; }
+[[ -f $kernel ]] || { echo "vm-run: $kernel missing; run 'make kernel'" >&2; exit 2; }
+
+# KVM: /dev/kvm exists on these machines but guests hang in early boot, so
+# use it only when a short probe boot proves it works.
+accel=(--disable-kvm)
+case ${CGSTREAM_KVM:-auto} in
+yes) accel=() ;;
+auto)
+	if [[ -w /dev/kvm ]]; then
+		probe=$(mktemp -d)
+		if timeout 25 "$vng" --run "$kernel" --memory 512M --cpus 1 \
+			--exec "echo kvm-ok" </dev/null >"$probe/log" 2>&1 &&
+			grep -q kvm-ok "$probe/log"; then
+			accel=()
+		fi
+		rm -rf "$probe"
+	fi
+	;;
+esac
+
+if ((shell)); then
+	exec "$vng" "${accel[@]}" --run "$kernel" --memory "$memory" --cpus "$cpus" "${extra[@]}" --rwdir "$top/build"
+fi
+
+(($#)) || { echo "usage: vm-run.sh [options] -- CMD..." >&2; exit 2; }
+mkdir -p "$top/build"
+out=${out:-$(mktemp -d "$top/build/vm-run.XXXXXX")}
+mkdir -p "$out"
+rm -f "$out/rc" "$out/dmesg"
+
+printf '%q ' "$@" >"$out/cmd"
+echo ">> vm: $(basename "$(dirname "$(dirname "$(dirname "$(dirname "$kernel")")")")")/$(basename "$kernel"), $cpus vCPUs, ${accel[*]:-KVM}: $*"
+"$vng" "${accel[@]}" --run "$kernel" --memory "$memory" --cpus "$cpus" "${extra[@]}" \
+	--rwdir "$out" --cwd "$PWD" \
+	--exec "$here/guest.sh $out" </dev/null
+vng_rc=$?
+
+if [[ ! -f $out/rc ]]; then
+	echo "vm-run: the guest did not finish the command (vng exit $vng_rc)" >&2
+	exit 1
+fi
+rc=$(cat "$out/rc")
+
+# Real reports only: a lockdep kernel prints "RCU lockdep checking is
+# enabled" and "MAX_LOCKDEP_KEYS" at every boot.
+pattern='WARNING: CPU:|BUG:|Oops|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|Kernel panic|Call Trace:|kernel BUG at'
+if grep -Eq "$pattern" "$out/dmesg"; then
+	echo "vm-run: the guest kernel reported a problem (full log: $out/dmesg):" >&2
+	grep -En -A12 "$pattern" "$out/dmesg" | head -60 >&2
+	exit 1
+fi
+if [[ $rc != 0 ]]; then
+	echo "vm-run: command exited $rc" >&2
+	exit "$rc"
+fi
+exit 0
