@@ -1,0 +1,1608 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests for cgroup v2 cpu.stat.stream and the root's
+ * cpu.stat.stream_interval.
+ *
+ * The flusher only runs while the interval is not 0 and at least one
+ * cpu.stat.stream file is open, so every test that expects flushes keeps a
+ * stream open.  Every test restores the interval it found.  Timing limits
+ * are loose on purpose: these tests also run under emulation (qemu TCG).
+ */
+
+#define _GNU_SOURCE
+#include <linux/capability.h>
+#include <linux/cgroup_stat_stream.h>
+#include <linux/limits.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest.h"
+#include "cgroup_util.h"
+
+#define INTERVAL_FILE		"cpu.stat.stream_interval"
+#define STREAM_FILE		"cpu.stat.stream"
+
+#define USEC_PER_MSEC		1000LL
+
+/* how late a flush may be seen by a woken reader, emulation included */
+#define WAKE_LATENCY_USEC	(500 * USEC_PER_MSEC)
+
+/* how long a CPU burner runs at most: tests kill it earlier */
+#define BURN_SECONDS		20
+
+struct stream_sample {
+	long long usage_usec;
+	long long user_usec;
+	long long system_usec;
+	long long seq;
+	long long time_usec;
+	long long missed;
+};
+
+static long long now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
+/* Returns the interval in ms, or -1 if the file can't be read or parsed. */
+static long get_interval(const char *root)
+{
+	char buf[64];
+	char *end;
+	long val;
+
+	if (cg_read(root, INTERVAL_FILE, buf, sizeof(buf)))
+		return -1;
+
+	errno = 0;
+	val = strtol(buf, &end, 10);
+	if (errno || end == buf || strcmp(end, "\n"))
+		return -1;
+
+	return val;
+}
+
+/* Returns 0 on success, or -errno on failure. */
+static int set_interval(const char *root, long ms)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", ms);
+	return cg_write(root, INTERVAL_FILE, buf);
+}
+
+/* Restores @saved and turns a test's result into a failure if that fails. */
+static int restore_interval(const char *root, long saved, int ret)
+{
+	if (saved < 0 || set_interval(root, saved)) {
+		ksft_print_msg("can't restore interval %ld\n", saved);
+		return KSFT_FAIL;
+	}
+
+	return ret;
+}
+
+/* Returns the value of the flat key @key in @buf, or -1 if it's missing. */
+static long long stat_key(const char *buf, const char *key)
+{
+	size_t len = strlen(key);
+	const char *line = buf;
+
+	while (line && *line) {
+		if (!strncmp(line, key, len) && line[len] == ' ')
+			return strtoll(line + len + 1, NULL, 10);
+
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+
+	return -1;
+}
+
+static int parse_sample(const char *buf, struct stream_sample *s)
+{
+	s->usage_usec = stat_key(buf, "usage_usec");
+	s->user_usec = stat_key(buf, "user_usec");
+	s->system_usec = stat_key(buf, "system_usec");
+	s->seq = stat_key(buf, CGROUP_STAT_STREAM_KEY_SEQ);
+	s->time_usec = stat_key(buf, CGROUP_STAT_STREAM_KEY_TIME);
+	s->missed = stat_key(buf, CGROUP_STAT_STREAM_KEY_MISSED);
+
+	if (s->usage_usec < 0 || s->user_usec < 0 || s->system_usec < 0 ||
+	    s->seq < 0 || s->time_usec < 0 || s->missed < 0) {
+		ksft_print_msg("stream snapshot lacks a key:\n%s", buf);
+		return -EINVAL;
+	}
+
+	return 0;
+}
+
+/* Reads one snapshot at offset 0: its length, or -errno on failure. */
+static ssize_t read_stream(int fd, char *buf, size_t len)
+{
+	ssize_t ret;
+
+	ret = pread(fd, buf, len - 1, 0);
+	if (ret < 0)
+		return -errno;
+
+	buf[ret] = '\0';
+	return ret;
+}
+
+/* Returns 0 on success, or -errno on failure. */
+static int read_sample(int fd, struct stream_sample *s)
+{
+	char buf[BUF_SIZE];
+	ssize_t ret;
+
+	ret = read_stream(fd, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+
+	return parse_sample(buf, s);
+}
+
+/*
+ * Returns 1 if @fd is readable within @timeout_ms, 0 if it isn't, -1 on
+ * error or if poll reports POLLERR.
+ */
+static int wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd pfd = {
+		.fd = fd,
+		.events = POLLIN,
+	};
+	int ret;
+
+	do {
+		ret = poll(&pfd, 1, timeout_ms);
+	} while (ret < 0 && errno == EINTR);
+
+	if (ret <= 0)
+		return ret;
+	if (pfd.revents & (POLLERR | POLLNVAL))
+		return -1;
+
+	return !!(pfd.revents & POLLIN);
+}
+
+/* Waits for the next flush on @fd and reads it: 0, or -1 on failure. */
+static int wait_sample(int fd, int timeout_ms, struct stream_sample *s)
+{
+	int ret;
+
+	ret = wait_readable(fd, timeout_ms);
+	if (ret != 1) {
+		ksft_print_msg("no wake-up within %d ms (poll: %d)\n",
+			       timeout_ms, ret);
+		return -1;
+	}
+
+	return read_sample(fd, s) ? -1 : 0;
+}
+
+/*
+ * Runs @fn(@arg) in a child process and returns its exit status, or -1 if
+ * it failed to start, was killed, or didn't exit within @timeout_ms.
+ */
+static int run_timed(int (*fn)(void *arg), void *arg, int timeout_ms)
+{
+	long long end = now_usec() + timeout_ms * USEC_PER_MSEC;
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		exit(fn(arg));
+
+	for (;;) {
+		pid_t ret = waitpid(pid, &status, WNOHANG);
+
+		if (ret < 0)
+			return -1;
+		if (ret == pid)
+			break;
+		if (now_usec() > end) {
+			ksft_print_msg("child still running after %d ms\n",
+				       timeout_ms);
+			kill(pid, SIGKILL);
+			return -1;
+		}
+		usleep(10000);
+	}
+
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int burn_cpu(const char *cgroup, void *arg)
+{
+	long long end = now_usec() + BURN_SECONDS * USEC_PER_SEC;
+
+	while (now_usec() < end)
+		;
+
+	return 0;
+}
+
+static void stop_burner(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static int open_stream(const char *cgroup)
+{
+	int fd;
+
+	fd = cg_open(cgroup, STREAM_FILE, O_RDONLY);
+	if (fd < 0)
+		ksft_print_msg("can't open %s/%s: %s\n", cgroup, STREAM_FILE,
+			       strerror(errno));
+
+	return fd;
+}
+
+static int drop_cap_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	int i = CAP_TO_INDEX(CAP_SYS_ADMIN);
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+
+	data[i].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	data[i].permitted &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	data[i].inheritable &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+
+	return syscall(SYS_capset, &hdr, data);
+}
+
+/* A user other than root can't even open the interval for writing. */
+static int open_interval_as_nobody(void *arg)
+{
+	char *path = arg;
+	int fd;
+
+	if (setgroups(0, NULL) ||
+	    setresgid(TEST_UID, TEST_UID, TEST_UID) ||
+	    setresuid(TEST_UID, TEST_UID, TEST_UID))
+		return 2;
+
+	fd = open(path, O_WRONLY);
+	if (fd >= 0 || errno != EACCES) {
+		ksft_print_msg("uid %d open for write: %s, expected EACCES\n",
+			       TEST_UID, fd >= 0 ? "success" : strerror(errno));
+		return 1;
+	}
+
+	return 0;
+}
+
+/* Root without CAP_SYS_ADMIN may open the interval but not write it. */
+static int write_interval_without_cap(void *arg)
+{
+	char *path = arg;
+	int fd;
+
+	if (drop_cap_sys_admin())
+		return 2;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0) {
+		ksft_print_msg("open without CAP_SYS_ADMIN: %s\n",
+			       strerror(errno));
+		return 1;
+	}
+
+	if (write(fd, "500", 3) >= 0 || errno != EPERM) {
+		ksft_print_msg("write without CAP_SYS_ADMIN: %s, expected EPERM\n",
+			       strerror(errno));
+		close(fd);
+		return 1;
+	}
+
+	close(fd);
+	return 0;
+}
+
+/* The check is against the opener's credentials, not the writer's. */
+static int write_interval_opened_with_cap(void *arg)
+{
+	int fd = *(int *)arg;
+
+	if (drop_cap_sys_admin())
+		return 2;
+
+	if (write(fd, "300", 3) != 3) {
+		ksft_print_msg("write to a file opened with CAP_SYS_ADMIN: %s\n",
+			       strerror(errno));
+		return 1;
+	}
+
+	return 0;
+}
+
+/*
+ * cpu.stat.stream_interval: boot default, accepted and refused values,
+ * root-only file, privilege checks.
+ */
+static int test_stat_stream_interval(const char *root)
+{
+	static char * const bad[] = {
+		"\n", "  ", "-5", "+5", "abc", "10abc", "0x10", "1 0",
+		"99999999999999999999", "9", "3600001",
+	};
+	static const struct {
+		char *in;
+		long val;
+	} good[] = {
+		{ "0", 0 },
+		{ "10", CGROUP_STAT_STREAM_INTERVAL_MIN_MS },
+		{ "3600000", CGROUP_STAT_STREAM_INTERVAL_MAX_MS },
+		{ "100\n", 100 },
+		{ "250 ", 250 },
+	};
+	char path[PATH_MAX];
+	int ret = KSFT_FAIL;
+	char *cg = NULL;
+	int fd = -1;
+	long saved;
+	int i, err;
+
+	saved = get_interval(root);
+	if (saved < 0) {
+		ksft_print_msg("%s/%s doesn't read as \"N\\n\"\n", root,
+			       INTERVAL_FILE);
+		return KSFT_FAIL;
+	}
+	if (saved)
+		ksft_print_msg("interval is %ld, not the boot default 0\n",
+			       saved);
+
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		err = cg_write(root, INTERVAL_FILE, good[i].in);
+		if (err || get_interval(root) != good[i].val) {
+			ksft_print_msg("write \"%s\": %d, reads back %ld\n",
+				       good[i].in, err, get_interval(root));
+			goto cleanup;
+		}
+	}
+	if (set_interval(root, 0) || cg_read_strcmp(root, INTERVAL_FILE, "0\n"))
+		goto cleanup;
+
+	/* the last good value (250) must survive every bad write */
+	if (set_interval(root, 250))
+		goto cleanup;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		err = cg_write(root, INTERVAL_FILE, bad[i]);
+		if (err != -EINVAL || get_interval(root) != 250) {
+			ksft_print_msg("write \"%s\": %d (expected %d), reads back %ld\n",
+				       bad[i], err, -EINVAL, get_interval(root));
+			goto cleanup;
+		}
+	}
+
+	cg = cg_name(root, "stat_stream_interval");
+	if (!cg || cg_create(cg))
+		goto cleanup;
+	snprintf(path, sizeof(path), "%s/%s", cg, INTERVAL_FILE);
+	if (!access(path, F_OK)) {
+		ksft_print_msg("%s exists on a non-root cgroup\n", path);
+		goto cleanup;
+	}
+	snprintf(path, sizeof(path), "%s/%s", cg, STREAM_FILE);
+	if (access(path, R_OK)) {
+		ksft_print_msg("%s: %s\n", path, strerror(errno));
+		goto cleanup;
+	}
+
+	snprintf(path, sizeof(path), "%s/%s", root, INTERVAL_FILE);
+	err = run_timed(open_interval_as_nobody, path, 5000);
+	if (err) {
+		ksft_print_msg("unprivileged open: child status %d\n", err);
+		goto cleanup;
+	}
+	err = run_timed(write_interval_without_cap, path, 5000);
+	if (err) {
+		ksft_print_msg("write without CAP_SYS_ADMIN: child status %d\n",
+			       err);
+		goto cleanup;
+	}
+	if (get_interval(root) != 250) {
+		ksft_print_msg("unprivileged writers changed the interval to %ld\n",
+			       get_interval(root));
+		goto cleanup;
+	}
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		goto cleanup;
+	err = run_timed(write_interval_opened_with_cap, &fd, 5000);
+	if (err || get_interval(root) != 300) {
+		ksft_print_msg("write via the opener's fd: status %d, interval %ld\n",
+			       err, get_interval(root));
+		goto cleanup;
+	}
+
+	ret = KSFT_PASS;
+
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	cg_destroy(cg);
+	free(cg);
+	return restore_interval(root, saved, ret);
+}
+
+#define POLL_INTERVAL_MS	100
+#define POLL_WINDOW_MS		2000
+
+/*
+ * Checks that the flushes between @a and @b (fixed rate, @interval_ms) are
+ * all accounted for: each deadline either flushed (flush_seq) or was
+ * skipped (flush_missed).
+ */
+static int check_accounting(const struct stream_sample *a,
+			    const struct stream_sample *b, long interval_ms)
+{
+	double deadlines, slack;
+	long long cycles;
+
+	cycles = (b->seq - a->seq) + (b->missed - a->missed);
+	deadlines = (double)(b->time_usec - a->time_usec) /
+		    (interval_ms * USEC_PER_MSEC);
+	slack = deadlines / 10 > 2 ? deadlines / 10 : 2;
+
+	if (cycles < deadlines - slack || cycles > deadlines + slack) {
+		ksft_print_msg("%lld flushed + %lld missed in %lld us at %ld ms, not %.1f\n",
+			       b->seq - a->seq, b->missed - a->missed,
+			       b->time_usec - a->time_usec, interval_ms,
+			       deadlines);
+		return -1;
+	}
+
+	return 0;
+}
+
+/*
+ * Turns streaming off and checks that @fd stays quiet for @quiet_ms. A
+ * flush that was already running when the write returned may still
+ * complete (its flush_time_usec is older than the write), nothing after it.
+ */
+static int check_quiet_after_off(const char *root, int fd, int quiet_ms)
+{
+	struct stream_sample before, s;
+	long long off;
+	int ret;
+
+	if (set_interval(root, 0))
+		return -1;
+	off = now_usec();
+
+	if (read_sample(fd, &before))
+		return -1;
+
+	ret = wait_readable(fd, quiet_ms);
+	if (ret == 1) {
+		if (read_sample(fd, &s))
+			return -1;
+		if (s.seq != before.seq + 1 || s.time_usec > off) {
+			ksft_print_msg("flush %lld at %lld us after interval 0 at %lld us\n",
+				       s.seq, s.time_usec, off);
+			return -1;
+		}
+		ret = wait_readable(fd, quiet_ms);
+	}
+	if (ret) {
+		ksft_print_msg("readable while the interval is 0 (poll: %d)\n",
+			       ret);
+		return -1;
+	}
+
+	return 0;
+}
+
+/*
+ * poll() wakes once per cycle with a new flush, never without one, and not
+ * at all while the interval is 0.
+ */
+static int test_stat_stream_poll(const char *root)
+{
+	struct stream_sample base, last, s;
+	int ret = KSFT_FAIL;
+	long long end, left;
+	int wakes = 0, lagged = 0;
+	long min_wakes, max_wakes;
+	long saved;
+	int fd, r;
+
+	saved = get_interval(root);
+	fd = open_stream(root);
+	if (fd < 0)
+		goto cleanup;
+
+	if (set_interval(root, POLL_INTERVAL_MS))
+		goto cleanup;
+
+	/* a fresh open is readable if anything was ever flushed: consume */
+	if (read_sample(fd, &base))
+		goto cleanup;
+	if (wait_sample(fd, 2000, &base))
+		goto cleanup;
+
+	last = base;
+	end = now_usec() + POLL_WINDOW_MS * USEC_PER_MSEC;
+	while ((left = end - now_usec()) > 0) {
+		r = wait_readable(fd, left / USEC_PER_MSEC + 1);
+		if (r < 0)
+			goto cleanup;
+		if (!r)
+			continue;
+
+		if (read_sample(fd, &s))
+			goto cleanup;
+		if (s.seq <= last.seq) {
+			ksft_print_msg("woken, but flush_seq %lld was read already\n",
+				       s.seq);
+			goto cleanup;
+		}
+		lagged += s.seq - last.seq - 1;
+		wakes++;
+		last = s;
+
+		/* just read: not readable again until the next flush */
+		r = wait_readable(fd, 0);
+		if (r < 0)
+			goto cleanup;
+		if (r) {
+			if (read_sample(fd, &s))
+				goto cleanup;
+			if (s.seq == last.seq) {
+				ksft_print_msg("readable right after reading flush_seq %lld\n",
+					       s.seq);
+				goto cleanup;
+			}
+			lagged += s.seq - last.seq - 1;
+			wakes++;
+			last = s;
+		}
+	}
+
+	min_wakes = POLL_WINDOW_MS / POLL_INTERVAL_MS * 65 / 100;
+	max_wakes = POLL_WINDOW_MS / POLL_INTERVAL_MS * 135 / 100;
+	ksft_print_msg("%d wake-ups in %d ms at %d ms, %d flushes not seen, %lld missed\n",
+		       wakes, POLL_WINDOW_MS, POLL_INTERVAL_MS, lagged,
+		       last.missed - base.missed);
+	if (wakes < min_wakes || wakes > max_wakes) {
+		ksft_print_msg("expected %ld..%ld wake-ups\n", min_wakes,
+			       max_wakes);
+		goto cleanup;
+	}
+	if (check_accounting(&base, &last, POLL_INTERVAL_MS))
+		goto cleanup;
+
+	if (check_quiet_after_off(root, fd, 1000))
+		goto cleanup;
+
+	ret = KSFT_PASS;
+
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	return restore_interval(root, saved, ret);
+}
+
+#define IDLE_INTERVAL_MS	50
+#define IDLE_CLOSED_MS		600
+
+/*
+ * The flusher doesn't run while no stream is open, and the first open
+ * starts it again at once.
+ */
+static int test_stat_stream_idle(const char *root)
+{
+	struct stream_sample s, before;
+	long long closed, reopened;
+	int ret = KSFT_FAIL;
+	long saved;
+	int fd;
+
+	saved = get_interval(root);
+	fd = open_stream(root);
+	if (fd < 0)
+		goto cleanup;
+	if (set_interval(root, IDLE_INTERVAL_MS) || read_sample(fd, &s))
+		goto cleanup;
+	if (wait_sample(fd, 2000, &s) || wait_sample(fd, 2000, &before))
+		goto cleanup;
+
+	close(fd);
+	closed = now_usec();
+	usleep(IDLE_CLOSED_MS * 1000);
+
+	reopened = now_usec();
+	fd = open_stream(root);
+	if (fd < 0 || read_sample(fd, &s))
+		goto cleanup;
+
+	/* one more flush may have raced with close(), one may follow open() */
+	if (s.seq > before.seq + 2) {
+		ksft_print_msg("%lld flushes in %lld us without an open stream\n",
+			       s.seq - before.seq, reopened - closed);
+		goto cleanup;
+	}
+
+	/* the last flush is older than one interval: the next comes at once */
+	if (s.time_usec < reopened && wait_sample(fd, 2000, &s))
+		goto cleanup;
+	if (s.time_usec - reopened > IDLE_INTERVAL_MS * USEC_PER_MSEC +
+				     WAKE_LATENCY_USEC) {
+		ksft_print_msg("first flush %lld us after the first open\n",
+			       s.time_usec - reopened);
+		goto cleanup;
+	}
+
+	ret = KSFT_PASS;
+
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	return restore_interval(root, saved, ret);
+}
+
+/* Returns the next key of flat-keyed @*pos in @key, or NULL at the end. */
+static const char *next_key(const char **pos, char *key, size_t len)
+{
+	const char *p = *pos, *sp, *nl;
+
+	if (!*p)
+		return NULL;
+
+	sp = strchr(p, ' ');
+	nl = strchr(p, '\n');
+	if (!nl)
+		nl = p + strlen(p);
+	if (!sp || sp > nl)
+		sp = nl;
+
+	snprintf(key, len, "%.*s", (int)(sp - p), p);
+	*pos = *nl ? nl + 1 : nl;
+	return key;
+}
+
+/*
+ * cpu.stat.stream prints the keys of cpu.stat, in the same order, and then
+ * flush_seq, flush_time_usec and flush_missed.
+ */
+static int check_keys(const char *cgroup)
+{
+	static const char * const extra[] = {
+		CGROUP_STAT_STREAM_KEY_SEQ,
+		CGROUP_STAT_STREAM_KEY_TIME,
+		CGROUP_STAT_STREAM_KEY_MISSED,
+	};
+	char stat[BUF_SIZE], stream[BUF_SIZE];
+	char key[64], skey[64];
+	const char *p, *q;
+	int i;
+
+	if (cg_read(cgroup, "cpu.stat", stat, sizeof(stat)) ||
+	    cg_read(cgroup, STREAM_FILE, stream, sizeof(stream)))
+		return -1;
+
+	p = stat;
+	q = stream;
+	while (next_key(&p, key, sizeof(key))) {
+		if (!next_key(&q, skey, sizeof(skey)) || strcmp(key, skey))
+			goto mismatch;
+	}
+	for (i = 0; i < ARRAY_SIZE(extra); i++) {
+		if (!next_key(&q, skey, sizeof(skey)) || strcmp(extra[i], skey))
+			goto mismatch;
+	}
+	if (next_key(&q, skey, sizeof(skey)))
+		goto mismatch;
+
+	return 0;
+
+mismatch:
+	ksft_print_msg("%s: keys differ from cpu.stat's\ncpu.stat:\n%scpu.stat.stream:\n%s",
+		       cgroup, stat, stream);
+	return -1;
+}
+
+/* Whether the space-separated list in @cgroup's @file has @word. */
+static bool has_word(const char *cgroup, const char *file, const char *word)
+{
+	char buf[BUF_SIZE];
+	char *tok, *save;
+
+	if (cg_read(cgroup, file, buf, sizeof(buf)))
+		return false;
+
+	for (tok = strtok_r(buf, "\n ", &save); tok;
+	     tok = strtok_r(NULL, "\n ", &save))
+		if (!strcmp(tok, word))
+			return true;
+
+	return false;
+}
+
+#define VALUES_INTERVAL_MS	100
+#define VALUES_SAMPLES		6
+
+/*
+ * The stream shows what cpu.stat shows, as of the last flush: the same
+ * keys, usage that grows under load and trails cpu.stat's by about the
+ * time since the flush, user + system close to usage, and a flush time
+ * from CLOCK_MONOTONIC.
+ */
+static int test_stat_stream_values(const char *root)
+{
+	char *parent = NULL, *child = NULL, *cg = NULL;
+	struct stream_sample first, prev, s;
+	bool enabled_cpu = false;
+	char stat[BUF_SIZE];
+	int ret = KSFT_FAIL;
+	long long t_read, t_stat, usage, lag, diff;
+	pid_t burner = 0;
+	long saved;
+	int fd = -1;
+	int i;
+
+	saved = get_interval(root);
+
+	/* with and without the cpu controller's extra keys */
+	if (has_word(root, "cgroup.controllers", "cpu") &&
+	    !has_word(root, "cgroup.subtree_control", "cpu")) {
+		if (cg_write(root, "cgroup.subtree_control", "+cpu"))
+			ksft_print_msg("can't enable the cpu controller\n");
+		else
+			enabled_cpu = true;
+	}
+	parent = cg_name(root, "stat_stream_values");
+	child = parent ? cg_name(parent, "child") : NULL;
+	if (!child || cg_create(parent) || cg_create(child))
+		goto cleanup;
+	if (check_keys(root) || check_keys(parent) || check_keys(child))
+		goto cleanup;
+
+	cg = child;
+	fd = open_stream(cg);
+	if (fd < 0 || set_interval(root, VALUES_INTERVAL_MS))
+		goto cleanup;
+
+	burner = cg_run_nowait(cg, burn_cpu, NULL);
+	if (burner < 0)
+		goto cleanup;
+
+	if (read_sample(fd, &first) || wait_sample(fd, 2000, &first))
+		goto cleanup;
+
+	prev = first;
+	for (i = 0; i < VALUES_SAMPLES; i++) {
+		if (wait_sample(fd, 2000, &s))
+			goto cleanup;
+		t_read = now_usec();
+		if (cg_read(cg, "cpu.stat", stat, sizeof(stat)))
+			goto cleanup;
+		t_stat = now_usec();
+		usage = stat_key(stat, "usage_usec");
+
+		if (s.seq <= prev.seq || s.usage_usec < prev.usage_usec) {
+			ksft_print_msg("flush %lld usage %lld after flush %lld usage %lld\n",
+				       s.seq, s.usage_usec, prev.seq,
+				       prev.usage_usec);
+			goto cleanup;
+		}
+
+		if (s.time_usec > t_read ||
+		    t_read - s.time_usec > WAKE_LATENCY_USEC) {
+			ksft_print_msg("flush_time_usec %lld, CLOCK_MONOTONIC %lld\n",
+				       s.time_usec, t_read);
+			goto cleanup;
+		}
+
+		/* one burner: cpu.stat is ahead by at most the time since */
+		lag = t_stat - s.time_usec;
+		diff = usage - s.usage_usec;
+		if (diff < 0 || diff > lag + lag / 4 + 50 * USEC_PER_MSEC) {
+			ksft_print_msg("cpu.stat usage %lld, stream %lld, %lld us after flush\n",
+				       usage, s.usage_usec, lag);
+			goto cleanup;
+		}
+
+		diff = s.user_usec + s.system_usec - s.usage_usec;
+		if (llabs(diff) > s.usage_usec / 10 + 20 * USEC_PER_MSEC) {
+			ksft_print_msg("user %lld + system %lld vs usage %lld\n",
+				       s.user_usec, s.system_usec,
+				       s.usage_usec);
+			goto cleanup;
+		}
+
+		prev = s;
+	}
+
+	/* the burner had a CPU to itself for most of the time */
+	if ((prev.usage_usec - first.usage_usec) * 4 <
+	    prev.time_usec - first.time_usec) {
+		ksft_print_msg("usage grew by %lld us in %lld us of burning\n",
+			       prev.usage_usec - first.usage_usec,
+			       prev.time_usec - first.time_usec);
+		goto cleanup;
+	}
+
+	ret = KSFT_PASS;
+
+cleanup:
+	stop_burner(burner);
+	if (fd >= 0)
+		close(fd);
+	cg_destroy(child);
+	cg_destroy(parent);
+	free(child);
+	free(parent);
+	if (enabled_cpu)
+		cg_write(root, "cgroup.subtree_control", "-cpu");
+	return restore_interval(root, saved, ret);
+}
+
+struct nonblock_fds {
+	int fd[2];
+};
+
+/* pread returns at once whether or not a flush is pending */
+static int read_without_blocking(void *arg)
+{
+	struct nonblock_fds *fds = arg;
+	char buf[BUF_SIZE];
+	long long start;
+	int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(fds->fd); i++) {
+		for (j = 0; j < 2; j++) {
+			start = now_usec();
+			if (read_stream(fds->fd[i], buf, sizeof(buf)) <= 0)
+				return 1;
+			if (now_usec() - start > WAKE_LATENCY_USEC) {
+				ksft_print_msg("pread took %lld us\n",
+					       now_usec() - start);
+				return 1;
+			}
+		}
+	}
+
+	return 0;
+}
+
+/* Returns how many lines of flat-keyed @buf have the key @key. */
+static int key_count(const char *buf, const char *key)
+{
+	size_t len = strlen(key);
+	const char *line = buf;
+	int n = 0;
+
+	while (line && *line) {
+		if (!strncmp(line, key, len) && line[len] == ' ')
+			n++;
+
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+
+	return n;
+}
+
+/* read() in small pieces until EOF, like cat: the length, or -1 */
+static ssize_t read_sequential(int fd, char *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t ret;
+
+	do {
+		if (done + 7 >= len)
+			return -1;
+		ret = read(fd, buf + done, 7);
+		if (ret < 0)
+			return -1;
+		done += ret;
+	} while (ret);
+
+	buf[done] = '\0';
+	return done;
+}
+
+/*
+ * Reads: flush_seq grows from wake to wake, open files don't share their
+ * "seen" state, read never blocks, and a sequential read gives exactly one
+ * snapshot.
+ */
+static int test_stat_stream_reads(const char *root)
+{
+	char seq_text[BUF_SIZE], snap[BUF_SIZE];
+	struct stream_sample a, b, s;
+	struct nonblock_fds nb = { { -1, -1 } };
+	int ret = KSFT_FAIL;
+	int fa = -1, fb = -1, fc = -1;
+	char tail[8];
+	long saved;
+	int i, err;
+
+	saved = get_interval(root);
+	fa = open_stream(root);
+	fb = open_stream(root);
+	if (fa < 0 || fb < 0 || set_interval(root, 100))
+		goto cleanup;
+
+	if (read_sample(fa, &a))
+		goto cleanup;
+	for (i = 0; i < 5; i++) {
+		if (wait_sample(fa, 2000, &s))
+			goto cleanup;
+		if (s.seq <= a.seq) {
+			ksft_print_msg("flush_seq %lld after %lld\n", s.seq,
+				       a.seq);
+			goto cleanup;
+		}
+		a = s;
+	}
+
+	/* fb never read: still readable however often fa was read */
+	if (wait_readable(fb, 0) != 1 || read_sample(fb, &b)) {
+		ksft_print_msg("reads on one open file hid a flush from another\n");
+		goto cleanup;
+	}
+	do {
+		if (wait_sample(fa, 2000, &a))
+			goto cleanup;
+	} while (a.seq <= b.seq);
+	if (wait_readable(fb, 0) != 1) {
+		ksft_print_msg("flush_seq %lld not readable on the second file\n",
+			       a.seq);
+		goto cleanup;
+	}
+
+	/* with the interval off, nothing is pending: reads still return */
+	if (set_interval(root, 0))
+		goto cleanup;
+	nb.fd[0] = open_stream(root);
+	nb.fd[1] = cg_open(root, STREAM_FILE, O_RDONLY | O_NONBLOCK);
+	if (nb.fd[0] < 0 || nb.fd[1] < 0)
+		goto cleanup;
+	err = run_timed(read_without_blocking, &nb, 5000);
+	if (err) {
+		ksft_print_msg("reading without a pending flush: child status %d\n",
+			       err);
+		goto cleanup;
+	}
+
+	/* cat: one snapshot, then EOF; the same as a pread */
+	fc = open_stream(root);
+	if (fc < 0 || read_sequential(fc, seq_text, sizeof(seq_text)) <= 0)
+		goto cleanup;
+	if (read(fc, tail, sizeof(tail)) != 0) {
+		ksft_print_msg("read after EOF returned data\n");
+		goto cleanup;
+	}
+	if (read_stream(fc, snap, sizeof(snap)) <= 0 || strcmp(seq_text, snap)) {
+		ksft_print_msg("sequential read:\n%spread:\n%s", seq_text,
+			       snap);
+		goto cleanup;
+	}
+	if (key_count(seq_text, CGROUP_STAT_STREAM_KEY_SEQ) != 1 ||
+	    key_count(seq_text, "usage_usec") != 1 ||
+	    parse_sample(seq_text, &s)) {
+		ksft_print_msg("not one snapshot:\n%s", seq_text);
+		goto cleanup;
+	}
+	if (lseek(fc, 0, SEEK_SET) || read_sequential(fc, snap, sizeof(snap)) <= 0 ||
+	    strcmp(seq_text, snap)) {
+		ksft_print_msg("read after lseek(0):\n%s", snap);
+		goto cleanup;
+	}
+
+	ret = KSFT_PASS;
+
+cleanup:
+	for (i = 0; i < ARRAY_SIZE(nb.fd); i++)
+		if (nb.fd[i] >= 0)
+			close(nb.fd[i]);
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	if (fc >= 0)
+		close(fc);
+	return restore_interval(root, saved, ret);
+}
+
+#define RMDIR_FDS		6
+#define RMDIR_THREADS		3
+#define RMDIR_POLL_MS		20000
+
+struct poller {
+	pthread_t thread;
+	int fd;
+	short revents;
+	int err;
+	bool started;
+};
+
+/*
+ * Polls until the cgroup is gone. Returns 0 if poll reported POLLERR and a
+ * read then failed with ENODEV.
+ */
+static int poll_until_removed(int fd, short *revents)
+{
+	struct pollfd pfd = {
+		.fd = fd,
+		.events = POLLIN,
+	};
+	char buf[BUF_SIZE];
+	int ret;
+
+	for (;;) {
+		ret = poll(&pfd, 1, RMDIR_POLL_MS);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret <= 0)
+			return -1;
+		*revents = pfd.revents;
+		if (pfd.revents & POLLERR)
+			break;
+		/* ENODEV: removed after poll returned, poll again */
+		ret = read_stream(fd, buf, sizeof(buf));
+		if (ret < 0 && ret != -ENODEV)
+			return -1;
+	}
+
+	return read_stream(fd, buf, sizeof(buf)) == -ENODEV ? 0 : -1;
+}
+
+static void *poller_thread(void *arg)
+{
+	struct poller *p = arg;
+
+	p->err = poll_until_removed(p->fd, &p->revents);
+	return NULL;
+}
+
+static int poller_process(void *arg)
+{
+	short revents = 0;
+
+	return poll_until_removed(*(int *)arg, &revents) ? 1 : 0;
+}
+
+static int remove_cgroup(void *arg)
+{
+	return rmdir(arg) ? errno : 0;
+}
+
+/* Waits up to @timeout_ms for child @pid: its exit status, or -1. */
+static int wait_child(pid_t pid, int timeout_ms)
+{
+	long long end = now_usec() + timeout_ms * USEC_PER_MSEC;
+	int status;
+	pid_t ret;
+
+	while ((ret = waitpid(pid, &status, WNOHANG)) == 0) {
+		if (now_usec() > end) {
+			kill(pid, SIGKILL);
+			return -1;
+		}
+		usleep(10000);
+	}
+	if (ret < 0)
+		return -1;
+
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* One rmdir with pollers and idle readers; @interval_ms may be 0. */
+static int rmdir_with_readers(const char *root, long interval_ms)
+{
+	struct poller pollers[RMDIR_THREADS] = {};
+	struct timespec deadline;
+	int fds[RMDIR_FDS];
+	long long start, took;
+	char buf[BUF_SIZE];
+	int ret = -1;
+	pid_t child = -1;
+	char *cg;
+	int i, err;
+
+	for (i = 0; i < RMDIR_FDS; i++)
+		fds[i] = -1;
+
+	cg = cg_name(root, "stat_stream_rmdir");
+	if (!cg || cg_create(cg))
+		goto cleanup;
+	for (i = 0; i < RMDIR_FDS; i++) {
+		fds[i] = open_stream(cg);
+		if (fds[i] < 0 || read_stream(fds[i], buf, sizeof(buf)) <= 0)
+			goto cleanup;
+	}
+	if (set_interval(root, interval_ms))
+		goto cleanup;
+
+	/* fds[0..2]: threads in poll, fds[3]: another process, rest idle */
+	for (i = 0; i < RMDIR_THREADS; i++) {
+		pollers[i].fd = fds[i];
+		if (pthread_create(&pollers[i].thread, NULL, poller_thread,
+				   &pollers[i]))
+			goto cleanup;
+		pollers[i].started = true;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	child = fork();
+	if (child < 0)
+		goto cleanup;
+	if (child == 0)
+		exit(poller_process(&fds[RMDIR_THREADS]));
+
+	/* let them all get into poll() */
+	usleep(300000);
+
+	start = now_usec();
+	err = run_timed(remove_cgroup, cg, 10000);
+	took = now_usec() - start;
+	ksft_print_msg("rmdir with %d open streams, interval %ld: %d after %lld us\n",
+		       RMDIR_FDS, interval_ms, err, took);
+	if (err < 0) {
+		/* rmdir is stuck: trying again would hang this test too */
+		free(cg);
+		cg = NULL;
+	}
+	if (err)
+		goto cleanup;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 5;
+	for (i = 0; i < RMDIR_THREADS; i++) {
+		if (pthread_timedjoin_np(pollers[i].thread, NULL, &deadline)) {
+			ksft_print_msg("poller %d still in poll() after rmdir\n",
+				       i);
+			goto cleanup;
+		}
+		pollers[i].started = false;
+		if (pollers[i].err || !(pollers[i].revents & POLLERR)) {
+			ksft_print_msg("poller %d: revents %#x, read didn't fail with ENODEV\n",
+				       i, pollers[i].revents);
+			goto cleanup;
+		}
+	}
+	err = wait_child(child, 5000);
+	child = -1;
+	if (err) {
+		ksft_print_msg("polling process: status %d\n", err);
+		goto cleanup;
+	}
+
+	for (i = 0; i < RMDIR_FDS; i++) {
+		err = read_stream(fds[i], buf, sizeof(buf));
+		if (err != -ENODEV) {
+			ksft_print_msg("read after rmdir: %d, expected %d\n",
+				       err, -ENODEV);
+			goto cleanup;
+		}
+		err = close(fds[i]);
+		fds[i] = -1;
+		if (err) {
+			ksft_print_msg("close after rmdir: %s\n",
+				       strerror(errno));
+			goto cleanup;
+		}
+	}
+
+	ret = 0;
+
+cleanup:
+	for (i = 0; i < RMDIR_THREADS; i++) {
+		if (pollers[i].started) {
+			pthread_cancel(pollers[i].thread);
+			pthread_join(pollers[i].thread, NULL);
+		}
+	}
+	if (child > 0)
+		wait_child(child, 0);
+	for (i = 0; i < RMDIR_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	cg_destroy(cg);
+	free(cg);
+	return ret;
+}
+
+/*
+ * rmdir doesn't wait for stream readers; pollers wake with POLLERR and
+ * reads fail with ENODEV.
+ */
+static int test_stat_stream_rmdir(const char *root)
+{
+	int ret = KSFT_FAIL;
+	long saved;
+
+	saved = get_interval(root);
+	if (rmdir_with_readers(root, 0) || rmdir_with_readers(root, 50))
+		goto cleanup;
+
+	ret = KSFT_PASS;
+
+cleanup:
+	return restore_interval(root, saved, ret);
+}
+
+#define STRESS_CGROUPS		50
+#define STRESS_FDS_PER_CG	4
+#define STRESS_FDS		(STRESS_CGROUPS * STRESS_FDS_PER_CG)
+#define STRESS_PHASE_MS		600
+#define STRESS_QUIET_MS		300
+
+struct stress_fd {
+	int fd;
+	long long seq;
+	long wakes;
+};
+
+struct stress {
+	const char *root;
+	struct stress_fd fds[STRESS_FDS];
+	int epfd;
+	int ctl;		/* not in the epoll set: global flush state */
+	long extra_wakes;
+};
+
+/* Reads every fd epoll reports; counts wakes that show no new flush. */
+static int stress_wait(struct stress *st, int timeout_ms)
+{
+	struct epoll_event evs[STRESS_FDS];
+	struct stream_sample s;
+	int i, n;
+
+	n = epoll_wait(st->epfd, evs, STRESS_FDS, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -1;
+
+	for (i = 0; i < n; i++) {
+		struct stress_fd *f = &st->fds[evs[i].data.u32];
+
+		if (evs[i].events & EPOLLERR) {
+			ksft_print_msg("fd %u: EPOLLERR\n", evs[i].data.u32);
+			return -1;
+		}
+		if (read_sample(f->fd, &s))
+			return -1;
+		if (s.seq <= f->seq) {
+			if (!st->extra_wakes++)
+				ksft_print_msg("fd %u woken at flush_seq %lld, already read\n",
+					       evs[i].data.u32, s.seq);
+		}
+		f->seq = s.seq;
+		f->wakes++;
+	}
+
+	return n;
+}
+
+/* One phase with the interval on: every flush is accounted for. */
+static int stress_on(struct stress *st, long interval_ms)
+{
+	struct stream_sample at_set, first, s;
+	long long set, end, left;
+	bool have_first = false;
+
+	if (read_sample(st->ctl, &at_set) || set_interval(st->root, interval_ms))
+		return -1;
+	set = now_usec();
+	end = set + STRESS_PHASE_MS * USEC_PER_MSEC;
+
+	while ((left = end - now_usec()) > 0) {
+		if (stress_wait(st, left / USEC_PER_MSEC + 1) < 0)
+			return -1;
+		if (read_sample(st->ctl, &s))
+			return -1;
+		if (!have_first && s.seq > at_set.seq) {
+			first = s;
+			have_first = true;
+		}
+	}
+
+	if (!have_first) {
+		ksft_print_msg("no flush in %d ms at %ld ms\n",
+			       STRESS_PHASE_MS, interval_ms);
+		return -1;
+	}
+	/* "takes effect at once": the next flush is one interval away */
+	if (first.time_usec - set > interval_ms * USEC_PER_MSEC +
+				    WAKE_LATENCY_USEC) {
+		ksft_print_msg("first flush %lld us after setting %ld ms\n",
+			       first.time_usec - set, interval_ms);
+		return -1;
+	}
+
+	return check_accounting(&first, &s, interval_ms);
+}
+
+/*
+ * Interval off: after the last flush is read, every fd has seen it (no
+ * missed wake-up) and none is readable.
+ */
+static int stress_off(struct stress *st)
+{
+	struct stream_sample at_off, s;
+	long long off;
+	int i, n;
+
+	if (set_interval(st->root, 0))
+		return -1;
+	off = now_usec();
+	if (read_sample(st->ctl, &at_off))
+		return -1;
+
+	do {
+		n = stress_wait(st, STRESS_QUIET_MS);
+		if (n < 0)
+			return -1;
+	} while (n);
+
+	if (read_sample(st->ctl, &s))
+		return -1;
+	if (s.seq > at_off.seq + 1 ||
+	    (s.seq > at_off.seq && s.time_usec > off)) {
+		ksft_print_msg("flush %lld at %lld us after interval 0 at %lld us\n",
+			       s.seq, s.time_usec, off);
+		return -1;
+	}
+
+	for (i = 0; i < STRESS_FDS; i++) {
+		if (st->fds[i].seq != s.seq) {
+			ksft_print_msg("fd %d: last woken for flush_seq %lld, latest is %lld\n",
+				       i, st->fds[i].seq, s.seq);
+			return -1;
+		}
+		if (wait_readable(st->fds[i].fd, 0)) {
+			ksft_print_msg("fd %d readable while the interval is 0\n",
+				       i);
+			return -1;
+		}
+	}
+
+	return 0;
+}
+
+/*
+ * 200 streams of 50 cgroups in one epoll set while the interval changes
+ * and streaming goes off and on: no wake-up without a new flush, no flush
+ * without a wake-up, nothing while off.
+ */
+static int test_stat_stream_stress(const char *root)
+{
+	static const long phases[] = {
+		50, 100, 0, 200, 50, 0, 100, 200, 0, 50, 0,
+	};
+	char *cgs[STRESS_CGROUPS] = {};
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct stress *st;
+	int ret = KSFT_FAIL;
+	long saved;
+	long min_wakes = -1, max_wakes = 0;
+	int i, j;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return KSFT_FAIL;
+	st->root = root;
+	st->ctl = -1;
+	for (i = 0; i < STRESS_FDS; i++)
+		st->fds[i].fd = -1;
+
+	saved = get_interval(root);
+	st->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (st->epfd < 0)
+		goto cleanup;
+	st->ctl = open_stream(root);
+	if (st->ctl < 0)
+		goto cleanup;
+
+	for (i = 0; i < STRESS_CGROUPS; i++) {
+		cgs[i] = cg_name_indexed(root, "stat_stream_stress", i);
+		if (!cgs[i] || cg_create(cgs[i]))
+			goto cleanup;
+		for (j = 0; j < STRESS_FDS_PER_CG; j++) {
+			struct stress_fd *f = &st->fds[i * STRESS_FDS_PER_CG + j];
+
+			f->fd = open_stream(cgs[i]);
+			if (f->fd < 0)
+				goto cleanup;
+			ev.data.u32 = f - st->fds;
+			if (epoll_ctl(st->epfd, EPOLL_CTL_ADD, f->fd, &ev))
+				goto cleanup;
+		}
+	}
+
+	for (i = 0; i < ARRAY_SIZE(phases); i++) {
+		if (phases[i] ? stress_on(st, phases[i]) : stress_off(st))
+			goto cleanup;
+		if (st->extra_wakes) {
+			ksft_print_msg("%ld wake-ups without a new flush\n",
+				       st->extra_wakes);
+			goto cleanup;
+		}
+	}
+
+	for (i = 0; i < STRESS_FDS; i++) {
+		if (min_wakes < 0 || st->fds[i].wakes < min_wakes)
+			min_wakes = st->fds[i].wakes;
+		if (st->fds[i].wakes > max_wakes)
+			max_wakes = st->fds[i].wakes;
+	}
+	ksft_print_msg("%d fds: %ld..%ld wake-ups each\n", STRESS_FDS,
+		       min_wakes, max_wakes);
+
+	ret = KSFT_PASS;
+
+cleanup:
+	for (i = 0; i < STRESS_FDS; i++)
+		if (st->fds[i].fd >= 0)
+			close(st->fds[i].fd);
+	for (i = 0; i < STRESS_CGROUPS; i++) {
+		cg_destroy(cgs[i]);
+		free(cgs[i]);
+	}
+	if (st->ctl >= 0)
+		close(st->ctl);
+	if (st->epfd >= 0)
+		close(st->epfd);
+	free(st);
+	return restore_interval(root, saved, ret);
+}
+
+#define NEW_CG_INTERVAL_MS	100
+
+/*
+ * A cgroup created while streaming runs gets a working stream: it wakes,
+ * starts at zero and grows under load.
+ */
+static int test_stat_stream_new_cgroup(const char *root)
+{
+	struct stream_sample s, at_create, start;
+	int ret = KSFT_FAIL;
+	int rfd = -1, fd = -1;
+	pid_t burner = 0;
+	char *cg = NULL;
+	long saved;
+	int i;
+
+	saved = get_interval(root);
+	rfd = open_stream(root);
+	if (rfd < 0 || set_interval(root, NEW_CG_INTERVAL_MS))
+		goto cleanup;
+	if (read_sample(rfd, &s) || wait_sample(rfd, 2000, &s) ||
+	    wait_sample(rfd, 2000, &at_create))
+		goto cleanup;
+
+	cg = cg_name(root, "stat_stream_new");
+	if (!cg || cg_create(cg))
+		goto cleanup;
+	fd = open_stream(cg);
+	if (fd < 0 || read_sample(fd, &s))
+		goto cleanup;
+
+	/* no task has run in it yet */
+	if (wait_sample(fd, 2000, &start))
+		goto cleanup;
+	if (start.seq <= at_create.seq || start.usage_usec > 1000) {
+		ksft_print_msg("new cgroup: flush_seq %lld (root saw %lld), usage %lld\n",
+			       start.seq, at_create.seq, start.usage_usec);
+		goto cleanup;
+	}
+
+	burner = cg_run_nowait(cg, burn_cpu, NULL);
+	if (burner < 0)
+		goto cleanup;
+	for (i = 0; i < 5; i++)
+		if (wait_sample(fd, 2000, &s))
+			goto cleanup;
+
+	if ((s.usage_usec - start.usage_usec) * 4 <
+	    s.time_usec - start.time_usec) {
+		ksft_print_msg("new cgroup: usage %lld -> %lld in %lld us\n",
+			       start.usage_usec, s.usage_usec,
+			       s.time_usec - start.time_usec);
+		goto cleanup;
+	}
+
+	ret = KSFT_PASS;
+
+cleanup:
+	stop_burner(burner);
+	if (fd >= 0)
+		close(fd);
+	if (rfd >= 0)
+		close(rfd);
+	cg_destroy(cg);
+	free(cg);
+	return restore_interval(root, saved, ret);
+}
+
+#define T(x) { x, #x }
+struct stat_stream_test {
+	int (*fn)(const char *root);
+	const char *name;
+} tests[] = {
+	T(test_stat_stream_interval),
+	T(test_stat_stream_poll),
+	T(test_stat_stream_idle),
+	T(test_stat_stream_values),
+	T(test_stat_stream_reads),
+	T(test_stat_stream_rmdir),
+	T(test_stat_stream_stress),
+	T(test_stat_stream_new_cgroup),
+};
+
+#undef T
+
+int main(int argc, char *argv[])
+{
+	char root[PATH_MAX], path[PATH_MAX + 64];
+	int i;
+
+	ksft_print_header();
+
+	if (geteuid())
+		ksft_exit_skip("needs root\n");
+	if (cg_find_unified_root(root, sizeof(root), NULL))
+		ksft_exit_skip("cgroup v2 isn't mounted\n");
+	snprintf(path, sizeof(path), "%s/%s", root, INTERVAL_FILE);
+	if (access(path, F_OK))
+		ksft_exit_skip("%s/%s is missing: no cpu.stat.stream support\n",
+			       root, INTERVAL_FILE);
+
+	ksft_set_plan(ARRAY_SIZE(tests));
+	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		switch (tests[i].fn(root)) {
+		case KSFT_PASS:
+			ksft_test_result_pass("%s\n", tests[i].name);
+			break;
+		case KSFT_SKIP:
+			ksft_test_result_skip("%s\n", tests[i].name);
+			break;
+		default:
+			ksft_test_result_fail("%s\n", tests[i].name);
+			break;
+		}
+	}
+
+	ksft_finished();
+}
