@@ -157,6 +157,14 @@ int cgstream_parse(const char *buf, size_t len,
 		   struct cgstream_sample *sample, size_t sample_size);
 /* "kernel", "fallback", "auto" */
 const char *cgstream_mode_name(int mode);
+/*
+ * Resolve @cgroup the way cgstream_open() does, without opening it, and
+ * write its canonical absolute path (NUL-terminated) to @buf.  Returns 0;
+ * -EINVAL for a path with a ".." component, -ERANGE when @size is too
+ * small, -ENODEV without a cgroup2 mount.  Does not check that it exists.
+ */
+int cgstream_resolve_path(const char *cgroup, const struct cgstream_opts *opts,
+			  char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The one path finder: where cgroup2 is mounted and what a user's cgroup
+ * name means under it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* mountinfo escapes blanks, tabs, newlines and backslashes as \ooo */
+static void cgs_unescape(char *s)
+{
+	char *out = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*out++ = *s++;
+		}
+	}
+	*out = '\0';
+}
+
+static void cgs_strip_slashes(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = '\0';
+}
+
+/*
+ * The first cgroup2 mount in /proc/self/mountinfo whose root is the
+ * hierarchy's root (in a cgroup namespace that is the namespace's root);
+ * failing that, the first cgroup2 mount.
+ */
+static int cgs_mountinfo_root(char **root)
+{
+	char *line = NULL, *found = NULL;
+	size_t cap = 0;
+	bool found_is_root = false;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -ENODEV;
+	while (getline(&line, &cap, f) > 0) {
+		char *fields[5], *sep, *fstype, *save = NULL, *tok;
+		int n = 0;
+
+		sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		*sep = '\0';
+		fstype = strtok_r(sep + 3, " \n", &save);
+		if (!fstype || strcmp(fstype, "cgroup2") != 0)
+			continue;
+		save = NULL;
+		for (tok = strtok_r(line, " ", &save); tok && n < 5;
+		     tok = strtok_r(NULL, " ", &save))
+			fields[n++] = tok;
+		if (n < 5)
+			continue;
+		if (found && (found_is_root || strcmp(fields[3], "/") != 0))
+			continue;
+		free(found);
+		found = strdup(fields[4]);
+		if (!found)
+			break;
+		cgs_unescape(found);
+		found_is_root = strcmp(fields[3], "/") == 0;
+	}
+	free(line);
+	fclose(f);
+	if (!found)
+		return -ENODEV;
+	cgs_strip_slashes(found);
+	*root = found;
+	return 0;
+}
+
+int cgs_find_root(const struct cgs_opts *o, char **root)
+{
+	struct statfs sfs;
+	char *r;
+
+	if (!o->cgroup_root)
+		return cgs_mountinfo_root(root);
+
+	if (o->cgroup_root[0] != '/')
+		return -EINVAL;
+	if (statfs(o->cgroup_root, &sfs) < 0 ||
+	    sfs.f_type != CGROUP2_SUPER_MAGIC)
+		return -ENODEV;
+	r = strdup(o->cgroup_root);
+	if (!r)
+		return -ENOMEM;
+	cgs_strip_slashes(r);
+	*root = r;
+	return 0;
+}
+
+int cgs_resolve(const char *root, const char *cgroup, char **path)
+{
+	size_t rootlen = strlen(root), cap, len;
+	const char *rel = cgroup, *p;
+	char *out;
+
+	if (!cgroup)
+		return -EINVAL;
+	if (strcmp(root, "/") == 0)
+		rootlen = 0;	/* cgroup2 mounted on / itself */
+	if (cgroup[0] == '/' && strncmp(cgroup, root, rootlen) == 0 &&
+	    (cgroup[rootlen] == '/' || cgroup[rootlen] == '\0'))
+		rel = cgroup + rootlen;
+
+	cap = rootlen + strlen(rel) + 2;
+	if (cap > PATH_MAX)
+		return -ENAMETOOLONG;
+	out = malloc(cap);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, root, rootlen);
+	len = rootlen;
+
+	for (p = rel; *p;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			free(out);
+			return -EINVAL;	/* would leave the mount, or be ambiguous */
+		}
+		if (n > 0 && !(n == 1 && p[0] == '.')) {
+			out[len++] = '/';
+			memcpy(out + len, p, n);
+			len += n;
+		}
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = '\0';
+	*path = out;
+	return 0;
+}
+
+CGS_EXPORT int cgstream_resolve_path(const char *cgroup,
+				     const struct cgstream_opts *opts,
+				     char *buf, size_t size)
+{
+	struct cgs_opts o;
+	char *root = NULL, *path = NULL;
+	int r;
+
+	if (!cgroup || (!buf && size))
+		return -EINVAL;
+	r = cgs_opts_load(opts, &o);
+	if (r < 0)
+		return r;
+	r = cgs_find_root(&o, &root);
+	if (r < 0)
+		return r;
+	r = cgs_resolve(root, cgroup, &path);
+	if (r == 0) {
+		if (strlen(path) + 1 > size)
+			r = -ERANGE;
+		else
+			memcpy(buf, path, strlen(path) + 1);
+	}
+	free(path);
+	free(root);
+	return r;
+}
+
+int cgs_open_data(const char *path, int mode, int *fd)
+{
+	int dfd, f, err;
+
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return (errno == ENOTDIR) ? -ENOENT : -errno;
+
+	if (mode == CGSTREAM_MODE_KERNEL || mode == CGSTREAM_MODE_AUTO) {
+		f = openat(dfd, CGS_STREAM_FILE, O_RDONLY | O_CLOEXEC);
+		if (f >= 0 || errno != ENOENT || mode == CGSTREAM_MODE_KERNEL) {
+			err = errno;
+			close(dfd);
+			if (f >= 0) {
+				*fd = f;
+				return CGSTREAM_MODE_KERNEL;
+			}
+			/* no stream file: the kernel lacks it, or the cgroup went */
+			if (err == ENOENT)
+				return faccessat(AT_FDCWD, path, F_OK, 0) == 0 ?
+					-EOPNOTSUPP : -ENOENT;
+			return -err;
+		}
+	}
+	f = openat(dfd, CGS_STAT_FILE, O_RDONLY | O_CLOEXEC);
+	err = errno;
+	close(dfd);
+	if (f < 0)
+		return -err;	/* ENOENT: not a cgroup, or removed meanwhile */
+	*fd = f;
+	return CGSTREAM_MODE_FALLBACK;
+}

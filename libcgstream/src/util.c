@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Options, clocks, timers and the kernel's flush interval. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/*
+ * libbpf-style sized options: a caller built against a newer, larger
+ * struct is accepted as long as the fields this version does not know
+ * are zero.
+ */
+int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out)
+{
+	struct cgs_opts o = { .mode = CGSTREAM_MODE_AUTO };
+
+	if (in) {
+		if (in->sz < sizeof(in->sz))
+			return -EINVAL;
+		if (in->sz > sizeof(*in)) {
+			const unsigned char *tail = (const unsigned char *)(in + 1);
+
+			for (size_t i = 0; i < in->sz - sizeof(*in); i++)
+				if (tail[i])
+					return -EINVAL;
+		}
+#define HAS(f) (in->sz >= offsetof(struct cgstream_opts, f) + sizeof(in->f))
+		if (HAS(mode))
+			o.mode = in->mode;
+		if (HAS(fallback_interval_ms))
+			o.fallback_interval_ms = in->fallback_interval_ms;
+		if (HAS(cgroup_root))
+			o.cgroup_root = in->cgroup_root;
+#undef HAS
+	}
+	if (o.mode != CGSTREAM_MODE_AUTO && o.mode != CGSTREAM_MODE_KERNEL &&
+	    o.mode != CGSTREAM_MODE_FALLBACK)
+		return -EINVAL;
+	*out = o;
+	return 0;
+}
+
+CGS_EXPORT const char *cgstream_mode_name(int mode)
+{
+	switch (mode) {
+	case CGSTREAM_MODE_AUTO:
+		return "auto";
+	case CGSTREAM_MODE_KERNEL:
+		return "kernel";
+	case CGSTREAM_MODE_FALLBACK:
+		return "fallback";
+	}
+	return "unknown";
+}
+
+uint64_t cgs_now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void cgs_copy_out(void *dst, size_t size, const void *src, size_t ours)
+{
+	memcpy(dst, src, ours);
+	if (size > ours)
+		memset((char *)dst + ours, 0, size - ours);
+}
+
+int cgs_timerfd(uint32_t ms)
+{
+	struct itimerspec its = {
+		.it_interval = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L },
+		.it_value = { .tv_sec = 0, .tv_nsec = 1 },	/* first sample at once */
+	};
+	int fd, err;
+
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+static int cgs_root_file(const char *root, const char *name, char *buf, size_t size)
+{
+	if ((size_t)snprintf(buf, size, "%s/%s", strcmp(root, "/") ? root : "",
+			     name) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int cgs_pick_mode(const char *root, int mode)
+{
+	char p[PATH_MAX];
+	int r;
+
+	if (mode != CGSTREAM_MODE_AUTO && mode != CGSTREAM_MODE_KERNEL)
+		return mode;
+	r = cgs_root_file(root, CGS_STREAM_FILE, p, sizeof(p));
+	if (r < 0)
+		return r;
+	if (access(p, F_OK) == 0)
+		return CGSTREAM_MODE_KERNEL;
+	if (errno != ENOENT)
+		return -errno;
+	return mode == CGSTREAM_MODE_KERNEL ? -EOPNOTSUPP : CGSTREAM_MODE_FALLBACK;
+}
+
+uint32_t cgs_fallback_ms(const char *root, uint32_t opt_ms)
+{
+	uint32_t ms = 0;
+
+	if (opt_ms)
+		return opt_ms;
+	if (cgs_read_interval(root, &ms) == 0 && ms > 0)
+		return ms;
+	return CGS_DEFAULT_FALLBACK_MS;
+}
+
+int cgs_read_interval(const char *root, uint32_t *ms)
+{
+	char p[PATH_MAX], buf[32], *end;
+	unsigned long long v;
+	ssize_t n;
+	int fd, r;
+
+	r = cgs_root_file(root, CGS_INTERVAL_FILE, p, sizeof(p));
+	if (r < 0)
+		return r;
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -EOPNOTSUPP : -errno;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	r = errno;
+	close(fd);
+	if (n < 0)
+		return -r;
+	buf[n] = '\0';
+	if (n == 0 || buf[0] < '0' || buf[0] > '9')
+		return -EBADMSG;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || (*end != '\n' && *end != '\0') || v > UINT32_MAX)
+		return -EBADMSG;
+	*ms = (uint32_t)v;
+	return 0;
+}
+
+CGS_EXPORT int cgstream_get_interval(const struct cgstream_opts *opts, uint32_t *ms)
+{
+	struct cgs_opts o;
+	char *root;
+	uint32_t v;
+	int r;
+
+	if (!ms)
+		return -EINVAL;
+	r = cgs_opts_load(opts, &o);
+	if (r < 0)
+		return r;
+	r = cgs_find_root(&o, &root);
+	if (r < 0)
+		return r;
+	r = cgs_read_interval(root, &v);
+	free(root);
+	if (r == 0)
+		*ms = v;
+	return r;
+}
+
+/* the kernel checks the range and the writer's privilege; its errno is ours */
+CGS_EXPORT int cgstream_set_interval(const struct cgstream_opts *opts, uint32_t ms)
+{
+	struct cgs_opts o;
+	char p[PATH_MAX], buf[16], *root;
+	int fd, r, len;
+	ssize_t n;
+
+	r = cgs_opts_load(opts, &o);
+	if (r < 0)
+		return r;
+	r = cgs_find_root(&o, &root);
+	if (r < 0)
+		return r;
+	r = cgs_root_file(root, CGS_INTERVAL_FILE, p, sizeof(p));
+	free(root);
+	if (r < 0)
+		return r;
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -EOPNOTSUPP : -errno;
+	len = snprintf(buf, sizeof(buf), "%u\n", ms);
+	n = write(fd, buf, (size_t)len);
+	r = n < 0 ? -errno : (n == len ? 0 : -EIO);
+	close(fd);
+	return r;
+}
