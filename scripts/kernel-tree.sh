@@ -59,7 +59,7 @@ while read -r patch newfiles; do
 	pfile=$repo/kernel/patches/$patch
 	[[ -f $pfile ]] || { echo "error: kernel/series names $patch, which is missing" >&2; exit 1; }
 	info=$(mktemp -d)
-	git mailinfo -k "$info/msg" "$info/diff" <"$pfile" >"$info/meta"
+	git mailinfo "$info/msg" "$info/diff" <"$pfile" >"$info/meta"
 	if [[ -s $info/diff ]]; then
 		if ! GIT_INDEX_FILE=$index git apply --cached "$info/diff"; then
 			echo "error: $patch does not apply to Linux $series + the patches before it" >&2

@@ -40,6 +40,9 @@
 /* how late a flush may be seen by a woken reader, emulation included */
 #define WAKE_LATENCY_USEC	(500 * USEC_PER_MSEC)
 
+/* how long a cycle that was running when streaming stopped may take */
+#define INFLIGHT_USEC		(200 * USEC_PER_MSEC)
+
 /* how long a CPU burner runs at most: tests kill it earlier */
 #define BURN_SECONDS		20
 
@@ -390,7 +393,8 @@ static int test_stat_stream_interval(const char *root)
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		err = cg_write(root, INTERVAL_FILE, good[i].in);
 		if (err || get_interval(root) != good[i].val) {
-			ksft_print_msg("write \"%s\": %d, reads back %ld\n",
+			ksft_print_msg("write \"%.*s\": %d, reads back %ld\n",
+				       (int)strcspn(good[i].in, "\n"),
 				       good[i].in, err, get_interval(root));
 			goto cleanup;
 		}
@@ -404,8 +408,9 @@ static int test_stat_stream_interval(const char *root)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		err = cg_write(root, INTERVAL_FILE, bad[i]);
 		if (err != -EINVAL || get_interval(root) != 250) {
-			ksft_print_msg("write \"%s\": %d (expected %d), reads back %ld\n",
-				       bad[i], err, -EINVAL, get_interval(root));
+			ksft_print_msg("write #%d \"%.*s\": %d, not %d; reads back %ld\n",
+				       i, (int)strcspn(bad[i], "\n"), bad[i],
+				       err, -EINVAL, get_interval(root));
 			goto cleanup;
 		}
 	}
@@ -493,10 +498,18 @@ static int check_accounting(const struct stream_sample *a,
 }
 
 /*
- * Turns streaming off and checks that @fd stays quiet for @quiet_ms. A
- * flush that was already running when the write returned may still
- * complete (its flush_time_usec is older than the write), nothing after it.
+ * A cycle that was already running when the interval was set to 0 may
+ * still complete (and wake) shortly after the write returned; no cycle
+ * after it.
  */
+static bool inflight_flush(const struct stream_sample *at_off,
+			   const struct stream_sample *s, long long off)
+{
+	return s->seq == at_off->seq + 1 &&
+	       s->time_usec <= off + INFLIGHT_USEC;
+}
+
+/* Turns streaming off and checks that @fd stays quiet for @quiet_ms. */
 static int check_quiet_after_off(const char *root, int fd, int quiet_ms)
 {
 	struct stream_sample before, s;
@@ -514,7 +527,7 @@ static int check_quiet_after_off(const char *root, int fd, int quiet_ms)
 	if (ret == 1) {
 		if (read_sample(fd, &s))
 			return -1;
-		if (s.seq != before.seq + 1 || s.time_usec > off) {
+		if (!inflight_flush(&before, &s, off)) {
 			ksft_print_msg("flush %lld at %lld us after interval 0 at %lld us\n",
 				       s.seq, s.time_usec, off);
 			return -1;
@@ -985,15 +998,26 @@ static int test_stat_stream_reads(const char *root)
 		if (wait_sample(fa, 2000, &a))
 			goto cleanup;
 	} while (a.seq <= b.seq);
+
+	/* stop, let a running cycle finish: the latest flush stays put */
+	if (set_interval(root, 0))
+		goto cleanup;
+	usleep(INFLIGHT_USEC + 100 * USEC_PER_MSEC);
+	if (read_sample(fa, &a))
+		goto cleanup;
 	if (wait_readable(fb, 0) != 1) {
-		ksft_print_msg("flush_seq %lld not readable on the second file\n",
-			       a.seq);
+		ksft_print_msg("flush %lld read on one file: not readable on another (%lld)\n",
+			       a.seq, b.seq);
+		goto cleanup;
+	}
+	if (read_sample(fb, &b) || b.seq != a.seq ||
+	    wait_readable(fa, 0) || wait_readable(fb, 0)) {
+		ksft_print_msg("both files read flush_seq %lld/%lld: still readable\n",
+			       a.seq, b.seq);
 		goto cleanup;
 	}
 
 	/* with the interval off, nothing is pending: reads still return */
-	if (set_interval(root, 0))
-		goto cleanup;
 	nb.fd[0] = open_stream(root);
 	nb.fd[1] = cg_open(root, STREAM_FILE, O_RDONLY | O_NONBLOCK);
 	if (nb.fd[0] < 0 || nb.fd[1] < 0)
@@ -1378,8 +1402,7 @@ static int stress_off(struct stress *st)
 
 	if (read_sample(st->ctl, &s))
 		return -1;
-	if (s.seq > at_off.seq + 1 ||
-	    (s.seq > at_off.seq && s.time_usec > off)) {
+	if (s.seq != at_off.seq && !inflight_flush(&at_off, &s, off)) {
 		ksft_print_msg("flush %lld at %lld us after interval 0 at %lld us\n",
 			       s.seq, s.time_usec, off);
 		return -1;

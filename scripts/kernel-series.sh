@@ -1,0 +1,42 @@
+#!/bin/bash
+# Export the kernel changes as a mailing-list-ready series (cover letter
+# included) and run checkpatch --strict on every patch.
+#
+# usage: kernel-series.sh TREE OUTDIR
+set -euo pipefail
+tree=$(realpath "${1:?}"); out=$(realpath -m "${2:?}")
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+rm -rf "$out"; mkdir -p "$out"
+git -C "$tree" format-patch -q --cover-letter --thread=shallow \
+	--subject-prefix="RFC PATCH" -o "$out" pristine..cgstream
+cover=$(ls "$out"/0000-cover-letter.patch)
+# The cover letter's text is kept in kernel/cover-letter.txt: subject on
+# the first line, body after a blank line.
+if [[ -f $top/kernel/cover-letter.txt ]]; then
+	python3 - "$cover" "$top/kernel/cover-letter.txt" <<'PY'
+import sys
+cover, text = sys.argv[1], open(sys.argv[2]).read().split("\n", 2)
+subject, body = text[0], text[2] if len(text) > 2 else ""
+c = open(cover).read()
+c = c.replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***", body.rstrip("\n"))
+open(cover, "w").write(c)
+PY
+fi
+
+echo ">> series in $out:"
+ls "$out" | sed 's/^/   /'
+fail=0
+for p in "$out"/0*.patch; do
+	[[ $p == *0000-cover-letter.patch ]] && continue
+	if ! (cd "$tree" && scripts/checkpatch.pl --strict --no-signoff -q "$p") >"$p.checkpatch" 2>&1; then
+		fail=1
+	fi
+	if [[ -s $p.checkpatch ]]; then
+		echo ">> checkpatch $(basename "$p"):"; sed 's/^/   /' "$p.checkpatch"
+	else
+		echo ">> checkpatch $(basename "$p"): clean"
+	fi
+	rm -f "$p.checkpatch"
+done
+exit $fail
