@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""Runs INSIDE the VM (as root): sets up cgroups and load, runs the cgbench
+scenarios both ways (classic cpu.stat vs cpu.stat.stream) and appends raw
+results to OUT/results.jsonl (one JSON object per measurement).
+
+usage: driver.py --out DIR --scenarios s1,s2,... [--quick]
+
+Only the Python standard library (the guest runs the host's /usr/bin/python3).
+Timing is never judged here: there are no thresholds, only numbers.
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+CGBENCH = os.path.join(HERE, "build", "cgbench")
+CGBENCH_LIB = os.path.join(HERE, "build", "cgbench-lib")
+LATENCY_PY = os.path.join(HERE, "latency_py.py")
+ROOT = os.environ.get("CGBENCH_ROOT", "/sys/fs/cgroup")  # override: host smoke tests only
+os.environ["CGBENCH_ROOT"] = ROOT
+BASE = "cgsbench"            # everything lives under /sys/fs/cgroup/cgsbench
+CTRLS = "cpu,memory"
+
+QUICK = False
+OUT = None
+NCPU = os.cpu_count() or 1
+CG = None                    # cgroup helper, set in main()
+
+
+def log(*a):
+    msg = time.strftime("%H:%M:%S ") + f"[{NCPU} vCPU] " + " ".join(str(x) for x in a)
+    print(msg, flush=True)
+    with open(os.path.join(OUT, "driver.log"), "a") as f:
+        f.write(msg + "\n")
+
+
+def record(scenario, params, result):
+    rec = {"cpus": NCPU, "scenario": scenario, "quick": QUICK, "time": time.time(),
+           "params": params, "result": result}
+    with open(os.path.join(OUT, "results.jsonl"), "a") as f:
+        f.write(json.dumps(rec) + "\n")
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+# --- cgroups: libcgroup's cgcreate/cgexec when they work on this v2 mount --
+
+class Cgroups:
+    """Creates cgroups and starts processes in them.  Uses libcgroup's
+    cgcreate/cgexec (Debian cgroup-tools) when a probe shows that they work
+    on this cgroup2-only system, else the kernel's cgroupfs directly
+    (mkdir + a write to cgroup.procs between fork and exec)."""
+
+    def __init__(self):
+        self.tool = None
+        self.note = ""
+        self.enable_controllers(ROOT)
+
+    @staticmethod
+    def path(rel):
+        return os.path.join(ROOT, rel)
+
+    def enable_controllers(self, d):
+        have = read(os.path.join(d, "cgroup.controllers")).split()
+        want = [c for c in CTRLS.split(",") if c in have]
+        try:
+            write(os.path.join(d, "cgroup.subtree_control"),
+                  " ".join("+" + c for c in want))
+        except OSError as e:
+            log(f"enabling {want} in {d}: {e}")
+
+    def probe(self):
+        probe = f"{BASE}/probe"
+        info = {"cgcreate": shutil.which("cgcreate"), "cgexec": shutil.which("cgexec")}
+        try:
+            info["version"] = subprocess.run(
+                ["dpkg-query", "-W", "-f=${Version}", "cgroup-tools"],
+                capture_output=True, text=True).stdout
+        except OSError:
+            pass
+        ok = False
+        if info["cgcreate"] and info["cgexec"]:
+            r1 = subprocess.run(["cgcreate", "-g", f"{CTRLS}:{probe}"],
+                                capture_output=True, text=True)
+            info["cgcreate_rc"] = r1.returncode
+            info["cgcreate_err"] = r1.stderr.strip()
+            info["created"] = os.path.isdir(self.path(probe))
+            if info["created"]:
+                info["probe_controllers"] = read(
+                    os.path.join(self.path(probe), "cgroup.controllers")).split()
+            r2 = subprocess.run(["cgexec", "-g", f"{CTRLS}:{probe}", "cat", "/proc/self/cgroup"],
+                                capture_output=True, text=True)
+            info["cgexec_rc"] = r2.returncode
+            info["cgexec_out"] = r2.stdout.strip()
+            info["cgexec_err"] = r2.stderr.strip()
+            ok = (r1.returncode == 0 and info["created"] and r2.returncode == 0
+                  and r2.stdout.strip() == f"0::/{probe}")
+            subprocess.run(["cgdelete", "-g", f"{CTRLS}:{probe}"], capture_output=True)
+            if os.path.isdir(self.path(probe)):
+                os.rmdir(self.path(probe))
+            # on a hybrid v1/v2 host (smoke tests) cgcreate used the v1 trees
+            import glob
+            for d in glob.glob(f"/sys/fs/cgroup/*/{BASE}/probe") + glob.glob(f"/sys/fs/cgroup/*/{BASE}"):
+                if not d.startswith(ROOT + "/"):
+                    try:
+                        os.rmdir(d)
+                    except OSError:
+                        pass
+        self.tool = "libcgroup" if ok else "cgroupfs"
+        info["used"] = self.tool
+        log("cgroup tooling:", json.dumps(info))
+        return info
+
+    def create(self, rels):
+        rels = [r for r in rels if not os.path.isdir(self.path(r))]
+        if self.tool == "libcgroup":
+            for i in range(0, len(rels), 200):
+                args = ["cgcreate"]
+                for r in rels[i:i + 200]:
+                    args += ["-g", f"{CTRLS}:{r}"]
+                subprocess.run(args, check=True)
+        else:
+            for r in rels:
+                os.makedirs(self.path(r), exist_ok=True)
+        for r in rels:
+            if not os.path.isdir(self.path(r)):
+                raise RuntimeError(f"cgroup {r} was not created")
+
+    def parent_ready(self, rel):
+        """make sure rel exists and hands cpu+memory to its children"""
+        parts = rel.split("/")
+        for i in range(1, len(parts) + 1):
+            sub = "/".join(parts[:i])
+            self.create([sub])
+            self.enable_controllers(self.path(sub))
+
+    def cmd(self, rel, argv):
+        if self.tool == "libcgroup":
+            return ["cgexec", "-g", f"{CTRLS}:{rel}"] + argv
+        # cgroupfs: the shell moves itself, then execs the program
+        return ["sh", "-c", f'echo $$ > {self.path(rel)}/cgroup.procs && exec "$@"', "sh"] + argv
+
+    def popen(self, rel, argv, **kw):
+        return subprocess.Popen(self.cmd(rel, argv), **kw)
+
+    def run_json(self, rel, argv, timeout=None):
+        r = subprocess.run(self.cmd(rel, argv), capture_output=True, text=True, timeout=timeout)
+        if r.stderr.strip():
+            log("stderr:", r.stderr.strip()[:2000])
+        out = [l for l in r.stdout.splitlines() if l.startswith("{")]
+        if r.returncode != 0 or not out:
+            log(f"command failed rc={r.returncode}: {' '.join(argv)[:300]}")
+            return None
+        return json.loads(out[-1])
+
+    def remove_tree(self, rel):
+        top = self.path(rel)
+        if not os.path.isdir(top):
+            return
+        for d, subdirs, _ in os.walk(top, topdown=False):
+            try:
+                os.rmdir(d)
+            except OSError as e:
+                log(f"rmdir {d}: {e}")
+
+
+# --- the kernel knob ------------------------------------------------------
+
+HAVE_STREAM = False
+
+
+SMOKE = bool(os.environ.get("CGBENCH_STREAM_FILE"))  # host smoke tests: fake stream file
+
+
+def set_interval(ms):
+    if HAVE_STREAM and not SMOKE:
+        write(os.path.join(ROOT, "cpu.stat.stream_interval"), f"{ms}\n")
+
+
+# --- load -----------------------------------------------------------------
+
+class Load:
+    """24 sibling cgroups churning CPU and memory (so rstat updates are
+    pending on every CPU), plus one busy child running a CPU hog."""
+
+    def __init__(self, nchurn=24):
+        self.procs = []
+        self.nchurn = nchurn
+
+    def start(self):
+        CG.parent_ready(f"{BASE}/load")
+        names = [f"{BASE}/load/c{i:02d}" for i in range(self.nchurn)] + [f"{BASE}/load/busy"]
+        CG.create(names)
+        # each churner: short CPU bursts + 256 KiB mmap/touch/munmap every
+        # 10 ms; together about half of the vCPUs' time.
+        duty = min(0.9, 0.5 * NCPU / self.nchurn)
+        work_us = int(10000 * duty)
+        for n in names[:-1]:
+            self.procs.append(CG.popen(n, [CGBENCH, "churn", "--work-us", str(work_us),
+                                           "--period-us", "10000", "--mem-kb", "256"]))
+        self.procs.append(CG.popen(f"{BASE}/load/busy", [CGBENCH, "hog"]))
+        time.sleep(1.0)
+        placed = 0
+        for p in self.procs:
+            try:
+                placed += f"/{BASE}/load/" in read(f"/proc/{p.pid}/cgroup")
+            except OSError:
+                pass
+        log(f"load: {self.nchurn} churners (work {work_us} us / 10 ms, 256 KiB) + 1 hog; "
+            f"{placed}/{len(self.procs)} processes in their cgroups")
+        return {"churners": self.nchurn, "churn_work_us": work_us, "churn_period_us": 10000,
+                "churn_mem_kb": 256, "hog": 1, "placed": placed}
+
+    def stop(self):
+        for p in self.procs:
+            p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.procs = []
+
+
+def tele_cgroups(n):
+    CG.parent_ready(f"{BASE}/tele")
+    names = [f"{BASE}/tele/t{i:04d}" for i in range(n)]
+    CG.create(names)
+    return [CG.path(x) for x in names]
+
+
+def list_file(name, paths):
+    p = os.path.join(OUT, f"list-{NCPU}-{name}.txt")
+    write(p, "\n".join(paths) + "\n")
+    return p
+
+
+READERS = f"{BASE}/readers"
+
+
+def reader_run(sub, mode, extra, label, interval_ms=100, timeout=600):
+    """one cgbench reader run in the readers' cgroup, with the flusher off
+    for classic (today's kernel behaviour) and on for stream"""
+    if mode == "stream" and not HAVE_STREAM:
+        return None
+    set_interval(interval_ms if mode == "stream" else 0)
+    res = CG.run_json(READERS, [CGBENCH, sub, "--mode", mode] + extra, timeout=timeout)
+    set_interval(0)
+    return res
+
+
+# --- scenarios --------------------------------------------------------------
+
+def s1_reader_cost(seconds, rounds):
+    """Reader cost: one reader pread()s the busy child's file as often as it
+    can; the two ways alternate in rounds so drift hits both."""
+    busy = CG.path(f"{BASE}/load/busy")
+    per = seconds / rounds
+    maxs = str(int(1e6 // rounds))
+    for r in range(rounds):
+        for mode in ("classic", "stream"):
+            res = reader_run("read", mode, ["--readers", "1", "--seconds", f"{per:.2f}",
+                                             "--max-samples", maxs, busy], "s1")
+            if res:
+                record("s1", {"mode": mode, "round": r, "seconds": per}, res)
+                pr = res["per_reader"][0]
+                log(f"s1 round {r} {mode}: {pr['samples']} samples, "
+                    f"{pr['cpu_ns'] / max(1, pr['samples']):.0f} ns CPU/sample")
+
+
+def s2_telemetry(readers, counts, period_ms, seconds):
+    tele = tele_cgroups(max(counts))
+    for m in counts:
+        lst = list_file(f"tele{m}", tele[:m])
+        for r in readers:
+            for mode in ("classic", "stream"):
+                res = reader_run("telemetry", mode,
+                                 ["--readers", str(r), "--period-ms", str(period_ms),
+                                  "--seconds", str(seconds), "--list", lst],
+                                 "s2", interval_ms=period_ms)
+                if res:
+                    record("s2", {"mode": mode, "readers": r, "cgroups": m,
+                                  "period_ms": period_ms, "seconds": seconds}, res)
+                    cyc = sum(p["cycles"] for p in res["per_reader"]) / r
+                    cpu = sum(p["cpu_ns"] for p in res["per_reader"]) / 1e6
+                    log(f"s2 R={r} M={m} {mode}: {cyc:.1f} cycles/reader, "
+                        f"readers {cpu:.1f} ms CPU, kworkers {res['kworker_ns'] / 1e6:.1f} ms")
+
+
+def s4_parallel(readers, m, seconds):
+    lst = list_file(f"par{m}", tele_cgroups(m))
+    for r in readers:
+        for mode in ("classic", "stream"):
+            res = reader_run("read", mode, ["--readers", str(r), "--seconds", str(seconds),
+                                             "--list", lst], "s4")
+            if res:
+                record("s4", {"mode": mode, "readers": r, "cgroups": m, "seconds": seconds}, res)
+                tput = [p["samples"] / (p["wall_ns"] / 1e9) for p in res["per_reader"]]
+                log(f"s4 R={r} {mode}: {sum(tput) / len(tput):.0f} samples/s per reader")
+
+
+def s5_latency(interval_ms, seconds, m):
+    if not HAVE_STREAM:
+        return
+    lst = list_file(f"lat{m}", tele_cgroups(m))
+    paths = read(lst).split()
+    runs = [("poll", [CGBENCH, "latency", "--seconds", str(seconds), "--list", lst])]
+    if os.path.exists(CGBENCH_LIB):
+        runs.insert(0, ("libcgstream-group", [CGBENCH_LIB, "--seconds", str(seconds)] + paths))
+    else:
+        log("s5: bench/build/cgbench-lib missing (libcgstream not built): (a) not measured")
+    runs.append(("pycgstream", [sys.executable, LATENCY_PY, "--seconds", str(seconds)] + paths))
+    set_interval(interval_ms)
+    for name, argv in runs:
+        res = CG.run_json(READERS, argv, timeout=seconds * 4 + 120)
+        if res:
+            record("s5", {"reader": name, "interval_ms": interval_ms, "cgroups": m,
+                          "seconds": seconds}, res)
+            lat = sorted(res.get("lat_us", []))
+            if lat:
+                log(f"s5 {name}: n={len(lat)} p50={lat[len(lat) // 2]} us max={lat[-1]} us")
+    set_interval(0)
+
+
+def s6_updater(readers, m, period_ms, seconds, rounds):
+    """CPU-bound workload in one cgroup: throughput with no readers, with
+    classic readers, with stream readers at the same rate."""
+    CG.parent_ready(f"{BASE}/work")
+    CG.create([f"{BASE}/work/w"])
+    work = CG.path(f"{BASE}/work/w")
+    lst = list_file(f"upd{m}", [work] + tele_cgroups(m - 1))
+    for r in range(rounds):
+        for phase in ("none", "classic", "stream"):
+            if phase == "stream" and not HAVE_STREAM:
+                continue
+            rd = None
+            set_interval(period_ms if phase == "stream" else 0)
+            if phase != "none":
+                rd = CG.popen(READERS, [CGBENCH, "telemetry", "--mode", phase, "--readers",
+                                        str(readers), "--period-ms", str(period_ms),
+                                        "--seconds", str(seconds + 1.5), "--list", lst],
+                              stdout=subprocess.PIPE, text=True)
+                time.sleep(0.5)
+            res = CG.run_json(f"{BASE}/work/w", [CGBENCH, "work", "--procs", str(NCPU),
+                                                  "--seconds", str(seconds)])
+            rres = None
+            if rd:
+                out, _ = rd.communicate(timeout=120)
+                lines = [l for l in out.splitlines() if l.startswith("{")]
+                rres = json.loads(lines[-1]) if lines else None
+            set_interval(0)
+            if res:
+                record("s6", {"phase": phase, "round": r, "readers": readers, "cgroups": m,
+                              "period_ms": period_ms, "seconds": seconds},
+                       {"work": res, "readers": rres})
+                log(f"s6 round {r} {phase}: {res['iters_per_s']:.3g} iterations/s")
+
+
+# --- environment ------------------------------------------------------------
+
+def environment(cg_info):
+    env = {"cpus": NCPU, "uname": os.uname()._asdict() if hasattr(os.uname(), "_asdict")
+           else " ".join(os.uname()), "have_stream": HAVE_STREAM, "quick": QUICK,
+           "cgroup_tooling": cg_info, "smoke": SMOKE}
+    env["uname"] = " ".join(os.uname())
+    try:
+        env["possible_cpus"] = read("/sys/devices/system/cpu/possible").strip()
+    except OSError:
+        pass
+    try:
+        env["cpu_model"] = [l.split(":", 1)[1].strip() for l in read("/proc/cpuinfo").splitlines()
+                            if l.startswith("model name")][0]
+    except (OSError, IndexError):
+        pass
+    try:
+        env["mem_total"] = [l for l in read("/proc/meminfo").splitlines()
+                            if l.startswith("MemTotal")][0].split(":")[1].strip()
+    except (OSError, IndexError):
+        pass
+    try:
+        with gzip.open("/proc/config.gz", "rt") as f:
+            cfg = f.read().splitlines()
+        keys = ("CONFIG_HZ=", "CONFIG_NR_CPUS=", "CONFIG_PREEMPT", "CONFIG_PROVE_LOCKING",
+                "CONFIG_LOCKDEP=", "CONFIG_DEBUG_LIST", "CONFIG_DEBUG_ATOMIC_SLEEP",
+                "CONFIG_SCHEDSTATS", "CONFIG_VIRT_CPU_ACCOUNTING", "CONFIG_IRQ_TIME_ACCOUNTING",
+                "CONFIG_KASAN", "CONFIG_MEMCG=", "CONFIG_CGROUP_SCHED=", "CONFIG_FAIR_GROUP_SCHED",
+                "CONFIG_CFS_BANDWIDTH", "CONFIG_SCHED_CORE")
+        env["kernel_config"] = [l for l in cfg if l.startswith(keys)
+                                or any(("# " + k.rstrip("=")) in l for k in keys)]
+    except OSError as e:
+        env["kernel_config"] = [f"/proc/config.gz: {e}"]
+    try:
+        env["cmdline"] = read("/proc/cmdline").strip()
+    except OSError:
+        pass
+    write(os.path.join(OUT, f"env-{NCPU}.json"), json.dumps(env, indent=1))
+    return env
+
+
+def main():
+    global QUICK, OUT, CG, HAVE_STREAM
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--scenarios", default="s1,s2,s4,s5,s6")
+    ap.add_argument("--quick", action="store_true", default=os.environ.get("BENCH_QUICK") == "1")
+    ap.add_argument("--s1-seconds", type=float, default=40.0,
+                    help="s1 total time, both ways together")
+    a = ap.parse_args()
+    QUICK, OUT = a.quick, a.out
+    os.makedirs(OUT, exist_ok=True)
+    sc = set(a.scenarios.split(","))
+    if os.geteuid() != 0:
+        sys.exit("driver.py: run as root inside the VM")
+    if not os.path.exists(os.path.join(ROOT, "cgroup.subtree_control")):
+        sys.exit(f"driver.py: no cgroup2 mount at {ROOT}")
+    if not os.path.exists(CGBENCH):
+        sys.exit(f"driver.py: {CGBENCH} missing: make -C bench")
+    HAVE_STREAM = SMOKE or os.path.exists(os.path.join(ROOT, "cpu.stat.stream_interval"))
+    if not HAVE_STREAM:
+        log("this kernel has no cpu.stat.stream: only the classic side is measured")
+    log(f"driver start, scenarios {sorted(sc)}, quick={QUICK}")
+
+    CG = Cgroups()
+    CG.remove_tree(BASE)
+    CG.parent_ready(BASE)
+    cg_info = CG.probe()
+    CG.parent_ready(READERS)
+    environment(cg_info)
+    set_interval(0)
+
+    load = Load(4 if QUICK else 24)
+    t0 = time.time()
+    try:
+        if sc & {"s1", "s2", "s4", "s5"}:
+            record("load", {}, load.start())
+        if "s1" in sc:
+            s1_reader_cost(a.s1_seconds if not QUICK else 2.0, 1 if QUICK else 4 if NCPU <= 2 else 2)
+        if "s4" in sc:
+            s4_parallel([1, 2, 4, 8] if not QUICK else [1, 4], 100 if not QUICK else 20,
+                        5 if not QUICK else 1)
+        if "s5" in sc:
+            s5_latency(20, 15 if not QUICK else 2, 10)
+        if "s2" in sc:
+            if QUICK:
+                s2_telemetry([1, 4], [10, 100], 100, 1)
+            else:
+                s2_telemetry([1, 2, 4, 8, 16], [10, 100, 1000], 100, 3)
+        load.stop()
+        if "s6" in sc:
+            if QUICK:
+                s6_updater(2, 20, 100, 1.5, 1)
+            else:
+                s6_updater(4, 100, 100, 6, 2)
+    finally:
+        load.stop()
+        set_interval(0)
+        log(f"driver done in {time.time() - t0:.0f} s")
+        CG.remove_tree(BASE)
+
+
+if __name__ == "__main__":
+    main()

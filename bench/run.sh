@@ -1,0 +1,81 @@
+#!/bin/bash
+# `make bench`: build the benchmark programs, boot the patched kernel in the
+# VM at each size (2, 8, 32 vCPUs), run bench/driver.py inside, collect the
+# raw results, then render docs/benchmarks.md and docs/bench/*.png.
+#
+# env: BENCH_QUICK=1      smoke run (seconds, not minutes; not for the docs)
+#      BENCH_SIZES="2 8 32"  vCPU counts to boot
+#      BENCH_OUT=DIR      where raw results go (default build/bench/<UTC time>)
+#      BENCH_DOCS=DIR     where the report goes (default docs/; quick runs
+#                         default to the results folder, so the committed
+#                         report is never overwritten by a smoke run)
+#      CGSTREAM_KVM       passed to vm-run.sh; default "no" (KVM guests hang
+#                         on these machines, see MACHINE-NOTES) = TCG
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+quick=${BENCH_QUICK:-0}
+sizes=${BENCH_SIZES:-"2 8 32"}
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+out=${BENCH_OUT:-$top/build/bench/$stamp}
+if [[ $quick == 1 ]]; then
+	docs=${BENCH_DOCS:-$out/report}
+else
+	docs=${BENCH_DOCS:-$top/docs}
+fi
+export CGSTREAM_KVM=${CGSTREAM_KVM:-no}
+py=$top/.venv/bin/python
+
+echo ">> bench: results in $out, report in $docs (quick=$quick, sizes: $sizes)"
+mkdir -p "$out"
+make -s -C bench || exit 1
+[[ -e libcgstream/build/libcgstream.so.1 ]] || echo "bench: libcgstream not built: scenario 5a/5c will be missing" >&2
+"$py" -c 'import matplotlib' 2>/dev/null || { echo "bench: matplotlib missing in $top/.venv: run make deps" >&2; exit 1; }
+
+# what runs where: the 2-vCPU boot carries the long scenarios; 8 adds the
+# parallel readers; every size measures the reader cost (scenario 3)
+scen_for() {
+	case $1 in
+	2) echo "s1,s2,s5,s6" ;;
+	8) echo "s1,s4" ;;
+	*) echo "s1" ;;
+	esac
+}
+s1_for() {	# scenario 1/3 time budget, both ways together, seconds
+	case $1 in
+	2) echo 40 ;;
+	8) echo 20 ;;
+	*) echo 16 ;;
+	esac
+}
+
+{
+	echo "{\"started\": \"$(date -u +%FT%TZ)\", \"quick\": $quick, \"kvm\": \"$CGSTREAM_KVM\","
+	echo " \"host_kernel\": \"$(uname -r)\", \"host_cpus\": $(nproc),"
+	echo " \"host_cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')\","
+	echo " \"host_mem_kb\": $(awk '/MemTotal/ {print $2}' /proc/meminfo),"
+	echo " \"git\": \"$(git rev-parse --short HEAD 2>/dev/null)\", \"command\": \"make bench\"}"
+} >"$out/run.json"
+
+fail=0
+for n in $sizes; do
+	d=$out/vm-$n
+	mkdir -p "$d"
+	args=(--out "$d" --scenarios "$(scen_for "$n")" --s1-seconds "$(s1_for "$n")")
+	[[ $quick == 1 ]] && args+=(--quick)
+	t0=$(date +%s)
+	cmd=(scripts/vm/vm-run.sh --out "$d" --cpus "$n" --memory 2G -- python3 "$top/bench/driver.py" "${args[@]}")
+	echo ">> $(date -u +%T) ${cmd[*]}"
+	"${cmd[@]}" 2>&1 | tee "$d/vm-run.log"
+	rc=${PIPESTATUS[0]}
+	t1=$(date +%s)
+	printf '{"cpus": %d, "rc": %d, "seconds": %d, "command": "%s"}\n' \
+		"$n" "$rc" $((t1 - t0)) "${cmd[*]}" >>"$out/boots.jsonl"
+	((rc)) && { echo "bench: the $n-vCPU run failed (rc $rc); the report says so" >&2; fail=1; }
+done
+
+echo ">> $(date -u +%T) report"
+"$py" bench/report.py "$out" "$docs" || exit 1
+echo ">> bench: done; raw results in $out; report $docs/benchmarks.md"
+exit $fail
