@@ -120,6 +120,10 @@ static int cmd_interval(int argc, char **argv)
 		usage(stdout);
 		return EXIT_OK;
 	}
+	if (argc > 1 && !strcmp(argv[1], "--")) {
+		argv++;
+		argc--;
+	}
 	if (argc > 2) {
 		fprintf(stderr, "cgstream: interval takes at most one argument\n");
 		usage(stderr);

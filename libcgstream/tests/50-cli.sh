@@ -1,0 +1,187 @@
+#!/bin/bash
+# The cgstream command on the host: exit codes, messages, --json lines,
+# plain lines, --output, --recursive, sd_notify READY/STOPPING, SIGTERM.
+# Fallback mode only (the host kernel has no cpu.stat.stream).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
+cgstream=$build/cgstream
+[[ -x $cgstream ]] || { echo "FAIL: $cgstream not built"; exit 1; }
+tmp=$(mktemp -d /tmp/cgstream-cli.XXXXXX)
+cgs=()
+cleanup() {
+	local d
+	for ((i = ${#cgs[@]} - 1; i >= 0; i--)); do rmdir "${cgs[i]}" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect RC MESSAGE-REGEX CMD...: exit status and a stderr line
+expect() {
+	local want=$1 pattern=$2 rc
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[[ $rc == "$want" ]] || fail "'$*' exited $rc, want $want; stderr: $(cat "$tmp/err")"
+	if [[ -n $pattern ]] && ! grep -Eq -- "$pattern" "$tmp/err"; then
+		fail "'$*': stderr lacks /$pattern/: $(cat "$tmp/err")"
+	fi
+	echo "ok: $* -> $rc"
+}
+
+expect 0 '' "$cgstream" --version
+grep -q '^cgstream 1\.0$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
+expect 0 '' "$cgstream" --help
+grep -q 'cgstream watch' "$tmp/out" || fail "--help lacks the watch usage"
+expect 2 'Usage' "$cgstream"
+expect 2 "unknown command 'frobnicate'" "$cgstream" frobnicate
+expect 2 '^cgstream: 5 is not a valid interval: use 0 \(off\) or 10\.\.3600000 ms$' "$cgstream" interval 5
+expect 2 'abc is not a valid interval' "$cgstream" interval abc
+expect 2 '^cgstream: -5 is not a valid interval' "$cgstream" interval -5
+expect 2 '^cgstream: -5 is not a valid interval' "$cgstream" interval -- -5
+expect 2 '3600001 is not a valid interval' "$cgstream" interval 3600001
+expect 2 'at most one argument' "$cgstream" interval 1 2
+expect 2 'at least one cgroup' "$cgstream" watch
+expect 2 "--mode is auto, kernel or fallback" "$cgstream" watch --mode bogus /
+expect 2 'count' "$cgstream" watch --count 0 /
+expect 2 'count' "$cgstream" watch --count x /
+expect 2 'fallback-interval' "$cgstream" watch --fallback-interval 5 /
+expect 2 '' "$cgstream" watch --no-such-option /
+
+if ! grep -q ' cgroup2 ' /proc/self/mountinfo; then
+	echo "SKIP: no cgroup2 mount; the watch checks need one"
+	exit 77
+fi
+root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+
+expect 3 "^cgstream: $root/cgstest-none: no such cgroup$" "$cgstream" watch --mode fallback cgstest-none
+expect 3 'no such cgroup' "$cgstream" watch --mode fallback / cgstest-none
+expect 2 'not a cgroup path' "$cgstream" watch ../etc
+
+if [[ -e $root/cpu.stat.stream ]]; then
+	echo "note: this kernel has cpu.stat.stream; the exit-5 checks do not apply"
+else
+	expect 5 '^cgstream: this kernel has no cpu.stat.stream \(cgroup stat streaming\); use --mode fallback or a kernel with the cgstream patches$' "$cgstream" interval
+	expect 5 'no cpu.stat.stream' "$cgstream" interval 100
+	expect 5 'no cpu.stat.stream' "$cgstream" watch --mode kernel /
+fi
+
+# --json: one object per sample per line
+expect 0 '' "$cgstream" watch --json --count 3 --fallback-interval 100 /
+python3 - "$tmp/out" "$root" <<'PY' || fail "--json output: see above"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 3, lines
+keys = ["cgroup", "seq", "flush_time_usec", "usage_usec", "user_usec", "system_usec",
+        "nice_usec", "nr_periods", "nr_throttled", "throttled_usec", "nr_bursts",
+        "burst_usec", "cpu_percent", "mode"]
+objs = [json.loads(l) for l in lines]
+for i, o in enumerate(objs):
+    assert list(o) == keys, list(o)
+    assert o["cgroup"] == sys.argv[2], o
+    assert o["mode"] == "fallback", o
+    assert o["seq"] == i + 1, o
+    assert isinstance(o["usage_usec"], int) and o["usage_usec"] > 0, o
+    assert o["nr_periods"] is None or isinstance(o["nr_periods"], int)
+assert objs[0]["cpu_percent"] is None
+assert all(isinstance(o["cpu_percent"], float) for o in objs[1:]), objs
+assert objs[2]["flush_time_usec"] > objs[1]["flush_time_usec"] > objs[0]["flush_time_usec"]
+print("ok: --json lines parse, keys and values as specified")
+PY
+
+# plain lines (not a tty), and --output appends to a file
+expect 0 '' "$cgstream" watch --count 2 --fallback-interval 100 --output "$tmp/plain" /
+[[ ! -s $tmp/out ]] || fail "--output still wrote to stdout"
+grep -Eq '^seq 1 /: first sample' "$tmp/plain" || fail "plain line 1: $(cat "$tmp/plain")"
+grep -Eq '^seq 2 /: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\)$' "$tmp/plain" ||
+	fail "plain line 2: $(cat "$tmp/plain")"
+echo "ok: plain lines, --output"
+expect 1 'cgstest-nodir' "$cgstream" watch --count 1 --output "$tmp/cgstest-nodir/x" /
+
+# child cgroups: removal, --recursive, permission denied
+parent=$root/cgstest-cli-$$
+if ! mkdir "$parent" 2>/dev/null; then
+	echo "note: cannot create cgroups under $root: removal/recursive checks skipped"
+else
+	cgs+=("$parent")
+	mkdir "$parent/a" "$parent/b" && cgs+=("$parent/a" "$parent/b")
+
+	# a removed cgroup: {"event": "removed"}, then it is not watched
+	"$cgstream" watch --json --fallback-interval 100 "$parent/a" "$parent/b" >"$tmp/rm" 2>"$tmp/rm.err" &
+	pid=$!
+	sleep 0.5
+	rmdir "$parent/a"
+	sleep 0.5
+	kill -TERM $pid
+	wait $pid; rc=$?
+	[[ $rc == 0 ]] || fail "watch exited $rc after SIGTERM: $(cat "$tmp/rm.err")"
+	n=$(grep -c "\"cgroup\": \"$parent/a\", \"event\": \"removed\"" "$tmp/rm")
+	[[ $n == 1 ]] || fail "$n removal events: $(cat "$tmp/rm")"
+	after=$(sed -n "/\"event\": \"removed\"/,\$p" "$tmp/rm" | grep -c "\"cgroup\": \"$parent/a\"")
+	[[ $after == 1 ]] || fail "samples of $parent/a after its removal"
+	grep -q "\"cgroup\": \"$parent/b\", \"seq\"" "$tmp/rm" || fail "no samples of $parent/b"
+	echo "ok: removal event once, SIGTERM exits 0"
+
+	# the only cgroup removed: watch ends by itself
+	mkdir "$parent/a"
+	"$cgstream" watch --fallback-interval 100 "$parent/a" >"$tmp/rm2" 2>"$tmp/rm2.err" &
+	pid=$!
+	sleep 0.5
+	rmdir "$parent/a"
+	for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+	kill -0 $pid 2>/dev/null && { kill $pid; fail "watch did not end with no cgroups left"; }
+	wait $pid; rc=$?
+	[[ $rc == 0 ]] || fail "exit $rc with no cgroups left"
+	grep -q "/cgstest-cli-$$/a: removed" "$tmp/rm2" || fail "no removal line: $(cat "$tmp/rm2")"
+	echo "ok: watch ends when nothing is left"
+
+	# --recursive: descendants at start, and new ones (rescan every 5 s)
+	mkdir -p "$parent/b/c/d" && cgs+=("$parent/b/c" "$parent/b/c/d")
+	"$cgstream" watch --recursive --json --fallback-interval 200 "$parent" >"$tmp/rec" 2>"$tmp/rec.err" &
+	pid=$!
+	sleep 1
+	mkdir "$parent/new" && cgs+=("$parent/new")
+	sleep 7
+	kill -TERM $pid; wait $pid
+	for c in "$parent" "$parent/b" "$parent/b/c" "$parent/b/c/d" "$parent/new"; do
+		grep -q "\"cgroup\": \"$c\", \"seq\"" "$tmp/rec" || fail "--recursive: no samples of $c"
+	done
+	echo "ok: --recursive watches descendants and picks up new ones"
+
+	# permission denied: a cgroup the nobody user may not open
+	chmod 700 "$parent/b"
+	expect 4 'permission denied' setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$cgstream" watch --count 1 --mode fallback "$parent/b"
+	chmod 755 "$parent/b"
+fi
+
+# sd_notify: READY=1 once streaming, STOPPING=1 on SIGTERM, exit 0
+python3 - "$cgstream" <<'PY' || fail "sd_notify"
+import os, signal, socket, subprocess, sys, time
+name = "cgstream-test-%d" % os.getpid()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("\0" + name)
+s.settimeout(10)
+env = dict(os.environ, NOTIFY_SOCKET="@" + name)
+p = subprocess.Popen([sys.argv[1], "watch", "--fallback-interval", "100", "/"],
+                     env=env, stdout=subprocess.DEVNULL)
+msg = s.recv(4096)
+assert msg == b"READY=1", msg
+time.sleep(0.3)
+p.send_signal(signal.SIGTERM)
+msg = s.recv(4096)
+assert msg == b"STOPPING=1", msg
+rc = p.wait(10)
+assert rc == 0, rc
+# SIGINT: exit 0 too
+p = subprocess.Popen([sys.argv[1], "watch", "--fallback-interval", "100", "/"],
+                     stdout=subprocess.DEVNULL)
+time.sleep(0.3)
+p.send_signal(signal.SIGINT)
+assert p.wait(10) == 0
+print("ok: sd_notify READY=1 / STOPPING=1, SIGTERM and SIGINT exit 0")
+PY
+
+echo "cli: all passed"

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Helpers for libcgstream's test programs: each test is a standalone
+ * program exiting 0 (pass), 1 (fail) or 77 (skip).
+ */
+#ifndef CGSTREAM_TESTUTIL_H
+#define CGSTREAM_TESTUTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgstream.h"
+
+#define EXIT_SKIP 77
+
+
+#define T_FAIL(...) do {						\
+	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);		\
+	fprintf(stderr, __VA_ARGS__);					\
+	fputc('\n', stderr);						\
+	exit(1);							\
+} while (0)
+
+#define T_ASSERT(cond) do {						\
+	if (!(cond))							\
+		T_FAIL("%s", #cond);					\
+} while (0)
+
+/* an int expression must equal an expected value (errno names readable) */
+#define T_EQ(expr, want) do {						\
+	long long _got = (long long)(expr), _want = (long long)(want);	\
+	if (_got != _want)						\
+		T_FAIL("%s = %lld (%s), want %lld (%s)", #expr, _got,	\
+		       _got < 0 ? strerror((int)-_got) : "",		\
+		       _want, _want < 0 ? strerror((int)-_want) : "");	\
+} while (0)
+
+static inline void t_skip(const char *why)
+{
+	printf("SKIP: %s\n", why);
+	exit(EXIT_SKIP);
+}
+
+static inline void t_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static inline uint64_t t_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static inline void t_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* the cgroup2 mount, or NULL */
+static inline const char *t_cgroup_root(void)
+{
+	static char root[PATH_MAX];
+
+	if (!root[0] && cgstream_resolve_path("/", NULL, root, sizeof(root)) < 0)
+		return NULL;
+	return root;
+}
+
+static inline bool t_kernel_has_stream(void)
+{
+	char p[PATH_MAX];
+	const char *root = t_cgroup_root();
+
+	if (!root)
+		return false;
+	snprintf(p, sizeof(p), "%s/cpu.stat.stream", root);
+	return access(p, F_OK) == 0;
+}
+
+static inline int t_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	err = errno;
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -err;
+}
+
+static inline int t_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* mkdir a cgroup "<parent>/<name>"; 0 or -errno */
+static inline int t_cg_make(const char *parent, const char *name, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s", parent, name);
+	if (mkdir(out, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* rmdir, retrying while the last task is on its way out */
+static inline int t_cg_remove(const char *path)
+{
+	for (int i = 0; i < 200; i++) {
+		if (rmdir(path) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		t_sleep_ms(10);
+	}
+	return -EBUSY;
+}
+
+/* a child process that joins @cgroup (if not NULL) and burns CPU */
+static inline pid_t t_burner(const char *cgroup)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		volatile unsigned long x = 0;
+
+		if (cgroup) {
+			char p[PATH_MAX];
+
+			snprintf(p, sizeof(p), "%s/cgroup.procs", cgroup);
+			if (t_write_file(p, "0") < 0)
+				_exit(2);
+		}
+		alarm(120);	/* never outlive a broken test */
+		for (;;)
+			x++;
+	}
+	return pid;
+}
+
+static inline void t_kill(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* a name unique to this test run */
+static inline const char *t_name(const char *what)
+{
+	static char buf[8][64];
+	static int i;
+	char *b = buf[i++ % 8];
+
+	snprintf(b, 64, "cgstest-%d-%s", (int)getpid(), what);
+	return b;
+}
+
+#endif
