@@ -1,0 +1,53 @@
+"""pycgstream: cgroup v2 CPU statistics once per kernel flush, from Python.
+
+A binding of libcgstream (ctypes, no compiler needed).  The C library is
+loaded on first use: from $CGSTREAM_LIBRARY when set, else from the
+dynamic loader's path (libcgstream.so.1); LibraryNotFoundError (an
+ImportError) says how to get it otherwise.
+
+    with pycgstream.Stream("system.slice") as stream:
+        for sample in stream:            # one Sample per flush
+            print(sample.usage_usec)
+
+    async for batch in pycgstream.Group(["a", "b"]):   # one list per flush
+        ...
+
+Errors from the library are OSError subclasses carrying the errno
+(FileNotFoundError for a missing cgroup, PermissionError, OSError with
+errno.EOPNOTSUPP for kernel mode on a kernel without cpu.stat.stream).
+"""
+
+from ._lib import LibraryNotFoundError, load as load_library
+from ._stream import (
+    CgroupRemovedError,
+    Event,
+    Failed,
+    Group,
+    Removed,
+    Sample,
+    Stream,
+    cpu_percent,
+    get_interval,
+    parse,
+    resolve_path,
+    set_interval,
+)
+
+__all__ = [
+    "CgroupRemovedError",
+    "Event",
+    "Failed",
+    "Group",
+    "LibraryNotFoundError",
+    "Removed",
+    "Sample",
+    "Stream",
+    "cpu_percent",
+    "get_interval",
+    "load_library",
+    "parse",
+    "resolve_path",
+    "set_interval",
+]
+
+__version__ = "1.0.0"

@@ -1,0 +1,275 @@
+"""The ctypes layer over libcgstream.so.1: structs, one signature table, errors.
+
+Nothing here is Pythonic on purpose; ``_stream.py`` builds the objects users
+see.  Every int-returning function gets an errcheck that turns the library's
+``-errno`` into ``OSError(errno, os.strerror(errno), path)``, which Python
+maps to the matching subclass (FileNotFoundError, PermissionError, ...).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from ctypes import (
+    POINTER,
+    Structure,
+    c_char_p,
+    c_int,
+    c_size_t,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
+from typing import Any, Callable, Optional
+
+SONAME = "libcgstream.so.1"
+LIBRARY_ENV = "CGSTREAM_LIBRARY"
+
+# enum cgstream_mode
+MODE_AUTO = 0
+MODE_KERNEL = 1
+MODE_FALLBACK = 2
+
+# enum cgstream_field: bits of cgstream_sample.present
+F_SEQ = 1 << 0
+F_FLUSH_TIME = 1 << 1
+F_USAGE = 1 << 2
+F_USER = 1 << 3
+F_SYSTEM = 1 << 4
+F_NICE = 1 << 5
+F_NR_PERIODS = 1 << 6
+F_NR_THROTTLED = 1 << 7
+F_THROTTLED = 1 << 8
+F_NR_BURSTS = 1 << 9
+F_BURST = 1 << 10
+F_FLUSH_MISSED = 1 << 11
+
+# enum cgstream_event_type
+EVENT_SAMPLE = 1
+EVENT_REMOVED = 2
+EVENT_ERROR = 3
+
+
+class LibraryNotFoundError(ImportError):
+    """libcgstream.so.1 could not be loaded (or lacks a function we need).
+
+    Raised on first use of anything that needs the C library, not at
+    ``import pycgstream``, so the package (and this exception) can always be
+    imported.  It is an ImportError because the cure is the same as for a
+    missing module: build or install the library, or point
+    ``CGSTREAM_LIBRARY`` at it.
+    """
+
+
+class SampleStruct(Structure):
+    """struct cgstream_sample"""
+
+    _fields_ = [
+        ("present", c_uint64),
+        ("seq", c_uint64),
+        ("flush_time_usec", c_uint64),
+        ("usage_usec", c_uint64),
+        ("user_usec", c_uint64),
+        ("system_usec", c_uint64),
+        ("nice_usec", c_uint64),
+        ("nr_periods", c_uint64),
+        ("nr_throttled", c_uint64),
+        ("throttled_usec", c_uint64),
+        ("nr_bursts", c_uint64),
+        ("burst_usec", c_uint64),
+        ("flush_missed", c_uint64),
+    ]
+
+
+class OptsStruct(Structure):
+    """struct cgstream_opts (set .sz, zero the rest)"""
+
+    _fields_ = [
+        ("sz", c_size_t),
+        ("mode", c_int),
+        ("fallback_interval_ms", c_uint32),
+        ("cgroup_root", c_char_p),
+    ]
+
+
+class EventStruct(Structure):
+    """struct cgstream_event"""
+
+    _fields_ = [
+        ("type", c_int),
+        ("error", c_int),
+        ("path", c_char_p),
+        ("userdata", c_void_p),
+        ("sample", SampleStruct),
+    ]
+
+
+class StreamHandle(Structure):
+    """opaque struct cgstream"""
+
+
+class GroupHandle(Structure):
+    """opaque struct cgstream_group"""
+
+
+StreamPtr = POINTER(StreamHandle)
+GroupPtr = POINTER(GroupHandle)
+
+# Sample fields and the present bit that says the kernel reported each one.
+SAMPLE_FIELDS: tuple[tuple[str, int], ...] = (
+    ("seq", F_SEQ),
+    ("flush_time_usec", F_FLUSH_TIME),
+    ("usage_usec", F_USAGE),
+    ("user_usec", F_USER),
+    ("system_usec", F_SYSTEM),
+    ("nice_usec", F_NICE),
+    ("nr_periods", F_NR_PERIODS),
+    ("nr_throttled", F_NR_THROTTLED),
+    ("throttled_usec", F_THROTTLED),
+    ("nr_bursts", F_NR_BURSTS),
+    ("burst_usec", F_BURST),
+    ("flush_missed", F_FLUSH_MISSED),
+)
+
+
+def _raise_errno(result: int, path: Any) -> None:
+    err = -result
+    filename = os.fsdecode(path) if isinstance(path, (bytes, str)) else None
+    raise OSError(err, os.strerror(err), filename)
+
+
+def _errno_check(path_arg: Optional[int]) -> Callable[..., Any]:
+    """errcheck raising OSError for a negative return; the argument at
+    index @path_arg (a cgroup path) becomes the exception's filename."""
+
+    def check(result: int, func: Any, args: tuple[Any, ...]) -> int:
+        if result < 0:
+            _raise_errno(result, args[path_arg] if path_arg is not None else None)
+        return result
+
+    return check
+
+
+# name: (restype, argtypes, path_arg) -- path_arg is None for functions that
+# take no cgroup path, and "raw" marks functions without an errno return.
+_RAW = "raw"
+SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
+    "cgstream_open": (c_int, [c_char_p, POINTER(OptsStruct), POINTER(StreamPtr)], 0),
+    "cgstream_close": (None, [StreamPtr], _RAW),
+    "cgstream_fd": (c_int, [StreamPtr], None),
+    "cgstream_mode": (c_int, [StreamPtr], None),
+    "cgstream_path": (c_char_p, [StreamPtr], _RAW),
+    "cgstream_wait": (c_int, [StreamPtr, c_int], None),
+    "cgstream_read": (c_int, [StreamPtr, POINTER(SampleStruct), c_size_t], None),
+    "cgstream_group_new": (c_int, [POINTER(OptsStruct), POINTER(GroupPtr)], None),
+    "cgstream_group_free": (None, [GroupPtr], _RAW),
+    "cgstream_group_add": (c_int, [GroupPtr, c_char_p, c_void_p], 1),
+    "cgstream_group_remove": (c_int, [GroupPtr, c_char_p], 1),
+    "cgstream_group_size": (c_size_t, [GroupPtr], _RAW),
+    "cgstream_group_fd": (c_int, [GroupPtr], None),
+    "cgstream_group_mode": (c_int, [GroupPtr], None),
+    "cgstream_group_wait": (c_int, [GroupPtr, c_int], None),
+    "cgstream_group_process": (
+        c_int,
+        [GroupPtr, POINTER(EventStruct), c_size_t, c_size_t],
+        None,
+    ),
+    "cgstream_get_interval": (c_int, [POINTER(OptsStruct), POINTER(c_uint32)], None),
+    "cgstream_set_interval": (c_int, [POINTER(OptsStruct), c_uint32], None),
+    "cgstream_parse": (
+        c_int,
+        [c_char_p, c_size_t, POINTER(SampleStruct), c_size_t],
+        None,
+    ),
+    "cgstream_mode_name": (c_char_p, [c_int], _RAW),
+    "cgstream_resolve_path": (
+        c_int,
+        [c_char_p, POINTER(OptsStruct), c_char_p, c_size_t],
+        0,
+    ),
+}
+
+_HOW_TO_GET_IT = (
+    "build it with 'make -C libcgstream' in the cgstream checkout (and "
+    "'make install' plus ldconfig to install it), or set "
+    f"{LIBRARY_ENV}=/full/path/to/{SONAME}"
+)
+
+_lib: Optional[ctypes.CDLL] = None
+_lib_lock = threading.Lock()
+
+
+def _candidates() -> tuple[list[str], bool]:
+    """Where to look, and whether the user chose the place explicitly."""
+    override = os.environ.get(LIBRARY_ENV)
+    if override:
+        return [override], True
+    names = []
+    found = ctypes.util.find_library("cgstream")
+    if found:
+        names.append(found)
+    if SONAME not in names:
+        names.append(SONAME)
+    return names, False
+
+
+def _bind(lib: ctypes.CDLL, where: str) -> None:
+    for name, (restype, argtypes, path_arg) in SIGNATURES.items():
+        try:
+            func = getattr(lib, name)
+        except AttributeError:
+            raise LibraryNotFoundError(
+                f"{where} has no function {name}(): not libcgstream "
+                f"{SONAME}, or an older one; {_HOW_TO_GET_IT}",
+                name=SONAME,
+                path=where,
+            ) from None
+        func.restype = restype
+        func.argtypes = argtypes
+        if path_arg != _RAW:
+            func.errcheck = _errno_check(path_arg)
+
+
+def load() -> ctypes.CDLL:
+    """Load and bind libcgstream once; LibraryNotFoundError if impossible.
+
+    Order: $CGSTREAM_LIBRARY (a full path; when set, nothing else is
+    tried), then ctypes.util.find_library("cgstream"), then the soname
+    through the dynamic loader's search path.
+    """
+    global _lib
+    if _lib is not None:
+        return _lib
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        names, explicit = _candidates()
+        failures = []
+        for name in names:
+            try:
+                lib = ctypes.CDLL(name)
+            except OSError as e:
+                failures.append(f"{name}: {e}")
+                continue
+            _bind(lib, name)
+            _lib = lib
+            return lib
+        if explicit:
+            msg = (f"cannot load libcgstream from {LIBRARY_ENV}={names[0]} "
+                   f"({'; '.join(failures)}); {_HOW_TO_GET_IT}")
+        else:
+            msg = (f"libcgstream ({SONAME}) not found on the library search "
+                   f"path; {_HOW_TO_GET_IT}")
+        raise LibraryNotFoundError(msg, name=SONAME, path=names[0])
+
+
+def make_opts(mode: int = MODE_AUTO, fallback_interval_ms: int = 0,
+              cgroup_root: Optional[bytes] = None) -> OptsStruct:
+    opts = OptsStruct()
+    opts.sz = ctypes.sizeof(OptsStruct)
+    opts.mode = mode
+    opts.fallback_interval_ms = fallback_interval_ms
+    opts.cgroup_root = cgroup_root
+    return opts

@@ -1,0 +1,183 @@
+"""python -m pycgstream: the cgstream command's JSON lines, messages and
+exit statuses (no tracebacks) for the usual failures."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import CHECKOUT, Cgroups, kernel_has_stream, python_env
+
+pytestmark = pytest.mark.usefixtures("library")
+
+SAMPLE_KEYS = ["cgroup", "seq", "flush_time_usec", "usage_usec", "user_usec",
+               "system_usec", "nice_usec", "nr_periods", "nr_throttled",
+               "throttled_usec", "nr_bursts", "burst_usec", "cpu_percent", "mode"]
+C_COMMAND = CHECKOUT / "libcgstream" / "build" / "cgstream"
+
+
+def sample_line_pattern(cgroup: str, mode: str) -> re.Pattern[str]:
+    """A sample line exactly as cgstream watch --json prints it."""
+    ints = ", ".join(f'"{k}": (?:\\d+|null)' for k in SAMPLE_KEYS[1:12])
+    return re.compile(f'^{{"cgroup": {re.escape(json.dumps(cgroup))}, {ints}, '
+                      f'"cpu_percent": (?:null|\\d+\\.\\d\\d), "mode": "{mode}"}}$')
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pycgstream", *args], env=python_env(),
+                          text=True, capture_output=True, timeout=timeout)
+
+
+def fallback_watch(*args: str) -> list[str]:
+    return ["watch", "--json", "--mode", "fallback", "--fallback-interval", "50", *args]
+
+
+def test_watch_json_lines(cgroups: Cgroups) -> None:
+    a, b = cgroups.make(), cgroups.make()
+    cgroups.burn(a)
+    r = cli(*fallback_watch("--count", "3", str(a), b.name))
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.splitlines()
+    lines = [json.loads(line) for line in text]
+    assert len(lines) == 6
+    for raw, line in zip(text, lines):
+        assert sample_line_pattern(line["cgroup"], "fallback").match(raw), raw
+        assert list(line) == SAMPLE_KEYS
+        # no cpu controller on these cgroups: absent, so null, not 0
+        if "cpu" not in (a / "cgroup.controllers").read_text().split():
+            assert line["nr_periods"] is None and line["burst_usec"] is None
+        for key in ("seq", "flush_time_usec", "usage_usec", "user_usec",
+                    "system_usec", "nice_usec"):
+            assert isinstance(line[key], int), key
+    per_cgroup: dict[str, list[dict[str, object]]] = {}
+    for line in lines:
+        per_cgroup.setdefault(line["cgroup"], []).append(line)
+    assert set(per_cgroup) == {str(a), str(b)}
+    for got in per_cgroup.values():
+        assert len(got) == 3
+        assert got[0]["cpu_percent"] is None          # first sample of a cgroup
+        for prev, cur in zip(got, got[1:]):
+            expected = 100 * (cur["usage_usec"] - prev["usage_usec"]) / (  # type: ignore[operator]
+                cur["flush_time_usec"] - prev["flush_time_usec"])  # type: ignore[operator]
+            assert cur["cpu_percent"] == pytest.approx(expected, abs=0.006)
+    # the burner used CPU (how much, in a 50 ms period, depends on the
+    # machine's load), the empty cgroup none
+    assert max(x["cpu_percent"] or 0 for x in per_cgroup[str(a)]) > 0  # type: ignore[operator]
+    assert [x["cpu_percent"] for x in per_cgroup[str(b)]] == [None, 0, 0]
+
+
+def test_json_lines_match_the_c_command(cgroup: Path) -> None:
+    """Both commands, same cgroup: the same line format, key for key."""
+    if not C_COMMAND.exists():
+        pytest.skip(f"{C_COMMAND} is not built")
+    args = ["watch", "--json", "--mode", "fallback", "--fallback-interval", "50",
+            "--count", "2", str(cgroup)]
+    c = subprocess.run([str(C_COMMAND), *args], capture_output=True, text=True, timeout=30)
+    py = cli(*args)
+    assert c.returncode == py.returncode == 0, (c.stderr, py.stderr)
+    pattern = sample_line_pattern(str(cgroup), "fallback")
+    for out in (c.stdout, py.stdout):
+        lines = out.splitlines()
+        assert len(lines) == 2 and all(pattern.match(x) for x in lines), out
+        assert json.loads(lines[0])["cpu_percent"] is None
+        assert json.loads(lines[1])["cpu_percent"] is not None
+
+
+def test_watch_reports_removal_and_ends(cgroups: Cgroups, cgroup: Path) -> None:
+    threading.Timer(0.8, cgroups.remove, (cgroup,)).start()
+    r = cli(*fallback_watch(str(cgroup)), timeout=30)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert sample_line_pattern(str(cgroup), "fallback").match(lines[0])
+    assert lines[-1] == f'{{"cgroup": "{cgroup}", "event": "removed"}}'
+    assert r.stderr == "pycgstream: no cgroups left to watch\n"
+
+
+def test_watch_plain_lines(cgroups: Cgroups, cgroup: Path, mount: Path) -> None:
+    r = cli("watch", "--count", "2", "--mode", "fallback", "--fallback-interval", "50",
+            str(cgroup))
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.splitlines()
+    shown = "/" + cgroup.name
+    assert re.match(rf"^seq \d+ {shown}: first sample, \d+\.\d{{3}} s of CPU so far$", first), first
+    assert re.match(rf"^seq \d+ {shown}: cpu \d+\.\d% \(user \d+\.\d%, system \d+\.\d%\)$",
+                    second), second
+
+
+def test_duplicate_arguments_are_watched_once(cgroup: Path) -> None:
+    r = cli(*fallback_watch("--count", "1", str(cgroup), cgroup.name))
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 1
+
+
+def test_watch_missing_cgroup(mount: Path) -> None:
+    r = cli("watch", "--mode", "fallback", "pycgstream-no-such-cgroup")
+    assert r.returncode == 3
+    assert r.stderr == f"pycgstream: {mount}/pycgstream-no-such-cgroup: no such cgroup\n"
+    assert r.stdout == ""
+
+
+def test_watch_dotdot(mount: Path) -> None:
+    r = cli("watch", "a/../../b")
+    assert r.returncode == 2
+    assert "not a cgroup path" in r.stderr
+
+
+def test_watch_kernel_mode_without_the_feature(mount: Path) -> None:
+    if kernel_has_stream(mount):
+        pytest.skip("this kernel has cpu.stat.stream")
+    r = cli("watch", "--mode", "kernel", "/")
+    assert r.returncode == 5
+    assert r.stderr.startswith("pycgstream: this kernel has no cpu.stat.stream")
+
+
+def test_interval_without_the_feature(mount: Path) -> None:
+    if kernel_has_stream(mount):
+        pytest.skip("this kernel has cpu.stat.stream")
+    for args in (["interval"], ["interval", "100"]):
+        r = cli(*args)
+        assert r.returncode == 5
+        assert "this kernel has no cpu.stat.stream" in r.stderr
+
+
+@pytest.mark.parametrize("arg", ["abc", "+5", "0x10", "5", "3600001", str(2**32), " 10"])
+def test_interval_rejects_junk_before_the_kernel(arg: str) -> None:
+    r = cli("interval", "--", arg)
+    assert r.returncode == 2
+    assert r.stderr == (f"pycgstream: {arg} is not a valid interval: "
+                        "use 0 (off) or 10..3600000 ms\n")
+
+
+@pytest.mark.parametrize("args", [["--count", "0"], ["--count", "x"], ["--mode", "fast"],
+                                  ["--fallback-interval", "5"], []])
+def test_watch_usage_errors(args: list[str]) -> None:
+    r = cli("watch", *args, *(["/"] if args else []))
+    assert r.returncode == 2
+    assert "usage:" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signals_end_the_watch_quietly(cgroup: Path, sig: signal.Signals) -> None:
+    p = subprocess.Popen([sys.executable, "-m", "pycgstream", "watch", "--json", "--mode",
+                          "fallback", "--fallback-interval", "60000", str(cgroup)],
+                         env=python_env(), text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        assert p.stdout is not None
+        assert p.stdout.readline()          # the first sample: set up and waiting
+        time.sleep(0.3)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=10)
+        assert p.returncode == 0
+        assert err == ""
+    finally:
+        p.kill()
+        p.wait()
