@@ -44,8 +44,10 @@ base=$(git -C "$base_git" rev-parse pristine)
 if [[ ! -d $tree/.git ]]; then
 	echo ">> checking out the pristine tree into $tree"
 	rm -rf "$tree"
-	git clone -q --shared -b pristine "$base_git" "$tree"
+	git clone -q --shared --no-checkout "$base_git" "$tree"
 	git -C "$tree" tag -f pristine "$base" >/dev/null
+	git -C "$tree" checkout -q -b cgstream "$base"
+	git -C "$tree" branch -q -D pristine 2>/dev/null || true
 fi
 
 # Build the series as commits on a private index, never touching the work
