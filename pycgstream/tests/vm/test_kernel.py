@@ -1,0 +1,335 @@
+"""pycgstream on the patched kernel: kernel mode, one sample per cycle,
+many cgroups in a Group, asyncio, removal, cancellation, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import pycgstream
+from pycgstream import CgroupRemovedError, Removed, Sample
+from conftest import CHECKOUT, Cgroups, kernel_has_stream, python_env, run_python
+
+INTERVAL_MS = 100
+BANDWIDTH = ("nr_periods", "nr_throttled", "throttled_usec", "nr_bursts", "burst_usec")
+
+
+@pytest.fixture(autouse=True)
+def patched_kernel(mount: Path, library: object) -> None:
+    if not kernel_has_stream(mount):
+        pytest.skip("no cpu.stat.stream: not the patched kernel")
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+
+
+@pytest.fixture
+def interval(patched_kernel: None) -> Iterator[int]:
+    """The kernel streaming at INTERVAL_MS for the test; the old setting
+    back afterwards."""
+    old = pycgstream.get_interval()
+    pycgstream.set_interval(INTERVAL_MS)
+    yield INTERVAL_MS
+    pycgstream.set_interval(old)
+
+
+def increasing(seqs: list[int]) -> bool:
+    return all(b > a for a, b in zip(seqs, seqs[1:]))
+
+
+def mostly_consecutive(seqs: list[int]) -> bool:
+    """Each sample is the next cycle's, allowing a rare cycle lost to a
+    slow (TCG) guest: at least 80 % of the steps are exactly one."""
+    steps = [b - a for a, b in zip(seqs, seqs[1:])]
+    return sum(step == 1 for step in steps) >= 0.8 * len(steps)
+
+
+def registered(loop: asyncio.AbstractEventLoop, fd: int) -> bool:
+    return fd in loop._selector.get_map()  # type: ignore[attr-defined]
+
+
+def timed_remove(cgroups: Cgroups, cgroup: Path, delay: float, took: list[float]) -> threading.Thread:
+    def run() -> None:
+        time.sleep(delay)
+        start = time.monotonic()
+        cgroups.remove(cgroup)
+        took.append(time.monotonic() - start)
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def test_interval_get_set(patched_kernel: None) -> None:
+    old = pycgstream.get_interval()
+    try:
+        pycgstream.set_interval(250)
+        assert pycgstream.get_interval() == 250
+        for bad in (5, 9, 3_600_001):
+            with pytest.raises(OSError) as e:
+                pycgstream.set_interval(bad)
+            assert e.value.errno == errno.EINVAL
+            assert pycgstream.get_interval() == 250      # the old setting stays
+        pycgstream.set_interval(0)
+        assert pycgstream.get_interval() == 0
+    finally:
+        pycgstream.set_interval(old)
+
+
+def test_set_interval_needs_privilege(interval: int) -> None:
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        pytest.skip("no setpriv")
+    r = run_python("import pycgstream\n"
+                   "try:\n    pycgstream.set_interval(500)\n"
+                   "except PermissionError as e:\n    print(e.errno)\n",
+                   prefix=[setpriv, "--inh-caps=-all", "--bounding-set=-all", "--"])
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) in (errno.EPERM, errno.EACCES)
+    assert pycgstream.get_interval() == interval
+
+
+def test_kernel_mode_one_sample_per_cycle(interval: int, cgroup: Path) -> None:
+    with pycgstream.Stream(cgroup, mode="kernel") as s:
+        assert s.mode == "kernel"
+        assert s.path == str(cgroup)
+        samples = []
+        while len(samples) < 10:
+            # every wake-up brings one new sample: no busy wake-ups, no
+            # cycle handed out twice
+            assert s.wait(5), "no flush within 5 s"
+            sample = s.read()
+            assert isinstance(sample, Sample)
+            assert s.read() is None
+            samples.append(sample)
+    seqs = [x.seq for x in samples]
+    assert increasing(seqs) and mostly_consecutive(seqs), seqs  # type: ignore[arg-type]
+    gaps = [(b.flush_time_usec - a.flush_time_usec) / 1000 / (b.seq - a.seq)  # type: ignore[operator]
+            for a, b in zip(samples, samples[1:])]
+    mean = sum(gaps) / len(gaps)
+    assert 0.8 * interval <= mean <= 1.5 * interval, gaps
+    for x in samples:
+        assert isinstance(x.flush_missed, int)
+        assert x.cgroup == str(cgroup)
+
+
+def test_iteration_and_auto_mode(interval: int, cgroup: Path) -> None:
+    with pycgstream.Stream(cgroup) as s:
+        assert s.mode == "kernel"
+        seqs = [x.seq for x in itertools.islice(s, 5)]
+    assert increasing(seqs) and mostly_consecutive(seqs), seqs  # type: ignore[arg-type]
+
+
+def test_absent_fields_are_none_in_kernel_mode(interval: int, cgroups: Cgroups, mount: Path) -> None:
+    (mount / "cgroup.subtree_control").write_text("+cpu")
+    parent = cgroups.make("cpu")                 # the cpu controller is on here...
+    child = cgroups.make("nocpu", parent=parent)  # ...and not enabled below
+    assert "cpu" in (parent / "cgroup.controllers").read_text().split()
+    assert "cpu" not in (child / "cgroup.controllers").read_text().split()
+    with pycgstream.Stream(parent, mode="kernel") as p, \
+            pycgstream.Stream(child, mode="kernel") as c:
+        with_cpu, without = next(p), next(c)
+    for name in BANDWIDTH:
+        assert isinstance(getattr(with_cpu, name), int), name
+        assert getattr(without, name) is None, name
+    for x in (with_cpu, without):
+        assert None not in (x.seq, x.flush_time_usec, x.usage_usec, x.flush_missed)
+
+
+def test_usage_follows_a_busy_process(interval: int, cgroups: Cgroups, cgroup: Path) -> None:
+    with pycgstream.Stream(cgroup, mode="kernel") as s:
+        first = next(s)
+        cgroups.burn(cgroup)
+        last = next(itertools.islice(s, 5, None))
+    percent = pycgstream.cpu_percent(first, last)
+    assert percent is not None and percent > 10, percent
+
+
+def test_group_over_sixty_cgroups(interval: int, cgroups: Cgroups) -> None:
+    members = [cgroups.make() for _ in range(60)]
+    names = {str(m) for m in members}
+    with pycgstream.Group(members, mode="kernel") as g:
+        assert g.mode == "kernel" and len(g) == 60
+        per_seq: dict[int, list[str]] = {}
+        for batch in itertools.islice(g, 6):
+            paths = [ev.cgroup for ev in batch]
+            assert all(isinstance(ev, Sample) for ev in batch), batch
+            assert len(paths) == len(set(paths)), "a cgroup twice in one batch"
+            for ev in batch:
+                per_seq.setdefault(ev.seq, []).append(ev.cgroup)  # type: ignore[union-attr, arg-type]
+        for seq, got in per_seq.items():
+            assert len(got) == len(set(got)), f"seq {seq} delivered twice"
+        complete = [seq for seq, got in per_seq.items() if set(got) == names]
+        assert len(complete) >= 3, {seq: len(got) for seq, got in per_seq.items()}
+
+        gone = members[:10]
+        for m in gone:
+            cgroups.remove(m)
+        removed: list[str] = []
+        for n, batch in enumerate(g):
+            removed += [ev.cgroup for ev in batch if isinstance(ev, Removed)]
+            if len(removed) == 10 or n > 50:
+                break
+        assert sorted(removed) == sorted(str(m) for m in gone)
+        assert len(g) == 50
+
+
+def test_async_two_streams_at_once(interval: int, cgroups: Cgroups) -> None:
+    a, b = cgroups.make(), cgroups.make()
+
+    async def take(stream: pycgstream.Stream, n: int) -> list[Sample]:
+        got = []
+        async for sample in stream:
+            got.append(sample)
+            if len(got) == n:
+                break
+        return got
+
+    async def main() -> tuple[list[Sample], list[Sample]]:
+        with pycgstream.Stream(a, mode="kernel") as sa, pycgstream.Stream(b, mode="kernel") as sb:
+            return await asyncio.gather(take(sa, 6), take(sb, 6))
+
+    got_a, got_b = asyncio.run(main())
+    seqs_a, seqs_b = [x.seq for x in got_a], [x.seq for x in got_b]
+    for seqs in (seqs_a, seqs_b):
+        assert increasing(seqs) and mostly_consecutive(seqs), seqs  # type: ignore[arg-type]
+    # one loop served both, cycle by cycle: they saw the same flushes
+    assert len(set(seqs_a) & set(seqs_b)) >= 4, (seqs_a, seqs_b)
+
+
+def test_removal_while_iterating(interval: int, cgroups: Cgroups, cgroup: Path) -> None:
+    took: list[float] = []
+    with pycgstream.Stream(cgroup, mode="kernel") as s:
+        remover = timed_remove(cgroups, cgroup, 0.5, took)
+        n = 0
+        for n, _ in enumerate(s, 1):
+            assert n < 100, "the iteration did not end after rmdir"
+        remover.join()
+        assert n >= 1
+        assert s.removed
+        with pytest.raises(CgroupRemovedError) as e:
+            s.read()
+        assert e.value.errno == errno.ENODEV
+        start = time.monotonic()
+        assert s.wait(5) is True            # never blocks on a removed cgroup
+        assert time.monotonic() - start < 1
+    # rmdir does not wait for stream readers
+    assert took and took[0] < 2, took
+
+
+def test_async_removal_while_iterating(interval: int, cgroups: Cgroups, cgroup: Path) -> None:
+    took: list[float] = []
+
+    async def main() -> int:
+        n = 0
+        with pycgstream.Stream(cgroup, mode="kernel") as s:
+            remover = timed_remove(cgroups, cgroup, 0.5, took)
+            async for _ in s:
+                n += 1
+                assert n < 100
+            await asyncio.get_running_loop().run_in_executor(None, remover.join)
+            assert s.removed
+            assert asyncio.get_running_loop().remove_reader(s.fileno()) is False
+        return n
+
+    assert asyncio.run(main()) >= 1
+    assert took and took[0] < 2
+
+
+def test_async_group_removal(interval: int, cgroups: Cgroups) -> None:
+    a, b = cgroups.make(), cgroups.make()
+
+    async def main() -> list[str]:
+        removed: list[str] = []
+        with pycgstream.Group([a, b], mode="kernel") as g:
+            threading.Timer(0.3, cgroups.remove, (a,)).start()
+            threading.Timer(0.8, cgroups.remove, (b,)).start()
+            async for batch in g:         # ends once both are gone
+                removed += [ev.cgroup for ev in batch if isinstance(ev, Removed)]
+            assert len(g) == 0
+        return removed
+
+    assert asyncio.run(main()) == [str(a), str(b)]
+
+
+def test_cancelled_async_iteration_leaves_no_reader(patched_kernel: None, cgroups: Cgroups) -> None:
+    old = pycgstream.get_interval()
+    pycgstream.set_interval(3000)     # the consumers are surely parked in the reader
+    try:
+        stream_cg, group_cg = cgroups.make(), cgroups.make()
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            with pycgstream.Stream(stream_cg, mode="kernel") as s, \
+                    pycgstream.Group([group_cg], mode="kernel") as g:
+                for obj in (s, g):
+                    fd = obj.fileno()
+
+                    async def consume() -> None:
+                        async for _ in obj:  # noqa: B023
+                            pass
+
+                    task = asyncio.create_task(consume())
+                    for _ in range(200):
+                        await asyncio.sleep(0.01)
+                        if registered(loop, fd):
+                            break
+                    assert registered(loop, fd)
+                    task.cancel()
+                    with pytest.raises(asyncio.CancelledError):
+                        await task
+                    assert not registered(loop, fd)
+                    assert loop.remove_reader(fd) is False
+
+        asyncio.run(main())
+    finally:
+        pycgstream.set_interval(old)
+
+
+def test_cli_json_in_kernel_mode(interval: int, cgroups: Cgroups, cgroup: Path) -> None:
+    cgroups.burn(cgroup)
+    r = subprocess.run([sys.executable, "-m", "pycgstream", "watch", "--json", "--count", "4",
+                        "--mode", "kernel", str(cgroup)], env=python_env(), text=True,
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert len(lines) == 4
+    assert all(x["mode"] == "kernel" and x["cgroup"] == str(cgroup) for x in lines)
+    assert lines[0]["cpu_percent"] is None
+    assert all(x["cpu_percent"] > 10 for x in lines[1:]), lines
+    assert increasing([x["seq"] for x in lines])
+    c_command = CHECKOUT / "libcgstream" / "build" / "cgstream"
+    if c_command.exists():
+        c = subprocess.run([str(c_command), "watch", "--json", "--count", "2", "--mode",
+                            "kernel", str(cgroup)], text=True, capture_output=True, timeout=60)
+        assert c.returncode == 0, c.stderr
+        c_lines = [json.loads(x) for x in c.stdout.splitlines()]
+        assert [list(x) for x in c_lines] == [list(x) for x in lines[:2]]
+
+
+def test_cli_interval(patched_kernel: None) -> None:
+    old = pycgstream.get_interval()
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pycgstream", *args], env=python_env(),
+                              text=True, capture_output=True, timeout=60)
+    try:
+        assert cli("interval", "300").returncode == 0
+        r = cli("interval")
+        assert (r.returncode, r.stdout) == (0, "300\n")
+        r = cli("interval", "5")
+        assert r.returncode == 2 and "not a valid interval" in r.stderr
+        assert cli("interval").stdout == "300\n"
+    finally:
+        pycgstream.set_interval(old)
