@@ -291,10 +291,10 @@ class Stream(_Pollable):
         self._lib.cgstream_close(handle)
 
     def _fd(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
-        return self._lib.cgstream_fd(handle)
+        return int(self._lib.cgstream_fd(handle))
 
     def _c_wait(self, handle: ctypes._Pointer, timeout_ms: int) -> int:  # type: ignore[type-arg]
-        return self._lib.cgstream_wait(handle, timeout_ms)
+        return int(self._lib.cgstream_wait(handle, timeout_ms))
 
     def _removed_error(self, e: OSError) -> CgroupRemovedError:
         self._removed = True
@@ -401,10 +401,10 @@ class Group(_Pollable):
         self._lib.cgstream_group_free(handle)
 
     def _fd(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
-        return self._lib.cgstream_group_fd(handle)
+        return int(self._lib.cgstream_group_fd(handle))
 
     def _c_wait(self, handle: ctypes._Pointer, timeout_ms: int) -> int:  # type: ignore[type-arg]
-        return self._lib.cgstream_group_wait(handle, timeout_ms)
+        return int(self._lib.cgstream_group_wait(handle, timeout_ms))
 
     def add(self, cgroup: StrPath) -> None:
         """Watch one more cgroup: FileExistsError when already watched,
@@ -419,7 +419,7 @@ class Group(_Pollable):
 
     def __len__(self) -> int:
         with self._call_lock:
-            return self._lib.cgstream_group_size(self._check_open())
+            return int(self._lib.cgstream_group_size(self._check_open()))
 
     def read(self) -> list[Event]:
         """Non-blocking: the events since the last call (one cycle's batch),
