@@ -195,3 +195,34 @@ static inline const char *t_name(const char *what)
 }
 
 #endif
+
+/* --- VM tests: the kernel's interval, restored at exit --- */
+static uint32_t t_saved_interval;
+static bool t_interval_saved;
+
+static inline void t_restore_interval(void)
+{
+	if (t_interval_saved)
+		cgstream_set_interval(NULL, t_saved_interval);
+}
+
+/* set the interval for this test; the old one comes back at exit */
+static inline void t_use_interval(uint32_t ms)
+{
+	if (!t_interval_saved) {
+		T_EQ(cgstream_get_interval(NULL, &t_saved_interval), 0);
+		t_interval_saved = true;
+		atexit(t_restore_interval);
+	}
+	T_EQ(cgstream_set_interval(NULL, ms), 0);
+}
+
+static inline void t_require_kernel_stream(void)
+{
+	if (!t_cgroup_root())
+		t_skip("no cgroup2 mount");
+	if (!t_kernel_has_stream())
+		t_skip("this kernel has no cpu.stat.stream");
+	if (geteuid() != 0)
+		t_skip("needs root");
+}

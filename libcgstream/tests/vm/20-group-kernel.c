@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A group of 120 cgroups in kernel mode (patched kernel, root, in the VM):
+ * every cgroup reports each cycle, a batch carries one cycle, rmdir gives
+ * one REMOVED per cgroup and then nothing (process returns 0, the fd stays
+ * quiet), the caller's remove/add work while polls are in flight, and the
+ * group wakes about once per cycle.
+ */
+#include "testutil.h"
+
+#define INTERVAL_MS 250
+#define N 120
+#define N_RMDIR 3
+#define N_DROP 10
+
+static const struct cgstream_opts kopts = { .sz = sizeof(kopts), .mode = CGSTREAM_MODE_KERNEL };
+
+struct member {
+	char path[PATH_MAX];
+	unsigned int samples, removed;
+	bool rmdired, dropped;
+	uint64_t last_seq;
+};
+
+static struct member m[N];
+static struct cgstream_event ev[2 * N];
+static char parent[PATH_MAX];
+
+static void cleanup(void)
+{
+	for (int i = 0; i < N; i++)
+		if (m[i].path[0])
+			rmdir(m[i].path);
+	if (parent[0])
+		rmdir(parent);
+}
+
+static struct member *member_of(const struct cgstream_event *e)
+{
+	struct member *x = e->userdata;
+
+	T_ASSERT(x >= m && x < m + N);
+	T_ASSERT(!strcmp(e->path, x->path));
+	return x;
+}
+
+/* one wake-up's events; 0 when the fd woke with nothing new */
+static int one_wake(struct cgstream_group *g, int timeout_ms)
+{
+	int r = cgstream_group_wait(g, timeout_ms);
+
+	T_ASSERT(r >= 0);
+	if (r == 0)
+		return -1;
+	r = cgstream_group_process(g, ev, 2 * N, sizeof(ev[0]));
+	T_ASSERT(r >= 0);
+	return r;
+}
+
+int main(void)
+{
+	struct cgstream_group *g;
+	unsigned int wakes = 0, empty = 0, batches = 0, mixed = 0, full = 0;
+	uint64_t seq_first = 0, seq_last = 0, start;
+	int n;
+
+	t_require_kernel_stream();
+	atexit(cleanup);
+	T_EQ(t_cg_make(t_cgroup_root(), t_name("group"), parent, sizeof(parent)), 0);
+	for (int i = 0; i < N; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "c%03d", i);
+		T_EQ(t_cg_make(parent, name, m[i].path, sizeof(m[i].path)), 0);
+	}
+	t_use_interval(INTERVAL_MS);
+
+	T_EQ(cgstream_group_new(&kopts, &g), 0);
+	T_EQ(cgstream_group_mode(g), CGSTREAM_MODE_KERNEL);
+	for (int i = 0; i < N; i++)
+		T_EQ(cgstream_group_add(g, m[i].path, &m[i]), 0);
+	T_EQ(cgstream_group_size(g), N);
+
+	/* about 16 cycles: count per member, per batch, per wake */
+	start = t_now_ms();
+	while (t_now_ms() - start < 16 * INTERVAL_MS) {
+		uint64_t seq;
+
+		n = one_wake(g, 1000);
+		if (n < 0)
+			continue;
+		wakes++;
+		if (n == 0) {
+			empty++;
+			continue;
+		}
+		batches++;
+		seq = ev[0].sample.seq;
+		for (int i = 0; i < n; i++) {
+			struct member *x = member_of(&ev[i]);
+
+			T_EQ(ev[i].type, CGSTREAM_EVENT_SAMPLE);
+			T_ASSERT(ev[i].sample.seq > x->last_seq);
+			x->last_seq = ev[i].sample.seq;
+			x->samples++;
+			if (ev[i].sample.seq != seq)
+				mixed++;
+			if (!seq_first || ev[i].sample.seq < seq_first)
+				seq_first = ev[i].sample.seq;
+			if (ev[i].sample.seq > seq_last)
+				seq_last = ev[i].sample.seq;
+		}
+		if (n == N)
+			full++;
+	}
+	{
+		unsigned int min = ~0u, max = 0;
+		uint64_t cycles = seq_last - seq_first + 1;
+
+		for (int i = 0; i < N; i++) {
+			if (m[i].samples < min)
+				min = m[i].samples;
+			if (m[i].samples > max)
+				max = m[i].samples;
+		}
+		t_log("%llu cycles (seq %llu..%llu): %u wake-ups (%u empty), %u batches (%u with all %d), "
+		      "samples per cgroup %u..%u, %u samples outside their batch's seq",
+		      (unsigned long long)cycles, (unsigned long long)seq_first,
+		      (unsigned long long)seq_last, wakes, empty, batches, full, N, min, max, mixed);
+		T_ASSERT(cycles >= 8);
+		/* every cgroup reports each cycle it could see (the first may predate it) */
+		T_ASSERT(min + 2 >= cycles && max <= cycles);
+		/* a cycle's samples come together: about one wake and one batch per cycle */
+		T_ASSERT(batches <= cycles + 2);
+		T_ASSERT(full + 2 >= batches);
+		T_ASSERT(wakes <= cycles + 3);
+		T_ASSERT(empty <= 2);
+	}
+
+	/* quiet between cycles: nothing pending right after a batch */
+	do {
+		n = one_wake(g, 2000);
+	} while (n == 0);
+	T_EQ(n, N);
+	T_EQ(cgstream_group_process(g, ev, 2 * N, sizeof(ev[0])), 0);
+
+	/* rmdir three: each REMOVED exactly once, then never seen again */
+	for (int i = 0; i < N_RMDIR; i++) {
+		T_EQ(t_cg_remove(m[i * 40].path), 0);
+		m[i * 40].rmdired = true;
+	}
+	/* the caller drops ten while their polls are in flight */
+	for (int i = 0; i < N_DROP; i++) {
+		T_EQ(cgstream_group_remove(g, m[1 + i].path), 0);
+		m[1 + i].dropped = true;
+	}
+	T_EQ(cgstream_group_size(g), N - N_DROP);
+	start = t_now_ms();
+	for (unsigned int cyc = 0; t_now_ms() - start < 6 * INTERVAL_MS; cyc++) {
+		n = one_wake(g, 1000);
+		for (int i = 0; i < n; i++) {
+			struct member *x = member_of(&ev[i]);
+
+			T_ASSERT(!x->dropped);
+			if (ev[i].type == CGSTREAM_EVENT_REMOVED) {
+				T_ASSERT(x->rmdired);
+				x->removed++;
+			} else {
+				T_EQ(ev[i].type, CGSTREAM_EVENT_SAMPLE);
+				T_ASSERT(!x->rmdired || !x->removed);
+			}
+		}
+	}
+	for (int i = 0; i < N; i++)
+		T_EQ(m[i].removed, m[i].rmdired ? 1 : 0);
+	T_EQ(cgstream_group_size(g), N - N_RMDIR - N_DROP);
+	/* no spin after the removals: an immediate call has nothing */
+	T_EQ(cgstream_group_process(g, ev, 2 * N, sizeof(ev[0])), 0);
+
+	/* re-add the dropped ones: they report again */
+	for (int i = 0; i < N_DROP; i++) {
+		T_EQ(cgstream_group_add(g, m[1 + i].path, &m[1 + i]), 0);
+		m[1 + i].dropped = false;
+		m[1 + i].samples = 0;
+	}
+	for (int k = 0; k < 3; k++) {
+		do {
+			n = one_wake(g, 2000);
+		} while (n == 0);
+		T_ASSERT(n > 0);
+		for (int i = 0; i < n; i++)
+			member_of(&ev[i])->samples++;
+	}
+	for (int i = 0; i < N_DROP; i++)
+		T_ASSERT(m[1 + i].samples >= 2);
+
+	/* freed with 107 polls in flight */
+	cgstream_group_free(g);
+	t_log("group-kernel: all passed");
+	return 0;
+}

@@ -1,0 +1,112 @@
+#!/bin/bash
+# The cgstream command on the patched kernel (root, in the VM): interval
+# get/set and its errors, watch in kernel mode with --json (kernel seq,
+# bandwidth fields, cpu_percent), removal, plain lines, exit codes.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
+cgstream=$build/cgstream
+python=$(command -v python3 || echo /usr/bin/python3)
+[[ -x $cgstream ]] || { echo "FAIL: $cgstream not built"; exit 1; }
+root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+[[ -n $root && -e $root/cpu.stat.stream ]] || { echo "SKIP: no cpu.stat.stream"; exit 77; }
+
+tmp=$(mktemp -d /tmp/cgstream-vmcli.XXXXXX)
+parent=$root/cgstest-vmcli-$$
+saved=$(cat "$root/cpu.stat.stream_interval")
+burner=
+cleanup() {
+	[[ -n $burner ]] && kill "$burner" 2>/dev/null && wait "$burner" 2>/dev/null
+	echo "$saved" >"$root/cpu.stat.stream_interval"
+	for d in "$parent/bw" "$parent/a" "$parent/b" "$parent"; do rmdir "$d" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+expect() {
+	local want=$1 pattern=$2 rc
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[[ $rc == "$want" ]] || fail "'$*' exited $rc, want $want; stderr: $(cat "$tmp/err")"
+	if [[ -n $pattern ]] && ! grep -Eq -- "$pattern" "$tmp/err"; then
+		fail "'$*': stderr lacks /$pattern/: $(cat "$tmp/err")"
+	fi
+	echo "ok: $* -> $rc"
+}
+
+# interval
+expect 0 '' "$cgstream" interval 300
+expect 0 '' "$cgstream" interval
+[[ $(cat "$tmp/out") == 300 ]] || fail "interval printed '$(cat "$tmp/out")'"
+[[ $(cat "$root/cpu.stat.stream_interval") == 300 ]] || fail "the kernel has $(cat "$root/cpu.stat.stream_interval")"
+expect 2 '^cgstream: 5 is not a valid interval: use 0 \(off\) or 10\.\.3600000 ms$' "$cgstream" interval 5
+expect 2 'not a valid interval' "$cgstream" interval 12abc
+expect 4 '^cgstream: setting the interval needs root \(CAP_SYS_ADMIN\)$' \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$cgstream" interval 200
+expect 0 '' setpriv --reuid=65534 --regid=65534 --clear-groups "$cgstream" interval
+[[ $(cat "$tmp/out") == 300 ]] || fail "interval as nobody printed '$(cat "$tmp/out")'"
+expect 3 "^cgstream: $root/cgstest-none: no such cgroup$" "$cgstream" watch cgstest-none
+
+# cgroups: a throttled burner (cpu controller, cpu.max) and an idle one
+mkdir "$parent" "$parent/a" "$parent/b" || fail "mkdir under $root"
+echo +cpu >"$root/cgroup.subtree_control" && echo +cpu >"$parent/cgroup.subtree_control" &&
+	mkdir "$parent/bw" && echo "20000 100000" >"$parent/bw/cpu.max" ||
+	fail "cannot enable the cpu controller"
+sh -c 'echo $$ > '"$parent/bw/cgroup.procs"'; exec sh -c "while :; do :; done"' &
+burner=$!
+
+# --json, auto mode picks the kernel
+expect 0 '' "$cgstream" watch --json --count 4 "$parent/bw" "$parent/a" /
+"$python" - "$tmp/out" "$parent" "$root" <<'PY' || fail "--json in kernel mode"
+import json, sys
+out, parent, root = sys.argv[1:]
+objs = [json.loads(l) for l in open(out).read().splitlines()]
+by = {}
+for o in objs:
+    assert o["mode"] == "kernel", o
+    by.setdefault(o["cgroup"], []).append(o)
+assert set(by) == {parent + "/bw", parent + "/a", root}, set(by)
+for cg, l in by.items():
+    assert 3 <= len(l) <= 4, (cg, len(l))
+    seqs = [o["seq"] for o in l]
+    assert seqs == sorted(set(seqs)), seqs
+    assert l[0]["cpu_percent"] is None
+    assert all(isinstance(o["cpu_percent"], float) for o in l[1:]), l
+bw = by[parent + "/bw"]
+assert all(isinstance(o[k], int) for o in bw for k in ("nr_periods", "nr_throttled", "throttled_usec", "nr_bursts", "burst_usec")), bw[0]
+assert bw[-1]["nr_throttled"] > bw[0]["nr_throttled"], bw
+assert 5 <= bw[-1]["cpu_percent"] <= 30, bw[-1]   # cpu.max: 20% of one CPU
+assert by[root][0]["nr_periods"] is None           # no bandwidth fields on the root
+print("ok: --json kernel mode: seqs, bandwidth fields, cpu.max 20%% -> %.1f%%" % bw[-1]["cpu_percent"])
+PY
+
+# plain lines show throttling
+expect 0 '' "$cgstream" watch --mode kernel --count 3 "$parent/bw"
+grep -Eq "^seq [0-9]+ /cgstest-vmcli-$$/bw: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\), throttled [0-9]+ times for [0-9.]+ ms$" "$tmp/out" ||
+	fail "plain lines: $(cat "$tmp/out")"
+echo "ok: plain lines with throttling"
+
+# removal while watched
+"$cgstream" watch --json "$parent/a" "$parent/b" >"$tmp/rm" 2>"$tmp/rm.err" &
+pid=$!
+sleep 1.5
+rmdir "$parent/b"
+sleep 1.5
+kill -TERM $pid
+wait $pid; rc=$?
+[[ $rc == 0 ]] || fail "watch exited $rc on SIGTERM"
+n=$(grep -c "\"cgroup\": \"$parent/b\", \"event\": \"removed\"" "$tmp/rm")
+[[ $n == 1 ]] || fail "$n removal events: $(cat "$tmp/rm")"
+n=$(sed -n '/"event": "removed"/,$p' "$tmp/rm" | grep -c "\"cgroup\": \"$parent/b\"")
+[[ $n == 1 ]] || fail "samples of $parent/b after its removal"
+echo "ok: removal event once"
+
+# streaming off: watch says so and waits
+echo 0 >"$root/cpu.stat.stream_interval"
+timeout 2 "$cgstream" watch --count 1 "$parent/a" >"$tmp/off" 2>"$tmp/off.err"
+rc=$?
+[[ $rc == 124 ]] || fail "watch with interval 0 exited $rc"
+grep -q "flush interval is 0" "$tmp/off.err" || fail "no interval-0 warning: $(cat "$tmp/off.err")"
+echo "ok: interval 0 warns and waits"
+echo "cli-vm: all passed"
