@@ -1,0 +1,130 @@
+#!/bin/bash
+# The systemd units in a real boot, systemd as PID 1 (run from the HOST):
+#
+#  1. the patched kernel: the units, configuration and cgstream installed
+#     as `make install DESTDIR=` stages them, enabled with `systemctl
+#     --root= enable`; after boot the interval has the configured value,
+#     cgstream.service runs (as a dynamic user, no capabilities) and its
+#     JSON samples are in the journal; an admin override applies, a bad
+#     value fails the interval unit and keeps the old value, SIGTERM stops
+#     the daemon with exit 0.  The guest's dmesg must show no WARNING/BUG.
+#  2. Debian's stock kernel (no cgstream): both units skipped by their
+#     conditions, neither failed.
+#
+# How: `vng --systemd` boots the host root read-only with systemd as init;
+# qemu-wrap (passed as vng's --qemu) puts guest-init in front of systemd
+# to give it a writable overlay root with the staged install, and
+# guest-check runs the checks after boot (vng --exec, from the serial
+# getty).  Under TCG a boot takes 2-4 minutes.
+#
+# usage: run.sh [--kernel BZIMAGE] [--stock-kernel VMLINUZ|none] [--out DIR]
+#               [--only patched|stock]
+# env:   VNG, CGSTREAM_KVM=auto|yes|no (as scripts/vm/vm-run.sh),
+#        CGSTREAM_CACHE (stock kernel cache; default ~/.cache/cgstream)
+# exit:  0 both boots passed, 1 a check failed, 77 a boot could not run
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+kernel=$top/build/obj/arch/x86/boot/bzImage stock= out= only=
+while (($#)); do
+	case $1 in
+	--kernel) kernel=$2; shift ;;
+	--stock-kernel) stock=$2; shift ;;
+	--out) out=$2; shift ;;
+	--only) only=$2; shift ;;
+	*) echo "usage: run.sh [--kernel BZIMAGE] [--stock-kernel VMLINUZ|none] [--out DIR] [--only patched|stock]" >&2; exit 2 ;;
+	esac
+	shift
+done
+interval=250 # what the test's /etc/cgstream/interval.conf sets: not the default
+cache=${CGSTREAM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cgstream}
+vng=${VNG:-$top/.venv/bin/vng}
+# vng runs virtme-run from PATH
+export PATH=$(dirname "$vng"):$PATH
+
+skip() { echo "SKIP: $*"; exit 77; }
+[[ -x $vng ]] || skip "$vng missing; run 'make deps'"
+command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
+[[ $only == stock || -f $kernel ]] || skip "$kernel missing; run 'make kernel'"
+
+mkdir -p "$top/build"
+out=${out:-$top/build/vm-systemd}
+rm -rf "$out" && mkdir -p "$out" || exit 1
+out=$(cd "$out" && pwd)
+
+# --- the install, staged as a package would lay it out -------------------
+stage=$out/stage
+{
+	make -s -C "$top/libcgstream" &&
+	make -s -C "$top/libcgstream" install DESTDIR="$stage" PREFIX=/usr/local &&
+	make -s -C "$top/systemd" install DESTDIR="$stage" PREFIX=/usr/local &&
+	systemctl --root="$stage" --quiet enable cgstream-interval.service cgstream.service
+} >"$out/install.log" 2>&1 || { cat "$out/install.log"; echo "FAIL: staging the install"; exit 1; }
+# the admin's configuration: a value that is not the shipped default
+echo "CGSTREAM_INTERVAL_MS=$interval" >"$stage/etc/cgstream/interval.conf"
+
+accel=(--disable-kvm)
+case ${CGSTREAM_KVM:-auto} in
+yes) accel=() ;;
+auto)
+	if [[ -w /dev/kvm ]] && timeout 25 "$vng" --run "$kernel" --memory 512M --cpus 1 \
+		--exec "echo kvm-ok" </dev/null 2>&1 | grep -q kvm-ok; then
+		accel=()
+	fi
+	;;
+esac
+
+# boot KIND KERNEL ARGS...: one systemd boot running guest-check KIND
+boot() {
+	local kind=$1 k=$2; shift 2
+	echo ">> vm-systemd: $kind boot of $(basename "$k") (${accel[*]:-KVM}), systemd as PID 1"
+	local start=$SECONDS
+	CGSTREAM_GUEST_INIT=$here/guest-init CGSTREAM_VM_CONSOLE=$out/$kind.console \
+		timeout 900 "$vng" --systemd --qemu "$here/qemu-wrap" "${accel[@]}" \
+		--run "$k" --memory 2G --cpus 2 --append "cgstream_stage=$stage" \
+		--rwdir "$out" --exec "$here/guest-check $kind $out $*" \
+		</dev/null >"$out/$kind.vng.log" 2>&1
+	local rc=$?
+	echo "   vng exit $rc after $((SECONDS - start)) s"
+	[[ -f $out/$kind.log ]] && sed 's/^/   /' "$out/$kind.log"
+	if [[ ! -f $out/$kind.rc ]]; then
+		echo "FAIL: the $kind guest did not finish its checks (console: $out/$kind.console)"
+		tail -20 "$out/$kind.vng.log" | sed 's/^/   /'
+		return 1
+	fi
+	# Real reports only (as scripts/vm/vm-run.sh): a lockdep kernel prints
+	# "RCU lockdep checking is enabled" and "MAX_LOCKDEP_KEYS" at every boot.
+	local pattern='WARNING: CPU:|BUG:|Oops|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|Kernel panic|Call Trace:|kernel BUG at'
+	if grep -Eq "$pattern" "$out/$kind.dmesg"; then
+		echo "FAIL: the $kind guest's kernel reported a problem (full log: $out/$kind.dmesg):"
+		grep -En -A12 "$pattern" "$out/$kind.dmesg" | head -60
+		return 1
+	fi
+	[[ $(cat "$out/$kind.rc") == 0 ]] || { echo "FAIL: $kind: $(cat "$out/$kind.rc") check(s) failed"; return 1; }
+	echo "PASS: $kind boot"
+}
+
+result=0
+if [[ $only != stock ]]; then
+	boot patched "$kernel" "$interval" || result=1
+fi
+
+if [[ $only == patched ]]; then
+	:
+elif [[ $stock == none ]]; then
+	echo "SKIP: stock kernel boot (--stock-kernel none)"
+	((result == 0)) && result=77
+else
+	if [[ -z $stock ]]; then
+		stock=$("$here/stock-kernel.sh" "$cache/stock-kernel" 2>"$out/stock-kernel.log") || stock=
+	fi
+	if [[ -z $stock || ! -f $stock ]]; then
+		cat "$out/stock-kernel.log" 2>/dev/null
+		echo "SKIP: no stock kernel to boot"
+		((result == 0)) && result=77
+	else
+		boot stock "$stock" || result=1
+	fi
+fi
+exit $result
