@@ -142,7 +142,9 @@ class Cgroups:
                 raise RuntimeError(f"cgroup {r} was not created")
 
     def parent_ready(self, rel):
-        """make sure rel exists and hands cpu+memory to its children"""
+        """make sure rel exists and hands cpu+memory to its children (never
+        for a cgroup that will hold processes: cgroup v2's no-internal-
+        process rule makes cgexec fail there)"""
         parts = rel.split("/")
         for i in range(1, len(parts) + 1):
             sub = "/".join(parts[:i])
@@ -214,13 +216,17 @@ class Load:
             self.procs.append(CG.popen(n, [CGBENCH, "churn", "--work-us", str(work_us),
                                            "--period-us", "10000", "--mem-kb", "256"]))
         self.procs.append(CG.popen(f"{BASE}/load/busy", [CGBENCH, "hog"]))
-        time.sleep(1.0)
-        placed = 0
-        for p in self.procs:
-            try:
-                placed += f"/{BASE}/load/" in read(f"/proc/{p.pid}/cgroup")
-            except OSError:
-                pass
+        # cgexec moves itself, then execs: give it time under TCG
+        for _ in range(60):
+            time.sleep(0.5)
+            placed = 0
+            for p in self.procs:
+                try:
+                    placed += f"/{BASE}/load/" in read(f"/proc/{p.pid}/cgroup")
+                except OSError:
+                    pass
+            if placed == len(self.procs):
+                break
         log(f"load: {self.nchurn} churners (work {work_us} us / 10 ms, 256 KiB) + 1 hog; "
             f"{placed}/{len(self.procs)} processes in their cgroups")
         return {"churners": self.nchurn, "churn_work_us": work_us, "churn_period_us": 10000,
@@ -271,7 +277,7 @@ def s1_reader_cost(seconds, rounds):
     """Reader cost: one reader pread()s the busy child's file as often as it
     can; the two ways alternate in rounds so drift hits both."""
     busy = CG.path(f"{BASE}/load/busy")
-    per = seconds / rounds
+    per = seconds / rounds / 2
     maxs = str(int(1e6 // rounds))
     for r in range(rounds):
         for mode in ("classic", "stream"):
@@ -420,7 +426,7 @@ def main():
     ap.add_argument("--scenarios", default="s1,s2,s4,s5,s6")
     ap.add_argument("--quick", action="store_true", default=os.environ.get("BENCH_QUICK") == "1")
     ap.add_argument("--s1-seconds", type=float, default=40.0,
-                    help="s1 total time, both ways together")
+                    help="scenario 1 time budget, both ways together (half per side)")
     a = ap.parse_args()
     QUICK, OUT = a.quick, a.out
     os.makedirs(OUT, exist_ok=True)
@@ -440,7 +446,7 @@ def main():
     CG.remove_tree(BASE)
     CG.parent_ready(BASE)
     cg_info = CG.probe()
-    CG.parent_ready(READERS)
+    CG.create([READERS])
     environment(cg_info)
     set_interval(0)
 
