@@ -76,9 +76,12 @@ for cg, l in by.items():
 bw = by[parent + "/bw"]
 assert all(isinstance(o[k], int) for o in bw for k in ("nr_periods", "nr_throttled", "throttled_usec", "nr_bursts", "burst_usec")), bw[0]
 assert bw[-1]["nr_throttled"] > bw[0]["nr_throttled"], bw
-assert 5 <= bw[-1]["cpu_percent"] <= 30, bw[-1]   # cpu.max: 20% of one CPU
+# cpu.max: 20% of one CPU.  One cycle can show more (usage lands in bursts
+# at period starts); over all cycles the rate is close to the quota.
+rate = 100.0 * (bw[-1]["usage_usec"] - bw[0]["usage_usec"]) / (bw[-1]["flush_time_usec"] - bw[0]["flush_time_usec"])
+assert 5 <= rate <= 35, rate
 assert by[root][0]["nr_periods"] is None           # no bandwidth fields on the root
-print("ok: --json kernel mode: seqs, bandwidth fields, cpu.max 20%% -> %.1f%%" % bw[-1]["cpu_percent"])
+print("ok: --json kernel mode: seqs, bandwidth fields, cpu.max 20%% -> %.1f%%" % rate)
 PY
 
 # plain lines show throttling
