@@ -46,7 +46,7 @@ kernel-sync:
 # --- VM -------------------------------------------------------------------
 vm-run:
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command'"; exit 2; }
-	@scripts/vm/vm-run.sh --cpus $(VM_CPUS) --memory $(VM_MEMORY) -- $(CMD)
+	@scripts/vm/vm-run.sh --cpus $(VM_CPUS) --memory $(VM_MEMORY) -- "$$CMD"
 
 vm-shell:
 	@scripts/vm/vm-run.sh --shell --cpus $(VM_CPUS) --memory $(VM_MEMORY)

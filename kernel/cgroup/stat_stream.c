@@ -23,14 +23,15 @@
 #include "cgroup-internal.h"
 
 #include <linux/ctype.h>
+#include <linux/hrtimer.h>
 #include <linux/poll.h>
 #include <linux/seq_file.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/cgroup_stat_stream.h>
 
 /*
- * Configuration and flusher scheduling, protected by stat_stream_mutex.
- * The flusher never holds it while flushing.
+ * Configuration and flusher state, protected by stat_stream_mutex.  The
+ * flusher never holds it while flushing.
  */
 static DEFINE_MUTEX(stat_stream_mutex);
 static unsigned int stat_stream_interval_ms;
@@ -39,19 +40,23 @@ static unsigned int stat_stream_nr_open;
 static bool stat_stream_tracking;
 /* the next cycle publishes every cgroup: changes went unrecorded */
 static bool stat_stream_publish_all;
-/* deadline of the queued or running cycle, in jiffies */
-static unsigned long stat_stream_deadline;
 
 /* The last completed flush, as readers see it. */
 static DEFINE_SEQLOCK(stat_stream_seqlock);
 static u64 stat_stream_seq;
 static u64 stat_stream_time_ns;
-static u64 stat_stream_missed;
+/* deadlines skipped because the flusher was late */
+static atomic64_t stat_stream_missed = ATOMIC64_INIT(0);
 
 static DECLARE_WAIT_QUEUE_HEAD(stat_stream_waitq);
 
+/*
+ * The flusher: a timer on a fixed grid of deadlines queues the work that
+ * flushes.  The grid never drifts, whatever the work's latency.
+ */
+static struct hrtimer stat_stream_timer;
 static void stat_stream_workfn(struct work_struct *work);
-static DECLARE_DELAYED_WORK(stat_stream_dwork, stat_stream_workfn);
+static DECLARE_WORK(stat_stream_work, stat_stream_workfn);
 
 static bool stat_stream_active(void)
 {
@@ -59,7 +64,7 @@ static bool stat_stream_active(void)
 	return stat_stream_interval_ms && stat_stream_nr_open;
 }
 
-static u64 stat_stream_read_seq(u64 *time_ns, u64 *missed)
+static u64 stat_stream_read_seq(u64 *time_ns)
 {
 	unsigned int start;
 	u64 seq;
@@ -69,59 +74,53 @@ static u64 stat_stream_read_seq(u64 *time_ns, u64 *missed)
 		seq = stat_stream_seq;
 		if (time_ns)
 			*time_ns = stat_stream_time_ns;
-		if (missed)
-			*missed = stat_stream_missed;
 	} while (read_seqretry(&stat_stream_seqlock, start));
 
 	return seq;
 }
 
-/*
- * Queue the cycle after the one at stat_stream_deadline.  The flusher runs
- * at a fixed rate; deadlines that passed while a cycle ran are skipped and
- * counted, never queued twice.
- */
-static void stat_stream_queue_next(void)
+static enum hrtimer_restart stat_stream_timer_fn(struct hrtimer *timer)
 {
-	unsigned long interval = msecs_to_jiffies(stat_stream_interval_ms);
-	unsigned long next = stat_stream_deadline + interval;
-	unsigned long now = jiffies;
+	u64 interval_ns = READ_ONCE(stat_stream_interval_ms) * NSEC_PER_MSEC;
+	u64 overruns = hrtimer_forward_now(timer, ns_to_ktime(interval_ns));
 
-	lockdep_assert_held(&stat_stream_mutex);
+	/*
+	 * A late cycle is counted, not queued twice: deadlines the timer
+	 * itself missed, and this one if the last flush is still queued.
+	 */
+	if (!queue_work(system_dfl_wq, &stat_stream_work))
+		overruns++;
+	if (overruns > 1)
+		atomic64_add(overruns - 1, &stat_stream_missed);
 
-	if (time_before(next, now)) {
-		unsigned long late = DIV_ROUND_UP(now - next, interval);
-
-		write_seqlock(&stat_stream_seqlock);
-		stat_stream_missed += late;
-		write_sequnlock(&stat_stream_seqlock);
-		next += late * interval;
-	}
-	stat_stream_deadline = next;
-	queue_delayed_work(system_unbound_wq, &stat_stream_dwork, next - now);
+	return HRTIMER_RESTART;
 }
 
 /*
  * Apply a change of the interval or of the number of open streams.
- * @interval_changed: reschedule the next cycle to one new interval from now.
+ * @interval_changed: the next flush is one new interval from now.
  */
 static void stat_stream_reconfigure(bool interval_changed)
 {
-	unsigned long interval, now = jiffies, next;
+	u64 interval_ns, last_ns;
+	ktime_t next;
 
 	lockdep_assert_held(&stat_stream_mutex);
 
 	if (!stat_stream_active()) {
-		/* a running cycle sees this under the mutex and stops */
-		cancel_delayed_work(&stat_stream_dwork);
+		hrtimer_cancel(&stat_stream_timer);
+		/* a flush already running sees this under the mutex */
+		cancel_work(&stat_stream_work);
 		if (stat_stream_tracking) {
 			cgroup_base_stat_track_changes(false);
 			stat_stream_tracking = false;
 		}
 		return;
 	}
+	if (stat_stream_tracking && !interval_changed)
+		return;
 
-	interval = msecs_to_jiffies(stat_stream_interval_ms);
+	interval_ns = (u64)stat_stream_interval_ms * NSEC_PER_MSEC;
 	if (!stat_stream_tracking) {
 		cgroup_base_stat_track_changes(true);
 		stat_stream_tracking = true;
@@ -131,17 +130,16 @@ static void stat_stream_reconfigure(bool interval_changed)
 		 * interval old: opening and closing stream files must not
 		 * make the flusher run faster than configured.
 		 */
-		next = stat_stream_deadline + interval;
-		if (!stat_stream_read_seq(NULL, NULL) || time_before(next, now) ||
-		    time_after(next, now + interval))
-			next = now;
-	} else if (interval_changed) {
-		next = now + interval;
+		next = ktime_get();
+		if (stat_stream_read_seq(&last_ns) &&
+		    ktime_before(next, ns_to_ktime(last_ns + interval_ns)))
+			next = ns_to_ktime(last_ns + interval_ns);
 	} else {
-		return;
+		next = ktime_add_ns(ktime_get(), interval_ns);
 	}
-	stat_stream_deadline = next;
-	mod_delayed_work(system_unbound_wq, &stat_stream_dwork, next - now);
+	/* the callback forwards the timer: never restart it under its feet */
+	hrtimer_cancel(&stat_stream_timer);
+	hrtimer_start(&stat_stream_timer, next, HRTIMER_MODE_ABS);
 }
 
 /* One flusher cycle: flush, publish, bump the sequence, wake the pollers. */
@@ -174,13 +172,15 @@ static void stat_stream_workfn(struct work_struct *work)
 	stat_stream_time_ns = now;
 	write_sequnlock(&stat_stream_seqlock);
 	wake_up_interruptible_poll(&stat_stream_waitq, EPOLLIN | EPOLLRDNORM);
-
-	mutex_lock(&stat_stream_mutex);
-	/* pending: the interval changed meanwhile and rescheduled us */
-	if (stat_stream_active() && !delayed_work_pending(&stat_stream_dwork))
-		stat_stream_queue_next();
-	mutex_unlock(&stat_stream_mutex);
 }
+
+static int __init cgroup_stat_stream_init(void)
+{
+	hrtimer_setup(&stat_stream_timer, stat_stream_timer_fn,
+		      CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	return 0;
+}
+subsys_initcall(cgroup_stat_stream_init);
 
 /**
  * cgroup_stat_stream_interval_show - show the root's cpu.stat.stream_interval
@@ -288,7 +288,8 @@ int cgroup_stat_stream_show(struct seq_file *seq, void *v)
 	 * labelled with that cycle.  An older one is unchanged since, so it
 	 * is the value as of the completed flush.
 	 */
-	flush_seq = stat_stream_read_seq(&time_ns, &missed);
+	flush_seq = stat_stream_read_seq(&time_ns);
+	missed = atomic64_read(&stat_stream_missed);
 	snap_seq = cgroup_base_stat_snapshot(cgrp, &bstat, &snap_time_ns);
 	if (snap_seq > flush_seq) {
 		flush_seq = snap_seq;
@@ -322,7 +323,7 @@ __poll_t cgroup_stat_stream_poll(struct kernfs_open_file *of, poll_table *pt)
 	struct cgroup_file_ctx *ctx = of->priv;
 
 	poll_wait(of->file, &stat_stream_waitq, pt);
-	if (stat_stream_read_seq(NULL, NULL) > READ_ONCE(ctx->stream.last_seen))
+	if (stat_stream_read_seq(NULL) > READ_ONCE(ctx->stream.last_seen))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }

@@ -26,6 +26,8 @@ while (($#)); do
 	shift
 done
 vng=${VNG:-$top/.venv/bin/vng}
+# vng runs its sibling virtme-run through PATH
+export PATH=$(dirname "$vng"):$PATH
 
 [[ -x $vng ]] || { echo "vm-run: $vng missing; run 'make deps'" >&2; exit 2; }
 [[ -f $kernel ]] || { echo "vm-run: $kernel missing; run 'make kernel'" >&2; exit 2; }
@@ -58,7 +60,8 @@ out=${out:-$(mktemp -d "$top/build/vm-run.XXXXXX")}
 mkdir -p "$out"
 rm -f "$out/rc" "$out/dmesg"
 
-printf '%q ' "$@" >"$out/cmd"
+# one argument is a shell command line; several are one quoted command
+if (($# == 1)); then printf '%s\n' "$1"; else printf '%q ' "$@"; fi >"$out/cmd"
 echo ">> vm: $(basename "$(dirname "$(dirname "$(dirname "$(dirname "$kernel")")")")")/$(basename "$kernel"), $cpus vCPUs, ${accel[*]:-KVM}: $*"
 "$vng" "${accel[@]}" --run "$kernel" --memory "$memory" --cpus "$cpus" "${extra[@]}" \
 	--rwdir "$out" --cwd "$PWD" \
