@@ -12,6 +12,8 @@ packages=(
 	# kernel build
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils kmod
 	ccache rsync
+	# checkpatch.pl's spdxcheck.py
+	python3-ply python3-git
 	# VM: qemu, and udev for virtme-ng-init's virtio-serial ports
 	qemu-system-x86 udev busybox-static
 	# userspace
