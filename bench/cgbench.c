@@ -345,7 +345,7 @@ static void reader_hammer(const struct opts *o, int id)
 	uint64_t c0 = tcpu_ns(), u0 = rusage_us(1), s0 = rusage_us(0), w0 = mono_ns();
 	uint64_t n = 0, errors = 0;
 	while (!shm->stop && (!o->max_samples || n < o->max_samples)) {
-		for (int i = 0; i < o->ncg; i++) {
+		for (int i = 0; i < o->ncg && !shm->stop; i++) {
 			ssize_t k = pread(fds[i], buf, sizeof(buf), 0);
 			if (k <= 0 || parse_stat(buf, k, &v))
 				errors++;
@@ -406,12 +406,16 @@ static void reader_telemetry(const struct opts *o, int id)
 			if (woke - next > late_max)
 				late_max = woke - next;
 			wakes++;
-			for (int i = 0; i < o->ncg; i++) {
+			int i;
+			/* the window's end cuts a cycle short: slow VMs stay on time */
+			for (i = 0; i < o->ncg && !shm->stop; i++) {
 				ssize_t k = pread(fds[i], buf, sizeof(buf), 0);
 				if (k <= 0 || parse_stat(buf, k, &v))
 					errors++;
 				samples++;
 			}
+			if (i < o->ncg)
+				break;
 			cycles++;
 			uint64_t now = mono_ns();
 			next += period;
@@ -428,7 +432,7 @@ static void reader_telemetry(const struct opts *o, int id)
 			if (n <= 0)
 				continue;
 			wakes++;
-			for (int j = 0; j < n; j++) {
+			for (int j = 0; j < n && !shm->stop; j++) {
 				int i = evs[j].data.u32;
 				ssize_t k = pread(fds[i], buf, sizeof(buf), 0);
 				samples++;
@@ -481,8 +485,12 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 			_exit(0);
 		}
 	}
-	while (shm->ready < o->readers)
+	/* a reader that dies before it is ready must not hang the run */
+	for (int waited = 0; shm->ready < o->readers; waited++) {
+		if (waited > 300000)
+			die("readers not ready after 300 s");
 		usleep(1000);
+	}
 	int open_errno = 0;
 	for (int i = 0; i < o->readers; i++)
 		if (shm->r[i].open_errno)

@@ -30,6 +30,7 @@ CTRLS = "cpu,memory"
 
 QUICK = False
 OUT = None
+END = float("inf")           # time.time() after which no new measurement starts
 NCPU = os.cpu_count() or 1
 CG = None                    # cgroup helper, set in main()
 
@@ -39,6 +40,20 @@ def log(*a):
     print(msg, flush=True)
     with open(os.path.join(OUT, "driver.log"), "a") as f:
         f.write(msg + "\n")
+
+
+def left():
+    return END - time.time()
+
+
+def have_time(need, what):
+    """False (and the skip recorded) when a measurement needing about
+    `need` seconds would run past the budget"""
+    if left() >= need:
+        return True
+    log(f"skipped (time budget, {left():.0f} s left, ~{need:.0f} s needed): {what}")
+    record("skipped", {"what": what, "need_s": need, "left_s": round(left())}, {})
+    return False
 
 
 def record(scenario, params, result):
@@ -161,7 +176,15 @@ class Cgroups:
         return subprocess.Popen(self.cmd(rel, argv), **kw)
 
     def run_json(self, rel, argv, timeout=None):
-        r = subprocess.run(self.cmd(rel, argv), capture_output=True, text=True, timeout=timeout)
+        t0 = time.time()
+        if timeout is not None:
+            timeout = max(10, min(timeout, left() + 30))
+        try:
+            r = subprocess.run(self.cmd(rel, argv), capture_output=True, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:
+            log(f"timed out after {time.time() - t0:.0f} s: {' '.join(argv)[:200]}")
+            return None
         if r.stderr.strip():
             log("stderr:", r.stderr.strip()[:2000])
         out = [l for l in r.stdout.splitlines() if l.startswith("{")]
@@ -260,7 +283,7 @@ def list_file(name, paths):
 READERS = f"{BASE}/readers"
 
 
-def reader_run(sub, mode, extra, label, interval_ms=100, timeout=600):
+def reader_run(sub, mode, extra, label, interval_ms=100, timeout=300):
     """one cgbench reader run in the readers' cgroup, with the flusher off
     for classic (today's kernel behaviour) and on for stream"""
     if mode == "stream" and not HAVE_STREAM:
@@ -280,6 +303,8 @@ def s1_reader_cost(seconds, rounds):
     per = seconds / rounds / 2
     maxs = str(int(1e6 // rounds))
     for r in range(rounds):
+        if not have_time(2 * per + 20, f"s1 round {r}"):
+            break
         for mode in ("classic", "stream"):
             res = reader_run("read", mode, ["--readers", "1", "--seconds", f"{per:.2f}",
                                              "--max-samples", maxs, busy], "s1")
@@ -290,28 +315,36 @@ def s1_reader_cost(seconds, rounds):
                     f"{pr['cpu_ns'] / max(1, pr['samples']):.0f} ns CPU/sample")
 
 
-def s2_telemetry(readers, counts, period_ms, seconds):
-    tele = tele_cgroups(max(counts))
-    for m in counts:
+def s2_telemetry(points, period_ms, seconds):
+    """points: (readers, cgroups) in priority order; runs until the budget ends"""
+    tele = []
+    for r, m in points:
+        if not have_time(2 * seconds + 30 + (30 if m > len(tele) else 0), f"s2 {r}x{m}"):
+            continue
+        if m > len(tele):
+            t0 = time.time()
+            tele = tele_cgroups(m)
+            log(f"s2: {m} cgroups ready in {time.time() - t0:.0f} s")
         lst = list_file(f"tele{m}", tele[:m])
-        for r in readers:
-            for mode in ("classic", "stream"):
-                res = reader_run("telemetry", mode,
-                                 ["--readers", str(r), "--period-ms", str(period_ms),
-                                  "--seconds", str(seconds), "--list", lst],
-                                 "s2", interval_ms=period_ms)
-                if res:
-                    record("s2", {"mode": mode, "readers": r, "cgroups": m,
-                                  "period_ms": period_ms, "seconds": seconds}, res)
-                    cyc = sum(p["cycles"] for p in res["per_reader"]) / r
-                    cpu = sum(p["cpu_ns"] for p in res["per_reader"]) / 1e6
-                    log(f"s2 R={r} M={m} {mode}: {cyc:.1f} cycles/reader, "
-                        f"readers {cpu:.1f} ms CPU, kworkers {res['kworker_ns'] / 1e6:.1f} ms")
+        for mode in ("classic", "stream"):
+            res = reader_run("telemetry", mode,
+                             ["--readers", str(r), "--period-ms", str(period_ms),
+                              "--seconds", str(seconds), "--list", lst],
+                             "s2", interval_ms=period_ms)
+            if res:
+                record("s2", {"mode": mode, "readers": r, "cgroups": m,
+                              "period_ms": period_ms, "seconds": seconds}, res)
+                cyc = sum(p["cycles"] for p in res["per_reader"]) / r
+                cpu = sum(p["cpu_ns"] for p in res["per_reader"]) / 1e6
+                log(f"s2 R={r} M={m} {mode}: {cyc:.1f} cycles/reader, "
+                    f"readers {cpu:.1f} ms CPU, kworkers {res['kworker_ns'] / 1e6:.1f} ms")
 
 
 def s4_parallel(readers, m, seconds):
     lst = list_file(f"par{m}", tele_cgroups(m))
     for r in readers:
+        if not have_time(2 * seconds + 30, f"s4 R={r}"):
+            break
         for mode in ("classic", "stream"):
             res = reader_run("read", mode, ["--readers", str(r), "--seconds", str(seconds),
                                              "--list", lst], "s4")
@@ -334,7 +367,11 @@ def s5_latency(interval_ms, seconds, m):
     runs.append(("pycgstream", [sys.executable, LATENCY_PY, "--seconds", str(seconds)] + paths))
     set_interval(interval_ms)
     for name, argv in runs:
-        res = CG.run_json(READERS, argv, timeout=seconds * 4 + 120)
+        if not have_time(seconds + 20, f"s5 {name}"):
+            continue
+        t0 = time.time()
+        res = CG.run_json(READERS, argv, timeout=seconds + 240)
+        log(f"s5 {name}: {time.time() - t0:.0f} s wall including start-up")
         if res:
             record("s5", {"reader": name, "interval_ms": interval_ms, "cgroups": m,
                           "seconds": seconds}, res)
@@ -352,6 +389,8 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
     work = CG.path(f"{BASE}/work/w")
     lst = list_file(f"upd{m}", [work] + tele_cgroups(m - 1))
     for r in range(rounds):
+        if not have_time(3 * (seconds + 15), f"s6 round {r}"):
+            break
         for phase in ("none", "classic", "stream"):
             if phase == "stream" and not HAVE_STREAM:
                 continue
@@ -367,9 +406,14 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
                                                   "--seconds", str(seconds)])
             rres = None
             if rd:
-                out, _ = rd.communicate(timeout=120)
-                lines = [l for l in out.splitlines() if l.startswith("{")]
-                rres = json.loads(lines[-1]) if lines else None
+                try:
+                    out, _ = rd.communicate(timeout=120)
+                    lines = [l for l in out.splitlines() if l.startswith("{")]
+                    rres = json.loads(lines[-1]) if lines else None
+                except subprocess.TimeoutExpired:
+                    rd.kill()
+                    rd.communicate()
+                    log("s6: readers timed out")
             set_interval(0)
             if res:
                 record("s6", {"phase": phase, "round": r, "readers": readers, "cgroups": m,
@@ -427,8 +471,16 @@ def main():
     ap.add_argument("--quick", action="store_true", default=os.environ.get("BENCH_QUICK") == "1")
     ap.add_argument("--s1-seconds", type=float, default=40.0,
                     help="scenario 1 time budget, both ways together (half per side)")
+    ap.add_argument("--budget", type=float, default=3600,
+                    help="seconds after driver start when no new measurement starts")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="the same as an absolute time (epoch s, host clock); the earlier wins")
     a = ap.parse_args()
+    global END
     QUICK, OUT = a.quick, a.out
+    END = time.time() + a.budget
+    if a.deadline:
+        END = min(END, a.deadline)
     os.makedirs(OUT, exist_ok=True)
     sc = set(a.scenarios.split(","))
     if os.geteuid() != 0:
@@ -455,24 +507,28 @@ def main():
     try:
         if sc & {"s1", "s2", "s4", "s5"}:
             record("load", {}, load.start())
+        # most wanted first: the budget cuts from the end
         if "s1" in sc:
-            s1_reader_cost(a.s1_seconds if not QUICK else 2.0, 1 if QUICK else 4 if NCPU <= 2 else 2)
+            s1_reader_cost(a.s1_seconds if not QUICK else 2.0, 1 if QUICK else 2)
         if "s4" in sc:
             s4_parallel([1, 2, 4, 8] if not QUICK else [1, 4], 100 if not QUICK else 20,
-                        5 if not QUICK else 1)
+                        4 if not QUICK else 1)
         if "s5" in sc:
-            s5_latency(20, 15 if not QUICK else 2, 10)
+            s5_latency(100, 10 if not QUICK else 2, 10)
+        if "s6" in sc:
+            load.stop()
+            if QUICK:
+                s6_updater(2, 20, 500, 1.5, 1)
+            else:
+                s6_updater(4, 100, 500, 4, 2)
+            load.start()
         if "s2" in sc:
             if QUICK:
-                s2_telemetry([1, 4], [10, 100], 100, 1)
+                s2_telemetry([(1, 10), (4, 100)], 500, 1)
             else:
-                s2_telemetry([1, 2, 4, 8, 16], [10, 100, 1000], 100, 3)
-        load.stop()
-        if "s6" in sc:
-            if QUICK:
-                s6_updater(2, 20, 100, 1.5, 1)
-            else:
-                s6_updater(4, 100, 100, 6, 2)
+                s2_telemetry([(1, 100), (4, 100), (16, 100), (1, 1000), (4, 1000),
+                              (1, 10), (4, 10), (16, 10), (2, 100), (8, 100),
+                              (2, 1000), (8, 1000), (2, 10), (8, 10), (16, 1000)], 500, 4)
     finally:
         load.stop()
         set_interval(0)

@@ -9,6 +9,10 @@
 #      BENCH_DOCS=DIR     where the report goes (default docs/; quick runs
 #                         default to the results folder, so the committed
 #                         report is never overwritten by a smoke run)
+#      BENCH_LIMIT_MIN=24 wall-clock limit for the whole run: each boot gets a
+#                         deadline that leaves room for the later sizes; the
+#                         driver starts no measurement past it and says what it
+#                         skipped (the report lists it)
 #      CGSTREAM_KVM       passed to vm-run.sh; default "no" (KVM guests hang
 #                         on these machines, see MACHINE-NOTES) = TCG
 set -uo pipefail
@@ -44,11 +48,28 @@ scen_for() {
 }
 s1_for() {	# scenario 1/3 time budget, both ways together, seconds
 	case $1 in
-	2) echo 40 ;;
-	8) echo 20 ;;
+	2) echo 24 ;;
+	8) echo 16 ;;
 	*) echo 16 ;;
 	esac
 }
+budget_for() {	# the driver's own time cap in the guest, seconds
+	case $1 in
+	2) echo 600 ;;
+	*) echo 240 ;;
+	esac
+}
+need_for() {	# least wall time worth booting a size for (boot + a little)
+	if [[ $quick == 1 ]]; then echo 120; return; fi
+	case $1 in
+	2) echo 300 ;;
+	8) echo 300 ;;
+	*) echo 420 ;;
+	esac
+}
+limit=$(( ${BENCH_LIMIT_MIN:-24} * 60 ))
+t_start=$(date +%s)
+t_end=$((t_start + limit - 60))	# a minute for the report
 
 {
 	echo "{\"started\": \"$(date -u +%FT%TZ)\", \"quick\": $quick, \"kvm\": \"$CGSTREAM_KVM\","
@@ -59,15 +80,28 @@ s1_for() {	# scenario 1/3 time budget, both ways together, seconds
 } >"$out/run.json"
 
 fail=0
+rest=($sizes)
 for n in $sizes; do
+	rest=("${rest[@]:1}")
+	reserve=0
+	for m in "${rest[@]}"; do reserve=$((reserve + $(need_for "$m"))); done
+	boot_end=$((t_end - reserve))
+	now=$(date +%s)
 	d=$out/vm-$n
 	mkdir -p "$d"
-	args=(--out "$d" --scenarios "$(scen_for "$n")" --s1-seconds "$(s1_for "$n")")
+	if ((boot_end - now < $(need_for "$n"))); then
+		echo "bench: no time left for the $n-vCPU boot: skipped" >&2
+		printf '{"cpus": %d, "rc": -1, "seconds": 0, "command": "skipped: time limit"}\n' "$n" >>"$out/boots.jsonl"
+		fail=1
+		continue
+	fi
+	args=(--out "$d" --scenarios "$(scen_for "$n")" --s1-seconds "$(s1_for "$n")"
+		--budget "$(budget_for "$n")" --deadline $((boot_end - 45)))
 	[[ $quick == 1 ]] && args+=(--quick)
 	t0=$(date +%s)
 	cmd=(scripts/vm/vm-run.sh --out "$d" --cpus "$n" --memory 2G -- python3 "$top/bench/driver.py" "${args[@]}")
 	echo ">> $(date -u +%T) ${cmd[*]}"
-	"${cmd[@]}" 2>&1 | tee "$d/vm-run.log"
+	timeout $((boot_end - now + 30)) "${cmd[@]}" 2>&1 | tee "$d/vm-run.log"
 	rc=${PIPESTATUS[0]}
 	t1=$(date +%s)
 	printf '{"cpus": %d, "rc": %d, "seconds": %d, "command": "%s"}\n' \
