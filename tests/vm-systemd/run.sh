@@ -20,6 +20,7 @@
 # usage: run.sh [--kernel BZIMAGE] [--stock-kernel VMLINUZ|none] [--out DIR]
 #               [--only patched|stock]
 # env:   VNG, CGSTREAM_KVM=auto|yes|no (as scripts/vm/vm-run.sh),
+#        CGSTREAM_VM_DEBUG=1 (console log), CGSTREAM_VM_TIMEOUT (s per boot, 900),
 #        CGSTREAM_CACHE (stock kernel cache; default ~/.cache/cgstream)
 # exit:  0 both boots passed, 1 a check failed, 77 a boot could not run
 set -uo pipefail
@@ -53,12 +54,13 @@ out=${out:-$top/build/vm-systemd}
 rm -rf "$out" && mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 
-# --- the install, staged as a package would lay it out -------------------
+# --- the install, staged as a distribution package would lay it out ------
+# (PREFIX=/usr: /usr/lib is on ld.so's default path, so no ldconfig run)
 stage=$out/stage
 {
 	make -s -C "$top/libcgstream" &&
-	make -s -C "$top/libcgstream" install DESTDIR="$stage" PREFIX=/usr/local &&
-	make -s -C "$top/systemd" install DESTDIR="$stage" PREFIX=/usr/local &&
+	make -s -C "$top/libcgstream" install DESTDIR="$stage" PREFIX=/usr &&
+	make -s -C "$top/systemd" install DESTDIR="$stage" PREFIX=/usr &&
 	systemctl --root="$stage" --quiet enable cgstream-interval.service cgstream.service
 } >"$out/install.log" 2>&1 || { cat "$out/install.log"; echo "FAIL: staging the install"; exit 1; }
 # the admin's configuration: a value that is not the shipped default
@@ -75,14 +77,20 @@ auto)
 	;;
 esac
 
+# CGSTREAM_VM_DEBUG=1: the kernel's and the journal's messages on the
+# serial console, saved as $out/KIND.console
+debug=()
+[[ ${CGSTREAM_VM_DEBUG:-} == 1 ]] &&
+	debug=(--append loglevel=6 --append systemd.journald.forward_to_console=1)
+
 # boot KIND KERNEL ARGS...: one systemd boot running guest-check KIND
 boot() {
 	local kind=$1 k=$2; shift 2
 	echo ">> vm-systemd: $kind boot of $(basename "$k") (${accel[*]:-KVM}), systemd as PID 1"
 	local start=$SECONDS
 	CGSTREAM_GUEST_INIT=$here/guest-init CGSTREAM_VM_CONSOLE=$out/$kind.console \
-		timeout 900 "$vng" --systemd --qemu "$here/qemu-wrap" "${accel[@]}" \
-		--run "$k" --memory 2G --cpus 2 --append "cgstream_stage=$stage" \
+		timeout ${CGSTREAM_VM_TIMEOUT:-900} "$vng" --systemd --qemu "$here/qemu-wrap" "${accel[@]}" \
+		--run "$k" --memory 2G --cpus 2 --append "cgstream_stage=$stage" "${debug[@]}" \
 		--rwdir "$out" --exec "$here/guest-check $kind $out $*" \
 		</dev/null >"$out/$kind.vng.log" 2>&1
 	local rc=$?
