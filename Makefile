@@ -38,7 +38,7 @@ kernel: kernel-tree
 	@scripts/kernel-build.sh $(KTREE) $(KOBJ) scripts/vm/kernel.config $(CACHE)/ccache
 
 kernel-series: kernel-tree
-	@scripts/kernel-series.sh $(KTREE) $(SERIES_OUT)
+	@OBJ=$(KOBJ) scripts/kernel-series.sh $(KTREE) $(SERIES_OUT)
 
 kernel-sync:
 	@scripts/kernel-sync.sh $(KTREE) $(CURDIR)

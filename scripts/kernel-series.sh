@@ -50,4 +50,38 @@ for f in $(git -C "$tree" diff --diff-filter=A --name-only pristine..cgstream); 
 		echo ">> no MAINTAINERS entry covers new file $f"; fail=1
 	fi
 done
+# The exported series must apply with git am to the pristine tree and give
+# exactly the build tree's result.
+check=$(mktemp -d)
+git -C "$tree" worktree add -q --detach "$check/am" pristine
+mapfile -t patches < <(ls "$out"/0*.patch | grep -v 0000-cover-letter)
+if git -C "$check/am" -c user.name=cgstream -c user.email=cgstream@localhost \
+	am -q "${patches[@]}"; then
+	if [[ $(git -C "$check/am" rev-parse HEAD^{tree}) == $(git -C "$tree" rev-parse cgstream^{tree}) ]]; then
+		echo ">> git am: the series applies to pristine $(git -C "$tree" log -1 --format=%s pristine | cut -d' ' -f2) and gives the build tree"
+	else
+		echo ">> git am: applied, but the result differs from the build tree"; fail=1
+	fi
+else
+	echo ">> git am: the series does not apply to the pristine tree"; fail=1
+fi
+git -C "$tree" worktree remove --force "$check/am"; rm -rf "$check"
+
+# BUILD_EACH=1: build bzImage at every commit of the series (bisectability),
+# in the build tree's own object folder, then return to the series head.
+if [[ ${BUILD_EACH:-0} == 1 ]]; then
+	obj=${OBJ:?BUILD_EACH needs OBJ}
+	head=$(git -C "$tree" rev-parse cgstream)
+	for c in $(git -C "$tree" rev-list --reverse pristine..cgstream); do
+		git -C "$tree" checkout -q "$c"
+		if make -s -C "$tree" O="$obj" CC="ccache gcc" -j"$(nproc)" bzImage >/dev/null 2>"$out/build-$c.log"; then
+			echo ">> builds: $(git -C "$tree" log -1 --format='%h %s' "$c")"
+			rm -f "$out/build-$c.log"
+		else
+			echo ">> BUILD FAILS at $(git -C "$tree" log -1 --format='%h %s' "$c"): $out/build-$c.log"; fail=1
+		fi
+	done
+	git -C "$tree" checkout -q cgstream
+	[[ $(git -C "$tree" rev-parse HEAD) == "$head" ]]
+fi
 exit $fail
