@@ -23,7 +23,7 @@ PREFIX      ?= /usr/local
 DESTDIR     ?=
 
 .PHONY: all deps kernel kernel-tree kernel-series kernel-sync vm-run vm-shell \
-	check check-host check-vm userspace demo bench install clean distclean
+	check check-host check-vm check-systemd userspace demo bench install clean distclean
 
 all: userspace
 
@@ -58,15 +58,17 @@ userspace:
 
 # --- tests ----------------------------------------------------------------
 check: deps kernel userspace
-	@$(MAKE) -s check-host
-	@$(MAKE) -s check-vm
+	@tests/check.sh
 
-check-host:
+check-host: userspace
 	@tests/host/run.sh
 
-check-vm:
+check-vm: userspace
 	@CGSTREAM_VM_SETTLE=12 scripts/vm/vm-run.sh --cpus $(VM_CPUS) --memory $(VM_MEMORY) \
 		--out $(BUILD)/vm-check -- tests/vm/run.sh
+
+check-systemd: userspace
+	@tests/vm-systemd/run.sh --out $(BUILD)/vm-systemd
 
 # --- demo, benchmarks -----------------------------------------------------
 demo: deps kernel userspace

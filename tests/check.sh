@@ -1,0 +1,32 @@
+#!/bin/bash
+# `make check` after the builds: every stage runs even when an earlier one
+# failed, and the last line sums them up.
+#   host       tests/host/*  on the host kernel (fallback mode, units, parsers)
+#   harness    a deliberate kernel WARNING must fail a VM run
+#   vm         tests/vm/*    in one boot of the patched kernel
+#   vm-systemd systemd as PID 1: patched kernel, then a stock kernel
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cpus=${VM_CPUS:-2} memory=${VM_MEMORY:-2G}
+pass=0 fail=0 skip=0
+stage() {
+	local name=$1; shift
+	echo
+	echo "=== $name: $*"
+	local start=$SECONDS
+	"$@"
+	local rc=$?
+	case $rc in
+	0) pass=$((pass + 1)); echo "=== $name: passed ($((SECONDS - start)) s)" ;;
+	77) skip=$((skip + 1)); echo "=== $name: skipped ($((SECONDS - start)) s)" ;;
+	*) fail=$((fail + 1)); echo "=== $name: FAILED, exit $rc ($((SECONDS - start)) s)" ;;
+	esac
+}
+stage host tests/host/run.sh
+stage harness scripts/vm/selftest-warning.sh --cpus "$cpus" --memory "$memory"
+stage vm env CGSTREAM_VM_SETTLE=12 scripts/vm/vm-run.sh --cpus "$cpus" --memory "$memory" \
+	--out "$top/build/vm-check" -- tests/vm/run.sh
+stage vm-systemd tests/vm-systemd/run.sh --out "$top/build/vm-systemd"
+echo
+echo "check: $pass passed, $fail failed, $skip skipped"
+((fail == 0))
