@@ -18,7 +18,7 @@ burner=
 cleanup() {
 	[[ -n $burner ]] && kill "$burner" 2>/dev/null && wait "$burner" 2>/dev/null
 	echo "$saved" >"$root/cpu.stat.stream_interval"
-	for d in "$parent/bw" "$parent/a" "$parent/b" "$parent"; do rmdir "$d" 2>/dev/null; done
+	for d in "$parent/bw" "$parent/a/x" "$parent/a" "$parent/b" "$parent"; do rmdir "$d" 2>/dev/null; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -57,7 +57,8 @@ sh -c 'echo $$ > '"$parent/bw/cgroup.procs"'; exec sh -c "while :; do :; done"' 
 burner=$!
 
 # --json, auto mode picks the kernel
-expect 0 '' "$cgstream" watch --json --count 4 "$parent/bw" "$parent/a" /
+mkdir "$parent/a/x" || fail "mkdir $parent/a/x"
+expect 0 '' "$cgstream" watch --json --count 4 "$parent/bw" "$parent/a" "$parent/a/x" /
 "$python" - "$tmp/out" "$parent" "$root" <<'PY' || fail "--json in kernel mode"
 import json, sys
 out, parent, root = sys.argv[1:]
@@ -66,7 +67,7 @@ by = {}
 for o in objs:
     assert o["mode"] == "kernel", o
     by.setdefault(o["cgroup"], []).append(o)
-assert set(by) == {parent + "/bw", parent + "/a", root}, set(by)
+assert set(by) == {parent + "/bw", parent + "/a", parent + "/a/x", root}, set(by)
 for cg, l in by.items():
     assert 3 <= len(l) <= 4, (cg, len(l))
     seqs = [o["seq"] for o in l]
@@ -80,7 +81,9 @@ assert bw[-1]["nr_throttled"] > bw[0]["nr_throttled"], bw
 # at period starts); over all cycles the rate is close to the quota.
 rate = 100.0 * (bw[-1]["usage_usec"] - bw[0]["usage_usec"]) / (bw[-1]["flush_time_usec"] - bw[0]["flush_time_usec"])
 assert 5 <= rate <= 35, rate
-assert by[root][0]["nr_periods"] is None           # no bandwidth fields on the root
+# a cgroup without the cpu controller has no bandwidth fields: null
+assert all(by[parent + "/a/x"][0][k] is None for k in ("nr_periods", "nr_throttled", "throttled_usec", "nr_bursts", "burst_usec")), by[parent + "/a/x"][0]
+assert all(isinstance(by[parent + "/a/x"][0][k], int) for k in ("usage_usec", "user_usec", "system_usec", "nice_usec"))
 print("ok: --json kernel mode: seqs, bandwidth fields, cpu.max 20%% -> %.1f%%" % rate)
 PY
 
@@ -91,7 +94,7 @@ grep -Eq "^seq [0-9]+ /cgstest-vmcli-$$/bw: cpu [0-9.]+% \(user [0-9.]+%, system
 echo "ok: plain lines with throttling"
 
 # removal while watched
-"$cgstream" watch --json "$parent/a" "$parent/b" >"$tmp/rm" 2>"$tmp/rm.err" &
+"$cgstream" watch --json "$parent/a/x" "$parent/b" >"$tmp/rm" 2>"$tmp/rm.err" &
 pid=$!
 sleep 1.5
 rmdir "$parent/b"
@@ -107,7 +110,7 @@ echo "ok: removal event once"
 
 # streaming off: watch says so and waits
 echo 0 >"$root/cpu.stat.stream_interval"
-timeout 2 "$cgstream" watch --count 1 "$parent/a" >"$tmp/off" 2>"$tmp/off.err"
+timeout 8 "$cgstream" watch --count 1 "$parent/a/x" >"$tmp/off" 2>"$tmp/off.err"
 rc=$?
 [[ $rc == 124 ]] || fail "watch with interval 0 exited $rc"
 grep -q "flush interval is 0" "$tmp/off.err" || fail "no interval-0 warning: $(cat "$tmp/off.err")"
