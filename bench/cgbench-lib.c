@@ -99,16 +99,18 @@ int main(int argc, char **argv)
 			skipped_first++;
 			continue;
 		}
-		if (seq == prev)
+		if (seq <= prev) {	/* a batch that brought no new flush */
 			dups++;
-		else if (seq > prev + 1)
+			continue;
+		}
+		if (seq > prev + 1)
 			missed += seq - prev - 1;
 		prev = seq;
 		if (n < cap)
 			lat[n++] = (int64_t)woke - (int64_t)ft;
 	}
 	printf("{\"reader\": \"libcgstream-group\", \"mode\": \"%s\", \"cgroups\": %d, "
-	       "\"wakes\": %" PRIu64 ", \"missed\": %" PRIu64 ", \"dups\": %" PRIu64
+	       "\"wakes\": %" PRIu64 ", \"missed\": %" PRIu64 ", \"repeat_wakes\": %" PRIu64
 	       ", \"errors\": %" PRIu64 ", \"lat_us\": [",
 	       cgstream_mode_name(cgstream_group_mode(g)), ncg, wakes, missed, dups, errors);
 	for (size_t i = 0; i < n; i++)

@@ -579,7 +579,8 @@ static int run_latency(const struct opts *o)
 	}
 	size_t cap = 1 << 16, n = 0;
 	int64_t *lat = malloc(cap * sizeof(*lat));
-	uint64_t prev_seq = 0, missed = 0, dups = 0, wakes = 0;
+	uint64_t *last = calloc(o->ncg, sizeof(*last));
+	uint64_t prev_seq = 0, missed = 0, dups = 0, wakes = 0, repeat_wakes = 0;
 	uint64_t end = mono_ns() + (uint64_t)(o->seconds * 1e9);
 	while (mono_ns() < end) {
 		int k = poll(pfd, o->ncg, 200);
@@ -592,23 +593,37 @@ static int run_latency(const struct opts *o)
 			if (!(pfd[i].revents & POLLIN))
 				continue;
 			ssize_t r = pread(fds[i], buf, sizeof(buf), 0);
-			if (r > 0 && !parse_stat(buf, r, &v) && v.seq > seq) {
+			if (r <= 0 || parse_stat(buf, r, &v))
+				continue;
+			/* a kernel duplicate: readable, yet nothing new for this fd */
+			if (last[i] && v.seq == last[i])
+				dups++;
+			last[i] = v.seq;
+			if (v.seq > seq) {
 				seq = v.seq;
 				ft = v.flush_time;
 			}
 		}
 		if (!seq)
 			continue;
-		if (prev_seq && seq == prev_seq)
-			dups++;
-		else if (prev_seq && seq > prev_seq + 1)
+		if (!prev_seq) {	/* the flush already there at start */
+			prev_seq = seq;
+			continue;
+		}
+		if (seq <= prev_seq) {
+			/* the rest of the fds of a flush whose first fds woke us */
+			repeat_wakes++;
+			continue;
+		}
+		if (seq > prev_seq + 1)
 			missed += seq - prev_seq - 1;
 		prev_seq = seq;
 		if (n < cap)
 			lat[n++] = (int64_t)woke - (int64_t)ft;
 	}
 	printf("{\"reader\": \"poll\", \"cgroups\": %d, \"wakes\": %" PRIu64 ", \"missed\": %" PRIu64
-	       ", \"dups\": %" PRIu64 ", \"lat_us\": [", o->ncg, wakes, missed, dups);
+	       ", \"dups\": %" PRIu64 ", \"repeat_wakes\": %" PRIu64 ", \"lat_us\": [",
+	       o->ncg, wakes, missed, dups, repeat_wakes);
 	for (size_t i = 0; i < n; i++)
 		printf("%s%" PRId64, i ? "," : "", lat[i]);
 	printf("]}\n");

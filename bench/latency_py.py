@@ -11,10 +11,12 @@ sample's flush_time_usec.  Prints one JSON object like cgbench latency.
 Uses the checkout's pycgstream and libcgstream (build/) unless
 CGSTREAM_LIBRARY / PYTHONPATH say otherwise.
 """
-import json
-import os
-import sys
 import time
+
+T_START = time.monotonic()
+import json  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -22,6 +24,8 @@ sys.path.insert(0, os.path.join(TOP, "pycgstream", "src"))
 os.environ.setdefault("CGSTREAM_LIBRARY", os.path.join(TOP, "libcgstream", "build",
                                                        "libcgstream.so.1"))
 import pycgstream  # noqa: E402
+
+T_IMPORTED = time.monotonic()
 
 
 def main():
@@ -37,7 +41,9 @@ def main():
     prev = None
     # CGBENCH_LIB_MODE=fallback: smoke tests on kernels without the feature
     mode = os.environ.get("CGBENCH_LIB_MODE", "kernel")
+    t_open = time.monotonic()
     with pycgstream.Group(args, mode=mode, fallback_interval_ms=100) as g:
+        t_opened = time.monotonic()
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             if not g.wait(0.2):
@@ -54,17 +60,22 @@ def main():
             if prev is None:        # the batch already there at start
                 prev = newest.seq
                 continue
-            if newest.seq == prev:
+            if newest.seq <= prev:      # a batch that brought no new flush
                 dups += 1
-            elif newest.seq > prev + 1:
+                continue
+            if newest.seq > prev + 1:
                 missed += newest.seq - prev - 1
             prev = newest.seq
             lat.append(woke - newest.flush_time_usec)
             lat_deliver.append(delivered - newest.flush_time_usec)
         mode = g.mode
-    print(json.dumps({"reader": "pycgstream", "mode": mode, "cgroups": len(args),
+        t_loop_end = time.monotonic()
+    t_closed = time.monotonic()
+    print(json.dumps({"startup_s": {"imports": round(T_IMPORTED - T_START, 3),
+                                    "group_open": round(t_opened - t_open, 3),
+                                    "group_close": round(t_closed - t_loop_end, 3)},"reader": "pycgstream", "mode": mode, "cgroups": len(args),
                       "python": sys.version.split()[0], "wakes": wakes, "missed": missed,
-                      "dups": dups, "errors": errors, "lat_us": lat,
+                      "repeat_wakes": dups, "errors": errors, "lat_us": lat,
                       "lat_deliver_us": lat_deliver}))
 
 

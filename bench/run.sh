@@ -79,6 +79,12 @@ t_end=$((t_start + limit - 60))	# a minute for the report
 	echo " \"git\": \"$(git rev-parse --short HEAD 2>/dev/null)\", \"command\": \"make bench\"}"
 } >"$out/run.json"
 
+# the host's load during the run: TCG vCPUs are host threads, so other
+# work on the host shows up as guest CPU time (there is no steal time)
+( while sleep 10; do echo "$(date +%s) $(cut -d' ' -f1-3 /proc/loadavg)"; done ) >"$out/hostload.txt" &
+sampler=$!
+trap 'kill $sampler 2>/dev/null' EXIT
+
 fail=0
 rest=($sizes)
 for n in $sizes; do
@@ -104,8 +110,8 @@ for n in $sizes; do
 	timeout $((boot_end - now + 30)) "${cmd[@]}" 2>&1 | tee "$d/vm-run.log"
 	rc=${PIPESTATUS[0]}
 	t1=$(date +%s)
-	printf '{"cpus": %d, "rc": %d, "seconds": %d, "command": "%s"}\n' \
-		"$n" "$rc" $((t1 - t0)) "${cmd[*]}" >>"$out/boots.jsonl"
+	printf '{"cpus": %d, "rc": %d, "seconds": %d, "start": %d, "end": %d, "command": "%s"}\n' \
+		"$n" "$rc" $((t1 - t0)) "$t0" "$t1" "${cmd[*]}" >>"$out/boots.jsonl"
 	((rc)) && { echo "bench: the $n-vCPU run failed (rc $rc); the report says so" >&2; fail=1; }
 done
 
