@@ -210,6 +210,10 @@ def main():
                  f"(cgroup-tools {tool.get('version', '?')}: cgcreate rc "
                  f"{tool.get('cgcreate_rc')}, created={tool.get('created')}, cgexec printed "
                  f"`{one_line(tool.get('cgexec_out', ''))[:200]}` {one_line(tool.get('cgexec_err', ''))[:200]})")
+        if tool.get("used") == "libcgroup":
+            t += ("; the idle cgroups the telemetry readers sample (up to 1000) are made "
+                  "with plain mkdir, because cgcreate took about a second per cgroup in "
+                  "the TCG guest (see the driver log's \"created N cgroups\" lines)")
         rows.append(["cgroups created with", t])
     for b in boots:
         hl = (f", host load average {b['load_mean']:.1f} (max {b['load_max']:.1f}) on "

@@ -30,9 +30,14 @@ else
 fi
 export CGSTREAM_KVM=${CGSTREAM_KVM:-no}
 py=$top/.venv/bin/python
+if [[ -n ${MAKELEVEL:-} ]]; then command="make bench"; else command="bench/run.sh"; fi
 
 echo ">> bench: results in $out, report in $docs (quick=$quick, sizes: $sizes)"
 mkdir -p "$out"
+# one kernel for every boot, even if build/obj is rebuilt meanwhile
+kernel=${BENCH_KERNEL:-$top/build/obj/arch/x86/boot/bzImage}
+[[ -f $kernel ]] || { echo "bench: $kernel missing: make kernel" >&2; exit 1; }
+cp "$kernel" "$out/bzImage"
 make -s -C bench || exit 1
 [[ -e libcgstream/build/libcgstream.so.1 ]] || echo "bench: libcgstream not built: scenario 5a/5c will be missing" >&2
 "$py" -c 'import matplotlib' 2>/dev/null || { echo "bench: matplotlib missing in $top/.venv: run make deps" >&2; exit 1; }
@@ -76,7 +81,8 @@ t_end=$((t_start + limit - 60))	# a minute for the report
 	echo " \"host_kernel\": \"$(uname -r)\", \"host_cpus\": $(nproc),"
 	echo " \"host_cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')\","
 	echo " \"host_mem_kb\": $(awk '/MemTotal/ {print $2}' /proc/meminfo),"
-	echo " \"git\": \"$(git rev-parse --short HEAD 2>/dev/null)\", \"command\": \"make bench\"}"
+	echo " \"git\": \"$(git rev-parse --short HEAD 2>/dev/null)\", \"command\": \"$command\","
+	echo " \"bzimage_sha256\": \"$(sha256sum "$out/bzImage" | cut -c1-16)\"}"
 } >"$out/run.json"
 
 # the host's load during the run: TCG vCPUs are host threads, so other
@@ -105,7 +111,7 @@ for n in $sizes; do
 		--budget "$(budget_for "$n")" --deadline $((boot_end - 45)))
 	[[ $quick == 1 ]] && args+=(--quick)
 	t0=$(date +%s)
-	cmd=(scripts/vm/vm-run.sh --out "$d" --cpus "$n" --memory 2G -- python3 "$top/bench/driver.py" "${args[@]}")
+	cmd=(scripts/vm/vm-run.sh --kernel "$out/bzImage" --out "$d" --cpus "$n" --memory 2G -- python3 "$top/bench/driver.py" "${args[@]}")
 	echo ">> $(date -u +%T) ${cmd[*]}"
 	timeout $((boot_end - now + 30)) "${cmd[@]}" 2>&1 | tee "$d/vm-run.log"
 	rc=${PIPESTATUS[0]}
