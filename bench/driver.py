@@ -328,7 +328,7 @@ def s2_telemetry(points, period_ms, seconds):
     """points: (readers, cgroups) in priority order; runs until the budget ends"""
     tele = []
     for r, m in points:
-        if not have_time(2 * seconds + 30 + (30 if m > len(tele) else 0), f"s2 {r}x{m}"):
+        if not have_time(2 * seconds + 30 + (m // 15 if m > len(tele) else 0), f"s2 {r}x{m}"):
             continue
         if m > len(tele):
             t0 = time.time()

@@ -164,7 +164,7 @@ def main():
         if "classic" in rc and "stream" in rc:
             head.append(f"- reader CPU per sample, {n} vCPUs: classic "
                         f"{fmt(rc['classic']['ns'])} ns, stream {fmt(rc['stream']['ns'])} ns: "
-                        f"**{fmt(rc['classic']['ns'] / rc['stream']['ns'])}x** less with the stream")
+                        f"classic/stream **{fmt(rc['classic']['ns'] / rc['stream']['ns'])}x**")
     s2 = s2_summary(recs)
     if s2:
         big = max(s2, key=lambda k: (k[1], k[0]))
@@ -173,8 +173,33 @@ def main():
             head.append(f"- telemetry, {big[0]} readers x {big[1]} cgroups every "
                         f"{v['period']} ms: CPU per cycle (readers + kworkers) classic "
                         f"{fmt(v['classic']['total_ms'])} ms, stream "
-                        f"{fmt(v['stream']['total_ms'])} ms: "
+                        f"{fmt(v['stream']['total_ms'])} ms: classic/stream "
                         f"**{fmt(ratio(v['classic']['total_ms'], v['stream']['total_ms']))}x**")
+    s4h = sel(recs, "s4")
+    if s4h:
+        rmax = max(x["params"]["readers"] for x in s4h)
+        t = {}
+        for x in s4h:
+            if x["params"]["readers"] == rmax:
+                pr = x["result"]["per_reader"]
+                t[x["params"]["mode"]] = sum(q["samples"] / (q["wall_ns"] / 1e9) for q in pr) / len(pr)
+        if "classic" in t and "stream" in t:
+            head.append(f"- {rmax} parallel readers ({s4h[0]['cpus']} vCPUs): "
+                        f"samples/s per reader stream/classic **{fmt(t['stream'] / t['classic'])}x**")
+    for x in sel(recs, "s5"):
+        lat = [v for v in x["result"].get("lat_us", []) if v >= 0]
+        if lat:
+            head.append(f"- wake latency, {x['params']['reader']}: p50 {fmt(pct(lat, 50))} µs, "
+                        f"p99 {fmt(pct(lat, 99))} µs ({len(lat)} wakes)")
+    s6h = {}
+    for x in sel(recs, "s6"):
+        s6h.setdefault(x["params"]["phase"], []).append(x["result"]["work"]["iters_per_s"])
+    if "none" in s6h:
+        base = sum(s6h["none"]) / len(s6h["none"])
+        parts = [f"{ph} readers {sum(v) / len(v) / base * 100:.0f} %" for ph, v in s6h.items()
+                 if ph != "none"]
+        if parts:
+            head.append("- CPU-bound workload throughput vs no readers: " + ", ".join(parts))
     w("\n".join(head) + "\n" if head else "No complete classic/stream pair was measured.\n")
 
     # --- setup
@@ -259,8 +284,9 @@ def main():
     if s2:
         period = next(iter(s2.values()))["period"]
         secs = next(iter(s2.values()))["seconds"]
+        n2 = sel(recs, "s2")[0]["cpus"]
         w(f"R reader processes each sample M cgroups (idle cgroups under one parent; the "
-          f"churn load runs) every {period} ms for {secs} s per run, 2 vCPUs. Classic: "
+          f"churn load runs) every {period} ms for {secs} s per run, {n2} vCPUs. Classic: "
           f"sleep to a fixed grid (`clock_nanosleep(TIMER_ABSTIME)`), `pread()` all M "
           f"`cpu.stat`; a deadline that passed while a cycle ran is a missed cycle. Stream: "
           f"the flusher interval is {period} ms, each reader epolls its M `cpu.stat.stream` "
