@@ -20,7 +20,7 @@
 # usage: run.sh [--kernel BZIMAGE] [--stock-kernel VMLINUZ|none] [--out DIR]
 #               [--only patched|stock]
 # env:   VNG, CGSTREAM_KVM=auto|yes|no (as scripts/vm/vm-run.sh),
-#        CGSTREAM_VM_DEBUG=1 (console log), CGSTREAM_VM_TIMEOUT (s per boot, 900),
+#        CGSTREAM_VM_DEBUG=1 (console log), CGSTREAM_VM_TIMEOUT (s per boot, 1800),
 #        CGSTREAM_CACHE (stock kernel cache; default ~/.cache/cgstream)
 # exit:  0 both boots passed, 1 a check failed, 77 a boot could not run
 set -uo pipefail
@@ -89,7 +89,7 @@ boot() {
 	echo ">> vm-systemd: $kind boot of $(basename "$k") (${accel[*]:-KVM}), systemd as PID 1"
 	local start=$SECONDS
 	CGSTREAM_GUEST_INIT=$here/guest-init CGSTREAM_VM_CONSOLE=$out/$kind.console \
-		timeout ${CGSTREAM_VM_TIMEOUT:-900} "$vng" --systemd --qemu "$here/qemu-wrap" "${accel[@]}" \
+		timeout ${CGSTREAM_VM_TIMEOUT:-1800} "$vng" --systemd --qemu "$here/qemu-wrap" "${accel[@]}" \
 		--run "$k" --memory 2G --cpus 2 --append "cgstream_stage=$stage" "${debug[@]}" \
 		--rwdir "$out" --exec "$here/guest-check $kind $out $*" \
 		</dev/null >"$out/$kind.vng.log" 2>&1
