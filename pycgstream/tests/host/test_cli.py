@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -92,13 +91,21 @@ def test_json_lines_match_the_c_command(cgroup: Path) -> None:
 
 
 def test_watch_reports_removal_and_ends(cgroups: Cgroups, cgroup: Path) -> None:
-    threading.Timer(0.8, cgroups.remove, (cgroup,)).start()
-    r = cli(*fallback_watch(str(cgroup)), timeout=30)
-    assert r.returncode == 0, r.stderr
-    lines = r.stdout.splitlines()
-    assert sample_line_pattern(str(cgroup), "fallback").match(lines[0])
-    assert lines[-1] == f'{{"cgroup": "{cgroup}", "event": "removed"}}'
-    assert r.stderr == "pycgstream: no cgroups left to watch\n"
+    p = subprocess.Popen([sys.executable, "-m", "pycgstream", *fallback_watch(str(cgroup))],
+                         env=python_env(), text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        assert p.stdout is not None
+        first = p.stdout.readline()            # watching: now remove it
+        cgroups.remove(cgroup)
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode == 0, err
+    assert sample_line_pattern(str(cgroup), "fallback").match(first.rstrip("\n")), first
+    assert out.splitlines()[-1] == f'{{"cgroup": "{cgroup}", "event": "removed"}}'
+    assert err == "pycgstream: no cgroups left to watch\n"
 
 
 def test_watch_plain_lines(cgroups: Cgroups, cgroup: Path, mount: Path) -> None:

@@ -10,7 +10,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
 
 from conftest import PACKAGE_DIR
 
