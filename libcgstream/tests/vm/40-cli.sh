@@ -55,8 +55,8 @@ echo +cpu >"$root/cgroup.subtree_control" && echo +cpu >"$parent/cgroup.subtree_
 	fail "cannot enable the cpu controller"
 sh -c 'echo $$ > '"$parent/bw/cgroup.procs"'; exec sh -c "while :; do :; done"' &
 burner=$!
-for _ in $(seq 100); do [[ -s $parent/bw/cgroup.procs ]] && break; sleep 0.1; done
-[[ -s $parent/bw/cgroup.procs ]] || fail "the burner did not join $parent/bw"
+for _ in $(seq 100); do grep -q . "$parent/bw/cgroup.procs" && break; sleep 0.1; done
+grep -q . "$parent/bw/cgroup.procs" || fail "the burner did not join $parent/bw"
 
 # --json, auto mode picks the kernel
 mkdir "$parent/a/x" || fail "mkdir $parent/a/x"
