@@ -246,6 +246,11 @@ def main():
         rows.append([f"boot {b['cpus']} vCPUs", f"{b['seconds']} s wall{hl}, exit {b['rc']}: "
                      f"`{b['command'].replace(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + '/', '')}`"])
     w(table(["what", "value"], rows, left=True))
+    if any(b.get("parallel") for b in boots):
+        w("\n**The boots ran at the same time** (BENCH_PARALLEL=1): the host was overloaded "
+          "by other work, and one TCG boot alone took most of the time limit. Each ratio "
+          "still compares the two ways within one boot (alternating rounds), but the boots "
+          "took CPU from each other, which adds noise to every absolute number.\n")
     w("\nWhat runs in each boot: 2 vCPUs: scenarios 1, 2, 5, 6; 8 vCPUs: 1 and 4; "
       "32 vCPUs: 1 (scenario 3 is scenario 1 at each size). Raw results (JSON lines, one "
       "object per measurement) are in the run's folder under `build/bench/`.\n")
