@@ -55,7 +55,8 @@ def test_relative_paths_and_cgroup_root(cgroup: Path, mount: Path) -> None:
 
 
 def test_one_sample_per_cycle_and_none_when_not_ready(cgroup: Path) -> None:
-    with fallback_stream(cgroup) as s:
+    period = 200      # long enough that a loaded host does not race the checks
+    with pycgstream.Stream(cgroup, mode="fallback", fallback_interval_ms=period) as s:
         samples = []
         while len(samples) < 5:
             # every wake-up brings exactly one new sample: no busy wake-ups,
@@ -68,9 +69,10 @@ def test_one_sample_per_cycle_and_none_when_not_ready(cgroup: Path) -> None:
             assert s.wait(0) is False
         seqs = [x.seq for x in samples]
         assert all(b > a for a, b in zip(seqs, seqs[1:])), seqs
-        times = [x.flush_time_usec for x in samples]
-        gaps = [(b - a) / 1000 for a, b in zip(times, times[1:])]  # type: ignore[operator]
-        assert all(gap >= PERIOD_MS * 0.8 for gap in gaps), gaps
+        # one timer period per sample at least, on average (a late read
+        # may sit closer to the next one)
+        elapsed_ms = (samples[-1].flush_time_usec - samples[0].flush_time_usec) / 1000  # type: ignore[operator]
+        assert elapsed_ms / (len(samples) - 1) >= 0.8 * period, elapsed_ms
 
 
 def test_fallback_sample_fields(cgroup: Path) -> None:
