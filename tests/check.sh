@@ -26,7 +26,9 @@ stage host tests/host/run.sh
 stage harness scripts/vm/selftest-warning.sh --cpus "$cpus" --memory "$memory"
 stage vm env CGSTREAM_VM_SETTLE=12 scripts/vm/vm-run.sh --cpus "$cpus" --memory "$memory" \
 	--out "$top/build/vm-check" -- tests/vm/run.sh
-stage vm-systemd tests/vm-systemd/run.sh --out "$top/build/vm-systemd"
+# bounded so that a hung boot cannot push CI past its limit
+stage vm-systemd env CGSTREAM_VM_TIMEOUT=${CGSTREAM_VM_TIMEOUT:-900} \
+	tests/vm-systemd/run.sh --out "$top/build/vm-systemd"
 echo
 echo "check: $pass passed, $fail failed, $skip skipped"
 ((fail == 0))
