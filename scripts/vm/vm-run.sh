@@ -6,7 +6,8 @@
 #
 # usage: vm-run.sh [--shell] [--cpus N] [--memory M] [--kernel BZIMAGE]
 #                  [--out DIR] [--] CMD...
-# env:   VNG (path to vng), CGSTREAM_KVM=auto|yes|no (default auto)
+# env:   VNG (path to vng), CGSTREAM_KVM=auto|yes|no (default auto),
+#        CGSTREAM_VM_TIMEOUT (seconds for the whole boot, default 2400)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,13 +64,15 @@ rm -f "$out/rc" "$out/dmesg"
 # one argument is a shell command line; several are one quoted command
 if (($# == 1)); then printf '%s\n' "$1"; else printf '%q ' "$@"; fi >"$out/cmd"
 echo ">> vm: $(basename "$(dirname "$(dirname "$(dirname "$(dirname "$kernel")")")")")/$(basename "$kernel"), $cpus vCPUs, ${accel[*]:-KVM}: $*"
-"$vng" "${accel[@]}" --run "$kernel" --memory "$memory" --cpus "$cpus" "${extra[@]}" \
+# a guest that hangs (a kernel deadlock, say) must not hang the caller
+timeout -k 30 "${CGSTREAM_VM_TIMEOUT:-2400}" \
+	"$vng" "${accel[@]}" --run "$kernel" --memory "$memory" --cpus "$cpus" "${extra[@]}" \
 	--rwdir "$out" --cwd "$PWD" \
 	--exec "$here/guest.sh $out" </dev/null
 vng_rc=$?
 
 if [[ ! -f $out/rc ]]; then
-	echo "vm-run: the guest did not finish the command (vng exit $vng_rc)" >&2
+	echo "vm-run: the guest did not finish the command (vng exit $vng_rc$( ((vng_rc == 124)) && echo ", timed out after ${CGSTREAM_VM_TIMEOUT:-2400} s"))" >&2
 	exit 1
 fi
 rc=$(cat "$out/rc")
