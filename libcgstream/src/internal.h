@@ -35,6 +35,9 @@ int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out);
 
 /* the cgroup2 mount point: malloc()ed, or -ENODEV */
 int cgs_find_root(const struct cgs_opts *o, char **root);
+/* load @opts into @o, then find the root they name: cgs_find_root() */
+int cgs_opts_root(const struct cgstream_opts *opts, struct cgs_opts *o,
+		  char **root);
 /* canonical absolute path of @cgroup under @root: malloc()ed, or -errno */
 int cgs_resolve(const char *root, const char *cgroup, char **path);
 

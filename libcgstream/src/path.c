@@ -90,6 +90,14 @@ static int cgs_mountinfo_root(char **root)
 	return 0;
 }
 
+int cgs_opts_root(const struct cgstream_opts *opts, struct cgs_opts *o,
+		  char **root)
+{
+	int r = cgs_opts_load(opts, o);
+
+	return r < 0 ? r : cgs_find_root(o, root);
+}
+
 int cgs_find_root(const struct cgs_opts *o, char **root)
 {
 	struct statfs sfs;
@@ -168,10 +176,7 @@ CGS_EXPORT int cgstream_resolve_path(const char *cgroup,
 
 	if (!cgroup || (!buf && size))
 		return -EINVAL;
-	r = cgs_opts_load(opts, &o);
-	if (r < 0)
-		return r;
-	r = cgs_find_root(&o, &root);
+	r = cgs_opts_root(opts, &o, &root);
 	if (r < 0)
 		return r;
 	r = cgs_resolve(root, cgroup, &path);

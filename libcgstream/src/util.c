@@ -168,10 +168,7 @@ CGS_EXPORT int cgstream_get_interval(const struct cgstream_opts *opts, uint32_t 
 
 	if (!ms)
 		return -EINVAL;
-	r = cgs_opts_load(opts, &o);
-	if (r < 0)
-		return r;
-	r = cgs_find_root(&o, &root);
+	r = cgs_opts_root(opts, &o, &root);
 	if (r < 0)
 		return r;
 	r = cgs_read_interval(root, &v);
@@ -189,10 +186,7 @@ CGS_EXPORT int cgstream_set_interval(const struct cgstream_opts *opts, uint32_t 
 	int fd, r, len;
 	ssize_t n;
 
-	r = cgs_opts_load(opts, &o);
-	if (r < 0)
-		return r;
-	r = cgs_find_root(&o, &root);
+	r = cgs_opts_root(opts, &o, &root);
 	if (r < 0)
 		return r;
 	r = cgs_root_file(root, CGS_INTERVAL_FILE, p, sizeof(p));
