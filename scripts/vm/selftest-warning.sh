@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 log=$(mktemp)
 "$here/vm-run.sh" "$@" -- 'echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT; exit 0' >"$log" 2>&1
 rc=$?
-if ((rc != 0)) && grep -q 'WARNING: CPU:' "$log"; then
+if ((rc != 0)) && grep -q '\] WARNING: .*lkdtm' "$log"; then
 	echo "ok: a deliberate kernel WARNING fails the VM run (exit $rc)"
 	rm -f "$log"; exit 0
 fi

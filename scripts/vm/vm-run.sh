@@ -72,14 +72,18 @@ timeout -k 30 "${CGSTREAM_VM_TIMEOUT:-2400}" \
 vng_rc=$?
 
 if [[ ! -f $out/rc ]]; then
-	echo "vm-run: the guest did not finish the command (vng exit $vng_rc$( ((vng_rc == 124)) && echo ", timed out after ${CGSTREAM_VM_TIMEOUT:-2400} s"))" >&2
+	why="vng exit $vng_rc"
+	((vng_rc == 124)) && why="timed out after ${CGSTREAM_VM_TIMEOUT:-2400} s"
+	echo "vm-run: the guest did not finish the command ($why)" >&2
 	exit 1
 fi
 rc=$(cat "$out/rc")
 
 # Real reports only: a lockdep kernel prints "RCU lockdep checking is
-# enabled" and "MAX_LOCKDEP_KEYS" at every boot.
-pattern='WARNING: CPU:|BUG:|Oops|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|Kernel panic|Call Trace:|kernel BUG at'
+# enabled" and "MAX_LOCKDEP_KEYS" at every boot.  Since 7.x a WARN reads
+# "WARNING: <file>:<line> at <func>, CPU#N: comm/pid" (older kernels:
+# "WARNING: CPU: N PID: ..."), so match the report's line start.
+pattern='\] WARNING: |\] BUG: |\] Oops|cut here \]|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|Kernel panic|Call Trace:|kernel BUG at'
 if grep -Eq "$pattern" "$out/dmesg"; then
 	echo "vm-run: the guest kernel reported a problem (full log: $out/dmesg):" >&2
 	grep -En -A12 "$pattern" "$out/dmesg" | head -60 >&2
