@@ -533,9 +533,16 @@ def main():
     bad = [b for b in boots if b.get("rc")]
     if skipped or bad:
         for b in bad:
-            w(f"- the {b['cpus']}-vCPU boot: exit {b['rc']} ({b['command'][:60]}; "
-              "124 = the run's time limit ended it; 1 = a failed command or a kernel "
-              "warning, see that boot's vm-run.log and dmesg in the raw results)")
+            tail = ""
+            try:
+                with open(os.path.join(results, f"vm-{b['cpus']}", "vm-run.log")) as fh:
+                    ls = [l.strip() for l in fh if "vm-run" in l or "bench:" in l]
+                tail = ls[-1][:200] if ls else ""
+            except OSError:
+                pass
+            w(f"- the {b['cpus']}-vCPU boot: exit {b['rc']} (124 = the run's time limit ended "
+              f"it; 1 = a failed command or a kernel warning); its vm-run.log ends with: "
+              f"`{tail}`")
         if skipped:
             w("- skipped by the driver's time budget (the run is capped at ~25 minutes on "
               "a TCG VM): " + ", ".join(skipped))
