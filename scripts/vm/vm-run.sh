@@ -79,16 +79,7 @@ if [[ ! -f $out/rc ]]; then
 fi
 rc=$(cat "$out/rc")
 
-# Real reports only: a lockdep kernel prints "RCU lockdep checking is
-# enabled" and "MAX_LOCKDEP_KEYS" at every boot.  Since 7.x a WARN reads
-# "WARNING: <file>:<line> at <func>, CPU#N: comm/pid" (older kernels:
-# "WARNING: CPU: N PID: ..."), so match the report's line start.
-pattern='\] WARNING: |\] BUG: |\] Oops|cut here \]|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|Kernel panic|Call Trace:|kernel BUG at'
-if grep -Eq "$pattern" "$out/dmesg"; then
-	echo "vm-run: the guest kernel reported a problem (full log: $out/dmesg):" >&2
-	grep -En -A12 "$pattern" "$out/dmesg" | head -60 >&2
-	exit 1
-fi
+"$here/dmesg-check.sh" "$out/dmesg" || exit 1
 if [[ $rc != 0 ]]; then
 	echo "vm-run: command exited $rc" >&2
 	exit "$rc"

@@ -101,14 +101,8 @@ boot() {
 		tail -20 "$out/$kind.vng.log" | sed 's/^/   /'
 		return 1
 	fi
-	# Real reports only (as scripts/vm/vm-run.sh): a lockdep kernel prints
-	# "RCU lockdep checking is enabled" and "MAX_LOCKDEP_KEYS" at every boot.
-	local pattern='WARNING: CPU:|BUG:|Oops|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|Kernel panic|Call Trace:|kernel BUG at'
-	if grep -Eq "$pattern" "$out/$kind.dmesg"; then
-		echo "FAIL: the $kind guest's kernel reported a problem (full log: $out/$kind.dmesg):"
-		grep -En -A12 "$pattern" "$out/$kind.dmesg" | head -60
-		return 1
-	fi
+	"$top/scripts/vm/dmesg-check.sh" "$out/$kind.dmesg" 2>&1 | sed 's/^/   /'
+	((PIPESTATUS[0] == 0)) || { echo "FAIL: the $kind guest's kernel reported a problem"; return 1; }
 	[[ $(cat "$out/$kind.rc") == 0 ]] || { echo "FAIL: $kind: $(cat "$out/$kind.rc") check(s) failed"; return 1; }
 	echo "PASS: $kind boot"
 }
