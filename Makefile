@@ -13,6 +13,7 @@ BUILD       := $(CURDIR)/build
 KTREE       := $(BUILD)/linux
 KOBJ        := $(BUILD)/obj
 BZIMAGE     := $(KOBJ)/arch/x86/boot/bzImage
+KOBJ_BENCH  := $(BUILD)/obj-bench
 VENV        := $(CURDIR)/.venv
 SERIES_OUT  := $(BUILD)/series
 VM_CPUS     ?= 2
@@ -22,7 +23,7 @@ export CGSTREAM_TOP := $(CURDIR)
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 
-.PHONY: all deps kernel kernel-tree kernel-series kernel-sync vm-run vm-shell \
+.PHONY: all deps kernel kernel-bench kernel-tree kernel-series kernel-sync vm-run vm-shell \
 	check check-host check-vm check-systemd userspace demo bench install clean distclean
 
 all: userspace
@@ -36,6 +37,10 @@ kernel-tree:
 
 kernel: kernel-tree
 	@scripts/kernel-build.sh $(KTREE) $(KOBJ) scripts/vm/kernel.config $(CACHE)/ccache
+
+# the benchmark kernel: the same tree without the debug checks (lockdep...)
+kernel-bench: kernel-tree
+	@scripts/kernel-build.sh $(KTREE) $(KOBJ_BENCH) scripts/vm/kernel.config:scripts/vm/bench.config $(CACHE)/ccache
 
 kernel-series: kernel-tree
 	@OBJ=$(KOBJ) scripts/kernel-series.sh $(KTREE) $(SERIES_OUT)
@@ -75,8 +80,8 @@ check-systemd: userspace
 demo: deps kernel userspace
 	@scripts/vm/vm-run.sh --cpus $(VM_CPUS) --memory $(VM_MEMORY) -- scripts/demo.sh
 
-bench: deps kernel userspace
-	@bench/run.sh
+bench: deps kernel-bench userspace
+	@BENCH_KERNEL=$${BENCH_KERNEL:-$(KOBJ_BENCH)/arch/x86/boot/bzImage} bench/run.sh
 
 install: userspace
 	@$(MAKE) -s -C libcgstream install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
