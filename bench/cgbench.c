@@ -260,6 +260,7 @@ struct opts {
 	char **cg;
 	int ncg;
 	bool stream;
+	bool poll_one;	/* telemetry, stream: poll the first fd, read them all */
 };
 
 static void load_cgroups(struct opts *o, int argc, char **argv, int optind_)
@@ -380,7 +381,11 @@ static void reader_telemetry(const struct opts *o, int id)
 		evs = calloc(o->ncg, sizeof(*evs));
 		for (int i = 0; i < o->ncg; i++) {
 			struct epoll_event e = { .events = EPOLLIN, .data.u32 = i };
-			if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &e))
+			/*
+			 * The sequence is global: a flush makes every stream
+			 * readable at once, so one polled fd paces them all.
+			 */
+			if ((!o->poll_one || i == 0) && epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &e))
 				die("epoll_ctl: %s", strerror(errno));
 			/* mark what is there now as seen */
 			ssize_t k = pread(fds[i], buf, sizeof(buf), 0);
@@ -432,8 +437,10 @@ static void reader_telemetry(const struct opts *o, int id)
 			if (n <= 0)
 				continue;
 			wakes++;
+			if (o->poll_one)
+				n = o->ncg;	/* the paced fd woke: read all */
 			for (int j = 0; j < n && !shm->stop; j++) {
-				int i = evs[j].data.u32;
+				int i = o->poll_one ? j : (int)evs[j].data.u32;
 				ssize_t k = pread(fds[i], buf, sizeof(buf), 0);
 				samples++;
 				if (k <= 0 || parse_stat(buf, k, &v)) {
@@ -529,7 +536,7 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	uint64_t kw = kw_delta(&k0, &k1, &lost);
 
 	printf("{");
-	json_str("mode", o->stream ? "stream" : "classic", 1);
+	json_str("mode", o->poll_one ? "stream1" : o->stream ? "stream" : "classic", 1);
 	printf("\"readers\": %d, \"cgroups\": %d, \"seconds\": %.3f, \"period_ms\": %" PRIu64
 	       ", \"max_samples\": %" PRIu64 ", \"open_errno\": %d, ",
 	       o->readers, o->ncg, o->seconds, o->period_ms, o->max_samples, open_errno);
@@ -754,9 +761,13 @@ int main(int argc, char **argv)
 		default: exit(2);
 		}
 	}
-	if (strcmp(o.mode, "classic") && strcmp(o.mode, "stream"))
-		die("--mode classic|stream");
-	o.stream = !strcmp(o.mode, "stream");
+	/* stream1: the stream, one fd polled per reader (telemetry only) */
+	if (strcmp(o.mode, "classic") && strcmp(o.mode, "stream") && strcmp(o.mode, "stream1"))
+		die("--mode classic|stream|stream1");
+	o.poll_one = !strcmp(o.mode, "stream1");
+	o.stream = o.poll_one || !strcmp(o.mode, "stream");
+	if (o.poll_one && strcmp(cmd, "telemetry"))
+		die("--mode stream1 is for telemetry");
 	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shm == MAP_FAILED)
 		die("mmap: %s", strerror(errno));

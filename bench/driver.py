@@ -295,9 +295,9 @@ READERS = f"{BASE}/readers"
 def reader_run(sub, mode, extra, label, interval_ms=100, timeout=300):
     """one cgbench reader run in the readers' cgroup, with the flusher off
     for classic (today's kernel behaviour) and on for stream"""
-    if mode == "stream" and not HAVE_STREAM:
+    if mode != "classic" and not HAVE_STREAM:
         return None
-    set_interval(interval_ms if mode == "stream" else 0)
+    set_interval(interval_ms if mode != "classic" else 0)
     res = CG.run_json(READERS, [CGBENCH, sub, "--mode", mode] + extra, timeout=timeout)
     set_interval(0)
     return res
@@ -305,37 +305,49 @@ def reader_run(sub, mode, extra, label, interval_ms=100, timeout=300):
 
 # --- scenarios --------------------------------------------------------------
 
+S1_TARGETS = (
+    # the issue's case: a busy leaf, its siblings churning elsewhere
+    ("busy", f"{BASE}/load/busy"),
+    # what telemetry reads too: a parent (like system.slice) whose children
+    # all have updates pending, so the classic read's flush has work to do
+    ("parent", f"{BASE}/load"),
+)
+
+
 def s1_reader_cost(seconds, rounds):
-    """Reader cost: one reader pread()s the busy child's file as often as it
-    can; the two ways alternate in rounds so drift hits both."""
-    busy = CG.path(f"{BASE}/load/busy")
+    """Reader cost: one reader pread()s a cgroup's file as often as it can;
+    the two ways alternate in rounds so drift hits both.  `seconds` is per
+    target, both ways together."""
     per = seconds / rounds / 2
     maxs = str(int(1e6 // rounds))
     for r in range(rounds):
-        if not have_time(2 * per + 20, f"s1 round {r}"):
-            break
-        for mode in ("classic", "stream"):
-            res = reader_run("read", mode, ["--readers", "1", "--seconds", f"{per:.2f}",
-                                             "--max-samples", maxs, busy], "s1")
-            if res:
-                record("s1", {"mode": mode, "round": r, "seconds": per}, res)
-                pr = res["per_reader"][0]
-                log(f"s1 round {r} {mode}: {pr['samples']} samples, "
-                    f"{pr['cpu_ns'] / max(1, pr['samples']):.0f} ns CPU/sample")
+        for target, rel in S1_TARGETS:
+            if not have_time(2 * per + 20, f"s1 {target} round {r}"):
+                return
+            for mode in ("classic", "stream"):
+                res = reader_run("read", mode, ["--readers", "1", "--seconds", f"{per:.2f}",
+                                                 "--max-samples", maxs, CG.path(rel)], "s1")
+                if res:
+                    record("s1", {"mode": mode, "round": r, "seconds": per, "target": target}, res)
+                    pr = res["per_reader"][0]
+                    log(f"s1 {target} round {r} {mode}: {pr['samples']} samples, "
+                        f"{pr['cpu_ns'] / max(1, pr['samples']):.0f} ns CPU/sample")
 
 
 def s2_telemetry(points, period_ms, seconds):
     """points: (readers, cgroups) in priority order; runs until the budget ends"""
     tele = []
     for r, m in points:
-        if not have_time(2 * seconds + 30 + (m // 15 if m > len(tele) else 0), f"s2 {r}x{m}"):
+        if not have_time(3 * seconds + 40 + (m // 15 if m > len(tele) else 0), f"s2 {r}x{m}"):
             continue
         if m > len(tele):
             t0 = time.time()
             tele = tele_cgroups(m)
             log(f"s2: {m} cgroups ready in {time.time() - t0:.0f} s")
         lst = list_file(f"tele{m}", tele[:m])
-        for mode in ("classic", "stream"):
+        # stream: epoll on every cgroup's fd (what libcgstream's group
+        # does); stream1: epoll on one, read all (one flush wakes them all)
+        for mode in ("classic", "stream", "stream1"):
             res = reader_run("telemetry", mode,
                              ["--readers", str(r), "--period-ms", str(period_ms),
                               "--seconds", str(seconds), "--list", lst],

@@ -20,7 +20,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 MODES = ("classic", "stream")
-COLORS = {"classic": "tab:red", "stream": "tab:blue"}
+COLORS = {"classic": "tab:red", "stream": "tab:blue", "stream1": "tab:green"}
+S2_MODES = ("classic", "stream", "stream1")
+S2_LABEL = {"classic": "classic", "stream": "stream, every fd polled",
+            "stream1": "stream, one fd polled"}
 
 
 def load(results):
@@ -107,11 +110,15 @@ def pct(vals, p):
 
 # --- scenario 1 / 3: reader cost -----------------------------------------
 
-def reader_cost(recs, cpus):
+S1_TARGETS = {"busy": "busy child", "parent": "parent of the churners"}
+
+
+def reader_cost(recs, cpus, target="busy"):
     """per mode: ns CPU/sample (total, user, sys), samples, seconds, kworker"""
     res = {}
     for mode in MODES:
-        rs = sel(recs, "s1", cpus=cpus, mode=mode)
+        rs = [r for r in sel(recs, "s1", cpus=cpus, mode=mode)
+              if r["params"].get("target", "busy") == target]
         if not rs:
             continue
         samples = sum(p["samples"] for r in rs for p in r["result"]["per_reader"])
@@ -159,12 +166,13 @@ def main():
     # --- headline
     w("## Headline\n")
     head = []
-    for n in sizes:
-        rc = reader_cost(recs, n)
-        if "classic" in rc and "stream" in rc:
-            head.append(f"- reader CPU per sample, {n} vCPUs: classic "
-                        f"{fmt(rc['classic']['ns'])} ns, stream {fmt(rc['stream']['ns'])} ns: "
-                        f"classic/stream **{fmt(rc['classic']['ns'] / rc['stream']['ns'])}x**")
+    for target, label in S1_TARGETS.items():
+        for n in sizes:
+            rc = reader_cost(recs, n, target)
+            if "classic" in rc and "stream" in rc:
+                head.append(f"- reader CPU per sample, {label}, {n} vCPUs: classic "
+                            f"{fmt(rc['classic']['ns'])} ns, stream {fmt(rc['stream']['ns'])} ns: "
+                            f"classic/stream **{fmt(rc['classic']['ns'] / rc['stream']['ns'])}x**")
     s2 = s2_summary(recs)
     if s2:
         big = max(s2, key=lambda k: (k[1], k[0]))
@@ -259,27 +267,33 @@ def main():
 
     # --- S1
     w("## 1. Reader cost\n")
-    w("One reader process `pread()`s and parses the busy child cgroup's file in a tight loop "
+    w("One reader process `pread()`s and parses one cgroup's file in a tight loop "
       "(up to 10^6 samples or the time budget per side) while 24 sibling cgroups churn CPU "
-      "and memory and the busy child runs a CPU hog. The two ways alternate in rounds. "
+      "and memory and the busy child runs a CPU hog. Two targets: the **busy child** (a "
+      "leaf: its flush only has the hog's own updates, whatever the siblings do) and the "
+      "**parent of the churners** (like reading `system.slice`: every child has updates pending, "
+      "so the classic read's flush does real work). The two ways alternate in rounds. "
       "CPU per sample = the reader's CLOCK_THREAD_CPUTIME_ID / samples; user/sys from "
       "getrusage(RUSAGE_THREAD). The stream side runs with a 100 ms interval; the kernel "
       "flusher's CPU is not in the reader's time and is shown separately (kworker CPU per "
       "second of run).\n")
     rows = []
-    for n in sizes:
-        rc = reader_cost(recs, n)
-        for mode in MODES:
-            if mode not in rc:
-                continue
-            v = rc[mode]
-            rows.append([f"{n} vCPUs, {mode}", fmt(v["samples"]), fmt(v["wall_s"]),
-                         fmt(v["ns"]), fmt(v["user"]), fmt(v["sys"]),
-                         fmt(v["kw_ms_per_s"]), fmt(v["errors"])])
-        if "classic" in rc and "stream" in rc:
-            rows.append([f"**{n} vCPUs, classic/stream**", "", "", f"**{fmt(rc['classic']['ns'] / rc['stream']['ns'])}x**",
-                         fmt(ratio(rc['classic']['user'], rc['stream']['user'])) + "x",
-                         fmt(ratio(rc['classic']['sys'], rc['stream']['sys'])) + "x", "", ""])
+    for target, label in S1_TARGETS.items():
+        for n in sizes:
+            rc = reader_cost(recs, n, target)
+            for mode in MODES:
+                if mode not in rc:
+                    continue
+                v = rc[mode]
+                rows.append([f"{label}, {n} vCPUs, {mode}", fmt(v["samples"]), fmt(v["wall_s"]),
+                             fmt(v["ns"]), fmt(v["user"]), fmt(v["sys"]),
+                             fmt(v["kw_ms_per_s"]), fmt(v["errors"])])
+            if "classic" in rc and "stream" in rc:
+                c, st = rc["classic"], rc["stream"]
+                rows.append([f"**{label}, {n} vCPUs, classic/stream**", "", "",
+                             f"**{fmt(c['ns'] / st['ns'])}x**",
+                             fmt(ratio(c["user"], st["user"])) + "x",
+                             fmt(ratio(c["sys"], st["sys"])) + "x", "", ""])
     w(table(["", "samples", "seconds", "CPU ns/sample", "user ns/sample", "sys ns/sample",
              "kworker ms CPU/s", "read errors"], rows))
     w("")
@@ -293,28 +307,32 @@ def main():
         w(f"R reader processes each sample M cgroups (idle cgroups under one parent; the "
           f"churn load runs) every {period} ms for {secs} s per run, {n2} vCPUs. Classic: "
           f"sleep to a fixed grid (`clock_nanosleep(TIMER_ABSTIME)`), `pread()` all M "
-          f"`cpu.stat`; a deadline that passed while a cycle ran is a missed cycle. Stream: "
-          f"the flusher interval is {period} ms, each reader epolls its M `cpu.stat.stream` "
-          f"fds and `pread()`s the ready ones; flush_seq gaps per cgroup are missed cycles "
+          f"`cpu.stat`; a deadline that passed while a cycle ran is a missed cycle. Stream "
+          f"(**s**): the flusher interval is {period} ms, each reader epolls its M "
+          f"`cpu.stat.stream` fds and `pread()`s the ready ones (what libcgstream's group does "
+          f"with io_uring polls). Stream, one fd polled (**s1**): the sequence is global, so "
+          f"one flush makes every stream readable; each reader epolls only its first fd and "
+          f"on a wake `pread()`s all M. In both, flush_seq gaps per cgroup are missed cycles "
           f"and repeats are duplicates (both averaged over the M cgroups). CPU per cycle = "
           f"CPU over the run / ({secs} s / {period} ms). Kworker CPU is all kworker threads' "
           f"CPU over the run (see Method); in classic runs it is the background (the "
           f"flusher is off), in stream runs it includes the flusher.\n")
         rows = []
         for (r, m), v in sorted(s2.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            c, s = v.get("classic"), v.get("stream")
+            c, s, s1 = v.get("classic"), v.get("stream"), v.get("stream1")
             rows.append([f"{r} x {m}",
-                         fmt(c and c["readers_ms"]), fmt(s and s["readers_ms"]),
-                         fmt(c and c["kw_ms"]), fmt(s and s["kw_ms"]),
-                         fmt(c and c["total_ms"]), fmt(s and s["total_ms"]),
+                         " / ".join(fmt(x and x["readers_ms"]) for x in (c, s, s1)),
+                         " / ".join(fmt(x and x["kw_ms"]) for x in (c, s, s1)),
+                         " / ".join(fmt(x and x["total_ms"]) for x in (c, s, s1)),
                          "**" + fmt(ratio(c and c["total_ms"], s and s["total_ms"])) + "x**",
-                         f"{fmt(c and c['missed'])} / {fmt(s and s['missed'])}",
-                         f"{fmt(c and c['dups'])} / {fmt(s and s['dups'])}",
+                         "**" + fmt(ratio(c and c["total_ms"], s1 and s1["total_ms"])) + "x**",
+                         " / ".join(fmt(x and x["missed"]) for x in (c, s, s1)),
+                         " / ".join(fmt(x and x["dups"]) for x in (s, s1)),
                          fmt(s and s["flushes"]) + (f" ({fmt(s['flush_missed'])} late)" if s else "")])
-        w(table(["R x M", "readers ms/cycle classic", "readers ms/cycle stream",
-                 "kworker ms/cycle classic", "kworker ms/cycle stream", "total ms/cycle classic",
-                 "total ms/cycle stream", "classic/stream", "missed cycles/reader c / s",
-                 "dup cycles/reader c / s", "flusher cycles (flush_missed)"], rows))
+        w(table(["R x M", "readers ms/cycle c / s / s1", "kworker ms/cycle c / s / s1",
+                 "total ms/cycle c / s / s1", "classic/stream", "classic/stream1",
+                 "missed cycles/reader c / s / s1", "dup cycles/reader s / s1",
+                 "flusher cycles, stream run (flush_missed)"], rows))
         w("\n![telemetry CPU per cycle](bench/s2_cpu_per_cycle.png)\n")
         plot_s2(s2, os.path.join(pngdir, "s2_cpu_per_cycle.png"))
         full = {(r, m) for r in (1, 2, 4, 8, 16) for m in (10, 100, 1000)}
@@ -335,19 +353,33 @@ def main():
     for n in sizes:
         rc = reader_cost(recs, n)
         c, s = rc.get("classic"), rc.get("stream")
+        pc = reader_cost(recs, n, "parent")
         rows.append([str(n), fmt(c and c["ns"]), fmt(s and s["ns"]),
                      "**" + fmt(ratio(c and c["ns"], s and s["ns"])) + "x**",
-                     fmt(c and c["samples"]), fmt(s and s["samples"])])
+                     fmt(pc.get("classic") and pc["classic"]["ns"]),
+                     fmt(pc.get("stream") and pc["stream"]["ns"]),
+                     "**" + fmt(ratio(pc.get("classic") and pc["classic"]["ns"],
+                                      pc.get("stream") and pc["stream"]["ns"])) + "x**"])
         if c and s:
             xs.append(n)
             yc.append(c["ns"])
             ys.append(s["ns"])
-    w(table(["vCPUs", "classic CPU ns/sample", "stream CPU ns/sample", "classic/stream",
-             "classic samples", "stream samples"], rows))
+    w(table(["vCPUs", "busy child: classic CPU ns/sample", "stream", "classic/stream",
+             "parent: classic CPU ns/sample", "stream", "classic/stream"], rows))
     if xs:
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.plot(xs, yc, "o-", color=COLORS["classic"], label="classic cpu.stat")
         ax.plot(xs, ys, "o-", color=COLORS["stream"], label="cpu.stat.stream")
+        pxs, pyc, pys = [], [], []
+        for n in xs:
+            pc = reader_cost(recs, n, "parent")
+            if "classic" in pc and "stream" in pc:
+                pxs.append(n)
+                pyc.append(pc["classic"]["ns"])
+                pys.append(pc["stream"]["ns"])
+        if pxs:
+            ax.plot(pxs, pyc, "s--", color=COLORS["classic"], label="classic, parent")
+            ax.plot(pxs, pys, "s--", color=COLORS["stream"], label="stream, parent")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(xs, [str(x) for x in xs])
@@ -360,7 +392,9 @@ def main():
         fig.savefig(os.path.join(pngdir, "s3_machine_size.png"), dpi=100)
         plt.close(fig)
         w("\n![reader cost vs vCPUs](bench/s3_machine_size.png)\n")
-        w(f"Ratio at the largest size ({xs[-1]} vCPUs): **{fmt(yc[-1] / ys[-1])}x**.\n")
+        w(f"Ratio at the largest size ({xs[-1]} vCPUs): busy child **{fmt(yc[-1] / ys[-1])}x**"
+          + (f", parent **{fmt(pyc[-1] / pys[-1])}x**" if pxs and pxs[-1] == xs[-1] else "")
+          + ".\n")
 
     # --- S4
     w("## 4. Parallel readers\n")
@@ -544,14 +578,15 @@ def main():
               f"it; 1 = a failed command or a kernel warning); its vm-run.log ends with: "
               f"`{tail}`")
         if skipped:
-            w("- skipped by the driver's time budget (the run is capped at ~25 minutes on "
-              "a TCG VM): " + ", ".join(skipped))
+            w("- skipped by the driver's time budget (the whole run is capped by BENCH_LIMIT_MIN, "
+              "45 minutes by default): " + ", ".join(skipped))
         w("")
     else:
         w("Everything scheduled ran (the scheduled matrix itself is trimmed as described "
           "in each section).\n")
 
-    w(LIMITS)
+    lockdep = any(c == "CONFIG_PROVE_LOCKING=y" for c in e0.get("kernel_config", []))
+    w(LIMITS.format(kernel=KERNEL_DEBUG if lockdep else KERNEL_BENCH))
     with open(os.path.join(docs, "benchmarks.md"), "w") as f:
         f.write("\n".join(md))
     print(f"report: {os.path.join(docs, 'benchmarks.md')}, plots in {pngdir}")
@@ -569,7 +604,7 @@ def s2_summary(recs):
              "missed": sum(q["missed"] for q in pr) / len(pr),
              # classic reads always flush: a duplicate cycle cannot happen
              "dups": (sum(q["dups"] for q in pr) / len(pr) / p["cgroups"]
-                      if p["mode"] == "stream" else None),
+                      if p["mode"] != "classic" else None),
              "flushes": res.get("flush_seq_delta"), "flush_missed": res.get("flush_missed_delta"),
              "errors": sum(q["errors"] for q in pr)}
         v["total_ms"] = v["readers_ms"] + v["kw_ms"]
@@ -583,14 +618,14 @@ def plot_s2(s2, path):
     fig, axes = plt.subplots(1, len(ms), figsize=(4 * len(ms), 3.8), squeeze=False)
     for ax, m in zip(axes[0], ms):
         rs = sorted(r for (r, mm) in s2 if mm == m)
-        for mode in MODES:
+        for mode in S2_MODES:
             pts = [(r, s2[(r, m)][mode]) for r in rs if s2[(r, m)].get(mode)]
             if not pts:
                 continue
             ax.plot([p[0] for p in pts], [p[1]["total_ms"] for p in pts], "o-",
-                    color=COLORS[mode], label=f"{mode}: readers + kworkers")
+                    color=COLORS[mode], label=f"{S2_LABEL[mode]}: readers + kworkers")
             ax.plot([p[0] for p in pts], [p[1]["readers_ms"] for p in pts], "x--",
-                    color=COLORS[mode], alpha=0.6, label=f"{mode}: readers only")
+                    color=COLORS[mode], alpha=0.6, label=f"{S2_LABEL[mode]}: readers only")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(rs, [str(r) for r in rs])
@@ -635,6 +670,19 @@ METHOD = """## Method
   are enabled down the tree.
 """
 
+KERNEL_DEBUG = """- This run's kernel has the test suite's debug checks: lockdep
+  (PROVE_LOCKING), DEBUG_LIST, DEBUG_ATOMIC_SLEEP. Lock operations cost far
+  more than in a production kernel, which penalises the path that takes more
+  locks (the classic flush takes the rstat locks for every CPU): expect
+  smaller ratios on a production config (`make bench` builds one).
+"""
+
+KERNEL_BENCH = """- The kernel is the test kernel without its debug checks
+  (scripts/vm/bench.config: no lockdep, DEBUG_LIST or DEBUG_ATOMIC_SLEEP),
+  but still a small tinyconfig-based build: no distribution's full set of
+  controllers, tracepoints and security modules, which add to both ways.
+"""
+
 LIMITS = """## Limits of these numbers
 
 - TCG emulation on a 2-core host: every vCPU is a host thread, so with 8 or 32
@@ -642,12 +690,7 @@ LIMITS = """## Limits of these numbers
   time also counts time its vCPU thread was descheduled on the host. Ratios
   between the two ways measured in the same boot are meaningful; absolute
   times and cross-size absolute comparisons much less so.
-- The test kernel is built for the test suite: lockdep (PROVE_LOCKING),
-  DEBUG_LIST, DEBUG_ATOMIC_SLEEP. Lock operations cost far more than in a
-  production kernel, which penalises the path that takes more locks (the
-  classic flush takes the rstat locks for every CPU) — expect smaller ratios
-  on a production config, and measure there before quoting these.
-- The cgroups the telemetry readers sample are idle; the pending updates come
+{kernel}- The cgroups the telemetry readers sample are idle; the pending updates come
   from the churners elsewhere in the tree. The classic side reads at offset 0
   of an open file, which is the cheapest classic way (no open/close per
   sample, as some agents do).
