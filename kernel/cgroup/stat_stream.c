@@ -332,10 +332,14 @@ __poll_t cgroup_stat_stream_poll(struct kernfs_open_file *of, poll_table *pt)
  * cgroup_stat_stream_removed - wake stream pollers after a cgroup is removed
  *
  * Called once the removed cgroup's files are deactivated, so that its
- * pollers poll again and get EPOLLERR from kernfs.
+ * pollers poll again and get EPOLLERR from kernfs.  The wake-up carries
+ * no key: the wait queue is shared by every stream file, and a keyed
+ * EPOLLERR would tell waiters that trust the key (io_uring's poll does)
+ * that their own file failed.  Without a key each waiter polls its file
+ * again, and only the removed cgroup's files report EPOLLERR.
  */
 void cgroup_stat_stream_removed(void)
 {
 	if (wq_has_sleeper(&stat_stream_waitq))
-		wake_up_interruptible_poll(&stat_stream_waitq, EPOLLERR);
+		wake_up_interruptible_all(&stat_stream_waitq);
 }
