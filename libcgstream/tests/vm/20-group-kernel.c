@@ -25,12 +25,15 @@ struct member {
 static struct member m[N];
 static struct cgstream_event ev[2 * N];
 static char parent[PATH_MAX];
+static char other[PATH_MAX];	/* a cgroup the group does not watch */
 
 static void cleanup(void)
 {
 	for (int i = 0; i < N; i++)
 		if (m[i].path[0])
 			rmdir(m[i].path);
+	if (other[0])
+		rmdir(other);
 	if (parent[0])
 		rmdir(parent);
 }
@@ -157,6 +160,35 @@ int main(void)
 		n = cgstream_group_process(g, ev, 2 * N, sizeof(ev[0]));
 		for (int i = 0; i < n; i++)
 			T_ASSERT(ev[i].sample.seq > seq);
+	}
+
+	/*
+	 * Removing a cgroup the group does not watch wakes every stream
+	 * poller (one wait queue): no member may be reported removed, and
+	 * every member keeps reporting.  Three rounds, each rmdir landing
+	 * while the polls wait for the next flush.
+	 */
+	for (int round = 0; round < 3; round++) {
+		unsigned int got = 0;
+
+		T_EQ(t_cg_make(parent, "other", other, sizeof(other)), 0);
+		do {
+			n = one_wake(g, 2000);
+		} while (n == 0);
+		T_ASSERT(n > 0);
+		T_EQ(t_cg_remove(other), 0);
+		other[0] = 0;
+		start = t_now_ms();
+		while (got < N && t_now_ms() - start < 5000) {
+			n = one_wake(g, 1000);
+			for (int i = 0; i < n; i++) {
+				member_of(&ev[i]);
+				T_EQ(ev[i].type, CGSTREAM_EVENT_SAMPLE);
+				got++;
+			}
+		}
+		T_ASSERT(got >= N);
+		T_EQ(cgstream_group_size(g), N);
 	}
 
 	/* rmdir three: each REMOVED exactly once, then never seen again */
