@@ -68,8 +68,10 @@ echo ">> vm: $(basename "$(dirname "$(dirname "$(dirname "$(dirname "$kernel")")
 timeout -k 30 "${CGSTREAM_VM_TIMEOUT:-2400}" \
 	"$vng" "${accel[@]}" --run "$kernel" --memory "$memory" --cpus "$cpus" "${extra[@]}" \
 	--rwdir "$out" --cwd "$PWD" \
-	--exec "$here/guest.sh $out" </dev/null
-vng_rc=$?
+	--exec "$here/guest.sh $out" </dev/null 2>&1 | cat
+# (through a pipe: QEMU opens /proc/self/fd/1 and 2 as files, with
+# O_TRUNC, so a caller's log file would be emptied at every boot)
+vng_rc=${PIPESTATUS[0]}
 
 if [[ ! -f $out/rc ]]; then
 	why="vng exit $vng_rc"

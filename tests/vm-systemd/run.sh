@@ -90,10 +90,11 @@ boot() {
 	local start=$SECONDS
 	CGSTREAM_GUEST_INIT=$here/guest-init CGSTREAM_VM_CONSOLE=$out/$kind.console \
 		timeout ${CGSTREAM_VM_TIMEOUT:-1800} "$vng" --systemd --qemu "$here/qemu-wrap" "${accel[@]}" \
-		--run "$k" --memory 2G --cpus 2 --append "cgstream_stage=$stage" "${debug[@]}" \
+		--run "$k" --memory 2G --cpus 2 --append "cgstream_stage=$stage" --append "cgstream_top=$top" "${debug[@]}" \
 		--rwdir "$out" --exec "$here/guest-check $kind $out $*" \
-		</dev/null >"$out/$kind.vng.log" 2>&1
-	local rc=$?
+		</dev/null 2>&1 | cat >"$out/$kind.vng.log"
+	# (a pipe: QEMU opens /proc/self/fd/1 and 2 with O_TRUNC)
+	local rc=${PIPESTATUS[0]}
 	echo "   vng exit $rc after $((SECONDS - start)) s"
 	[[ -f $out/$kind.log ]] && sed 's/^/   /' "$out/$kind.log"
 	if [[ ! -f $out/$kind.rc ]]; then
