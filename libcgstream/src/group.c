@@ -3,11 +3,9 @@
  * Many cgroups through one io_uring.
  *
  * Kernel mode: every cgroup's cpu.stat.stream fd has a POLL_ADD (POLLIN)
- * in flight.  A flush wakes them all; each poll completion is followed by
- * a pread() at offset 0 into the cgroup's buffer (a stream read never
- * blocks or flushes, so the ring would only add a hop: an io_uring READ of
- * the seq_file was measured completing a whole interval late), the text is
- * parsed into the cgroup's pending event, and the poll is re-armed.
+ * in flight.  A flush wakes them all; each poll completion queues a READ at
+ * offset 0 into the cgroup's buffer, the read's completion is parsed into
+ * the cgroup's pending event, and the poll is re-armed.
  *
  * Fallback mode: one timerfd for the whole group has a POLL_ADD in flight;
  * each tick queues an io_uring READ of every cgroup's cpu.stat (the same
@@ -300,10 +298,8 @@ static void cgs_complete(struct cgstream_group *g, uint64_t ud, int res)
 		} else if (res & (POLLERR | POLLHUP | POLLNVAL)) {
 			/* kernfs' answer for a removed cgroup's file */
 			cgs_drop(g, m, CGSTREAM_EVENT_REMOVED, 0);
-		} else {
-			ssize_t k = pread(m->fd, m->buf, sizeof(m->buf), 0);
-
-			cgs_read_done(g, m, k < 0 ? -errno : (int)k);
+		} else if (cgs_arm_read(g, m) < 0) {
+			m->needs_arm = true;
 		}
 		return;
 	case CGS_OP_READ:
