@@ -105,7 +105,7 @@ boot() {
 	CGSTREAM_GUEST_INIT=$here/guest-init CGSTREAM_VM_CONSOLE=$out/$kind.console \
 		timeout ${CGSTREAM_VM_TIMEOUT:-1800} "$vng" --systemd --qemu "$here/qemu-wrap" "${accel[@]}" \
 		--run "$k" --memory 2G --cpus 2 --append "cgstream_stage=$stage" "${debug[@]}" \
-		--rwdir "$out" --exec "$here_vm/guest-check $kind $out $*" \
+		--rwdir "$out" --cwd "$out" --exec "$here_vm/guest-check $kind $out $*" \
 		</dev/null 2>&1 | cat >"$out/$kind.vng.log"
 	# (a pipe: QEMU opens /proc/self/fd/1 and 2 with O_TRUNC)
 	local rc=${PIPESTATUS[0]}
