@@ -72,7 +72,7 @@ check-vm: userspace
 	@CGSTREAM_VM_SETTLE=12 scripts/vm/vm-run.sh --cpus $(VM_CPUS) --memory $(VM_MEMORY) \
 		--out $(BUILD)/vm-check -- tests/vm/run.sh
 
-# systemd as PID 1, patched and stock kernel; not yet part of `check`
+# systemd as PID 1, patched and stock kernel (also the last stage of `check`)
 check-systemd: userspace
 	@CGSTREAM_VM_TIMEOUT=$${CGSTREAM_VM_TIMEOUT:-900} tests/vm-systemd/run.sh --out $(BUILD)/vm-systemd
 

@@ -96,8 +96,10 @@ t_end=$((t_start + limit - 60))	# a minute for the report
 sampler=$!
 trap 'kill $sampler 2>/dev/null' EXIT
 
-boot() {	# boot()  N  DRIVER_DEADLINE  TIMEOUT  BUDGET
-	local n=$1 d=$out/vm-$1 t0 t1 rc
+# boot N DRIVER_DEADLINE TIMEOUT BUDGET PARALLEL: one VM boot running the
+# driver; its log goes to vm-N/vm-run.log (and, run alone, to the terminal)
+boot() {
+	local n=$1 d=$out/vm-$1 t0 t1 rc tag=
 	mkdir -p "$d"
 	local args=(--out "$d" --scenarios "$(scen_for "$n")" --s1-seconds "$(s1_for "$n")"
 		--budget "$4" --deadline "$2")
@@ -105,12 +107,17 @@ boot() {	# boot()  N  DRIVER_DEADLINE  TIMEOUT  BUDGET
 	local cmd=(scripts/vm/vm-run.sh --kernel "$out/bzImage" --out "$d" --cpus "$n" --memory 2G -- python3 "$top/bench/driver.py" "${args[@]}")
 	t0=$(date +%s)
 	echo ">> $(date -u +%T) ${cmd[*]}"
-	timeout "$3" "${cmd[@]}" >"$d/vm-run.log" 2>&1
-	rc=$?
+	if (($5)); then
+		timeout "$3" "${cmd[@]}" >"$d/vm-run.log" 2>&1
+		rc=$?
+		tag=', "parallel": true'
+	else
+		timeout "$3" "${cmd[@]}" 2>&1 | tee "$d/vm-run.log"
+		rc=${PIPESTATUS[0]}
+	fi
 	t1=$(date +%s)
-	printf '{"cpus": %d, "rc": %d, "seconds": %d, "start": %d, "end": %d, "parallel": true, "command": "%s"}\n' \
-		"$n" "$rc" $((t1 - t0)) "$t0" "$t1" "${cmd[*]}" >>"$out/boots.jsonl"
-	echo ">> $(date -u +%T) the $n-vCPU boot ended (rc $rc)"
+	printf '{"cpus": %d, "rc": %d, "seconds": %d, "start": %d, "end": %d%s, "command": "%s"}\n' \
+		"$n" "$rc" $((t1 - t0)) "$t0" "$t1" "$tag" "${cmd[*]}" >>"$out/boots.jsonl"
 	return $rc
 }
 
@@ -119,7 +126,12 @@ if [[ ${BENCH_PARALLEL:-0} == 1 ]]; then
 	pids=()
 	for n in $sizes; do
 		budget=$(( t_end - 90 - $(date +%s) ))
-		boot "$n" $((t_end - 90)) $((t_end - $(date +%s))) "$budget" &
+		{
+			boot "$n" $((t_end - 90)) $((t_end - $(date +%s))) "$budget" 1
+			rc=$?
+			echo ">> $(date -u +%T) the $n-vCPU boot ended (rc $rc)"
+			exit $rc
+		} &
 		pids+=($!)
 		sleep 5
 	done
@@ -133,26 +145,15 @@ for n in $sizes; do
 	for m in "${rest[@]}"; do reserve=$((reserve + $(need_for "$m"))); done
 	boot_end=$((t_end - reserve))
 	now=$(date +%s)
-	d=$out/vm-$n
-	mkdir -p "$d"
 	if ((boot_end - now < $(need_for "$n"))); then
+		mkdir -p "$out/vm-$n"
 		echo "bench: no time left for the $n-vCPU boot: skipped" >&2
 		printf '{"cpus": %d, "rc": -1, "seconds": 0, "command": "skipped: time limit"}\n' "$n" >>"$out/boots.jsonl"
 		fail=1
 		continue
 	fi
-	args=(--out "$d" --scenarios "$(scen_for "$n")" --s1-seconds "$(s1_for "$n")"
-		--budget "$(budget_for "$n")" --deadline $((boot_end - 45)))
-	[[ $quick == 1 ]] && args+=(--quick)
-	t0=$(date +%s)
-	cmd=(scripts/vm/vm-run.sh --kernel "$out/bzImage" --out "$d" --cpus "$n" --memory 2G -- python3 "$top/bench/driver.py" "${args[@]}")
-	echo ">> $(date -u +%T) ${cmd[*]}"
-	timeout $((boot_end - now + 30)) "${cmd[@]}" 2>&1 | tee "$d/vm-run.log"
-	rc=${PIPESTATUS[0]}
-	t1=$(date +%s)
-	printf '{"cpus": %d, "rc": %d, "seconds": %d, "start": %d, "end": %d, "command": "%s"}\n' \
-		"$n" "$rc" $((t1 - t0)) "$t0" "$t1" "${cmd[*]}" >>"$out/boots.jsonl"
-	((rc)) && { echo "bench: the $n-vCPU run failed (rc $rc); the report says so" >&2; fail=1; }
+	boot "$n" $((boot_end - 45)) $((boot_end - now + 30)) "$(budget_for "$n")" 0 ||
+		{ echo "bench: the $n-vCPU run failed (rc $?); the report says so" >&2; fail=1; }
 done
 
 echo ">> $(date -u +%T) report"
