@@ -355,34 +355,27 @@ def main():
       "`css_rstat_flush()` loops over all possible CPUs, so the classic read cost grows "
       "with the machine; the stream read does not flush. Under TCG more vCPUs than host "
       "cores means each vCPU runs slower in wall time, which inflates both sides alike.\n")
-    rows, xs, yc, ys = [], [], [], []
+    rows = []
+    pts = {t: ([], [], []) for t in S1_TARGETS}    # target: vCPUs, classic ns, stream ns
     for n in sizes:
-        rc = reader_cost(recs, n)
-        c, s = rc.get("classic"), rc.get("stream")
-        pc = reader_cost(recs, n, "parent")
-        rows.append([str(n), fmt(c and c["ns"]), fmt(s and s["ns"]),
-                     "**" + fmt(ratio(c and c["ns"], s and s["ns"])) + "x**",
-                     fmt(pc.get("classic") and pc["classic"]["ns"]),
-                     fmt(pc.get("stream") and pc["stream"]["ns"]),
-                     "**" + fmt(ratio(pc.get("classic") and pc["classic"]["ns"],
-                                      pc.get("stream") and pc["stream"]["ns"])) + "x**"])
-        if c and s:
-            xs.append(n)
-            yc.append(c["ns"])
-            ys.append(s["ns"])
+        cells = [str(n)]
+        for t in S1_TARGETS:
+            rc = reader_cost(recs, n, t)
+            c, s = rc.get("classic"), rc.get("stream")
+            cells += [fmt(c and c["ns"]), fmt(s and s["ns"]),
+                      "**" + fmt(ratio(c and c["ns"], s and s["ns"])) + "x**"]
+            if c and s and (t == "busy" or n in pts["busy"][0]):
+                for v, x in zip(pts[t], (n, c["ns"], s["ns"])):
+                    v.append(x)
+        rows.append(cells)
     w(table(["vCPUs", "busy child: classic CPU ns/sample", "stream", "classic/stream",
              "parent: classic CPU ns/sample", "stream", "classic/stream"], rows))
+    xs, yc, ys = pts["busy"]
+    pxs, pyc, pys = pts["parent"]
     if xs:
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.plot(xs, yc, "o-", color=COLORS["classic"], label="classic cpu.stat")
         ax.plot(xs, ys, "o-", color=COLORS["stream"], label="cpu.stat.stream")
-        pxs, pyc, pys = [], [], []
-        for n in xs:
-            pc = reader_cost(recs, n, "parent")
-            if "classic" in pc and "stream" in pc:
-                pxs.append(n)
-                pyc.append(pc["classic"]["ns"])
-                pys.append(pc["stream"]["ns"])
         if pxs:
             ax.plot(pxs, pyc, "s--", color=COLORS["classic"], label="classic, parent")
             ax.plot(pxs, pys, "s--", color=COLORS["stream"], label="stream, parent")
