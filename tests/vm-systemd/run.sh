@@ -48,6 +48,13 @@ skip() { echo "SKIP: $*"; exit 77; }
 [[ -x $vng ]] || skip "$vng missing; run 'make deps'"
 command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
 [[ $only == stock || -f $kernel ]] || skip "$kernel missing; run 'make kernel'"
+# virtme-ng's guest side runs from the venv's package folder, and the
+# systemd guest has a fresh /tmp: a vng installed under /tmp never starts
+# the test command in the guest (the boot waits for its limit)
+vng_pkg=$(realpath "$vng")
+case $vng_pkg in
+/tmp/* | /var/tmp/*) skip "$vng is under /tmp, which the systemd guest cannot see; use a checkout outside /tmp" ;;
+esac
 
 mkdir -p "$top/build"
 out=${out:-$top/build/vm-systemd}
