@@ -48,32 +48,11 @@ skip() { echo "SKIP: $*"; exit 77; }
 [[ -x $vng ]] || skip "$vng missing; run 'make deps'"
 command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
 [[ $only == stock || -f $kernel ]] || skip "$kernel missing; run 'make kernel'"
-# virtme-ng's guest side runs from the venv's package folder, and the
-# systemd guest has a fresh /tmp: a vng installed under /tmp never starts
-# the test command in the guest (the boot waits for its limit)
-vng_pkg=$(realpath "$vng")
-case $vng_pkg in
-/tmp/* | /var/tmp/*) skip "$vng is under /tmp, which the systemd guest cannot see; use a checkout outside /tmp" ;;
-esac
 
 mkdir -p "$top/build"
 out=${out:-$top/build/vm-systemd}
 rm -rf "$out" && mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
-# The guest sees a fresh /tmp and /var/tmp (guest-init's tmpfs, then
-# virtme-ng's overlay), so a checkout there (CI clones are) is invisible
-# to it: the guest's files and results then live in the cache and are
-# copied to OUT at the end.
-here_vm=$here
-case "$top $out" in
-/tmp/* | /var/tmp/* | *" /tmp/"* | *" /var/tmp/"*)
-	results=$out
-	out=$cache/vm-systemd-run
-	rm -rf "$out" && mkdir -p "$out" || exit 1
-	cp "$here/guest-check" "$out/" && here_vm=$out
-	trap 'cp -r "$out"/. "$results"/ 2>/dev/null; echo "(guest files were in $out; copied to $results)"' EXIT
-	;;
-esac
 
 # --- the install, staged as a distribution package would lay it out ------
 # (PREFIX=/usr: /usr/lib is on ld.so's default path, so no ldconfig run)
@@ -112,7 +91,7 @@ boot() {
 	CGSTREAM_GUEST_INIT=$here/guest-init CGSTREAM_VM_CONSOLE=$out/$kind.console \
 		timeout ${CGSTREAM_VM_TIMEOUT:-1800} "$vng" --systemd --qemu "$here/qemu-wrap" "${accel[@]}" \
 		--run "$k" --memory 2G --cpus 2 --append "cgstream_stage=$stage" "${debug[@]}" \
-		--rwdir "$out" --cwd "$out" --exec "$here_vm/guest-check $kind $out $*" \
+		--rwdir "$out" --cwd "$out" --exec "$here/guest-check $kind $out $*" \
 		</dev/null 2>&1 | cat >"$out/$kind.vng.log"
 	# (a pipe: QEMU opens /proc/self/fd/1 and 2 with O_TRUNC)
 	local rc=${PIPESTATUS[0]}
