@@ -54,9 +54,10 @@ deb=$(ls -t "$apt_dir"/debs/"${pkg}"_*.deb | head -n1)
 
 extract=$(mktemp -d "$cache/extract.XXXXXX")
 trap 'rm -rf "$extract"' EXIT
+version=$(dpkg-deb -f "$deb" Version 2>/dev/null) || version=$(basename "$deb")
 dpkg -x "$deb" "$extract"
 mv "$extract/usr/src/$pkg.tar.xz" "$tarball.tmp"
 mv "$tarball.tmp" "$tarball"
 rm -f "$deb"
-echo "$(dpkg-deb -f "$deb" Version 2>/dev/null || basename "$deb")" >/dev/null
+echo ">> $pkg $version unpacked to $tarball" >&2
 echo "$tarball"
