@@ -138,7 +138,8 @@ int cgstream_group_wait(struct cgstream_group *g, int timeout_ms);
 /*
  * Non-blocking: fill up to @max events (one per cgroup with a new sample,
  * removal or error since the last call: one cycle's batch) and return how
- * many; 0 when there is nothing new.
+ * many; 0 when there is nothing new; -errno (with no events) once the
+ * group cannot tick any more (its timer or the root's stream failed).
  * @event_size: sizeof(struct cgstream_event) as the caller knows it.
  */
 int cgstream_group_process(struct cgstream_group *g,

@@ -2,22 +2,31 @@
 /*
  * Many cgroups through one io_uring.
  *
- * Kernel mode: every cgroup's cpu.stat.stream fd has a POLL_ADD (POLLIN)
- * in flight.  A flush wakes them all; each poll completion queues a READ at
- * offset 0 into the cgroup's buffer, the read's completion is parsed into
- * the cgroup's pending event, and the poll is re-armed.
+ * Both modes are paced by one "tick" fd with a POLL_ADD (POLLIN) in flight;
+ * each tick reads every cgroup once, so that one cycle comes back as one
+ * batch.
  *
- * Fallback mode: one timerfd for the whole group has a POLL_ADD in flight;
- * each tick queues an io_uring READ of every cgroup's cpu.stat (the same
- * read path as kernel mode, so one code path handles parse errors and
- * removal), all stamped with the group's cycle number and tick time.
+ * Kernel mode: the tick is the group root's own cpu.stat.stream (the
+ * sequence is global: one flush makes every stream readable), read at once
+ * so that it waits for the next flush.  Each tick then pread()s every
+ * cgroup's stream at offset 0: a stream read copies published values and
+ * never flushes or blocks (an io_uring READ of the seq_file was measured
+ * completing a whole interval late).  Every cgroup's stream fd also has a
+ * POLL_ADD for POLLERR | POLLHUP only: the flusher's POLLIN-keyed wake-ups
+ * pass it by, and a removed cgroup's file answers EPOLLERR.  A cgroup
+ * added between ticks is read by the next process call.
+ *
+ * Fallback mode: the tick is a timerfd; each tick queues an io_uring READ
+ * of every cgroup's cpu.stat (which flushes, so the reads run in parallel
+ * and the caller never blocks on one), all stamped with the group's cycle
+ * number and tick time.  The same parser and error path as kernel mode.
  *
  * The group's fd is an eventfd registered with the ring: it becomes
  * readable when a completion is posted.  cgstream_group_process() drains
- * what completed, waits (bounded) only for the reads it issued itself so
- * that one cycle's samples come back as one batch, re-arms the polls with
- * one submission, then returns one event per cgroup.  When nothing
- * completed it returns 0 and leaves the eventfd unreadable: no spinning.
+ * what completed, reads the tick's cgroups (fallback: waits, bounded, only
+ * for the reads it issued itself), re-arms the polls with one submission,
+ * then returns one event per cgroup.  When nothing completed it returns 0
+ * and leaves the eventfd unreadable: no spinning.
  *
  * Lifetime: io_uring holds a member's address (user_data) and buffer while
  * one of its requests is in flight.  A dropped member (removed by the
@@ -45,8 +54,8 @@ enum {
 	CGS_OP_POLL = 1,
 	CGS_OP_READ = 2,
 	CGS_OP_CANCEL = 3,	/* cancellation of a member's request */
-	CGS_OP_TIMER = 4,	/* fallback timer poll; no member */
-	CGS_OP_TIMER_CANCEL = 5,
+	CGS_OP_TICK = 4,	/* the tick fd's poll; no member */
+	CGS_OP_TICK_CANCEL = 5,
 	CGS_OP_MASK = 7,
 };
 
@@ -61,9 +70,10 @@ struct cgs_member {
 	void *userdata;
 	int fd;			/* cpu.stat.stream or cpu.stat */
 	unsigned int inflight;	/* requests not completed */
-	bool polling;		/* POLL_ADD in flight */
-	bool reading;		/* READ in flight */
+	bool polling;		/* POLL_ADD (kernel mode: errors only) in flight */
+	bool reading;		/* READ in flight (fallback) */
 	bool needs_arm;		/* re-arm the poll at the end of process */
+	bool fresh;		/* added since the last tick: not read yet */
 	bool dead;
 	bool pending;		/* .ev waits to be returned */
 	uint64_t last_seq;
@@ -84,11 +94,15 @@ struct cgstream_group {
 
 	unsigned int reads_inflight;
 
-	/* fallback */
-	int timer_fd;
-	unsigned int timer_inflight;
-	bool timer_polling;
-	bool tick;
+	/* the pace: a timerfd (fallback) or the root's cpu.stat.stream */
+	int tick_fd;
+	unsigned int tick_inflight;
+	bool tick_polling;
+	bool tick;		/* read every member in this process call */
+	bool fresh;		/* some member is fresh */
+	int tick_err;		/* the tick fd failed: process returns it */
+
+	/* fallback: the group's own cycle */
 	uint64_t seq, missed, tick_usec;
 };
 
@@ -107,13 +121,14 @@ static struct io_uring_sqe *cgs_sqe(struct cgstream_group *g)
 	return sqe;
 }
 
+/* kernel mode: a member's poll reports only its removal (or an error) */
 static int cgs_arm_poll(struct cgstream_group *g, struct cgs_member *m)
 {
 	struct io_uring_sqe *sqe = cgs_sqe(g);
 
 	if (!sqe)
 		return -EBUSY;
-	io_uring_prep_poll_add(sqe, m->fd, POLLIN);
+	io_uring_prep_poll_add(sqe, m->fd, POLLERR | POLLHUP);
 	io_uring_sqe_set_data64(sqe, cgs_ud(m, CGS_OP_POLL));
 	m->polling = true;
 	m->needs_arm = false;
@@ -138,16 +153,16 @@ static int cgs_arm_read(struct cgstream_group *g, struct cgs_member *m)
 	return 0;
 }
 
-static int cgs_arm_timer(struct cgstream_group *g)
+static int cgs_arm_tick(struct cgstream_group *g)
 {
 	struct io_uring_sqe *sqe = cgs_sqe(g);
 
 	if (!sqe)
 		return -EBUSY;
-	io_uring_prep_poll_add(sqe, g->timer_fd, POLLIN);
-	io_uring_sqe_set_data64(sqe, cgs_ud(NULL, CGS_OP_TIMER));
-	g->timer_polling = true;
-	g->timer_inflight++;
+	io_uring_prep_poll_add(sqe, g->tick_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, cgs_ud(NULL, CGS_OP_TICK));
+	g->tick_polling = true;
+	g->tick_inflight++;
 	return 0;
 }
 
@@ -158,11 +173,11 @@ static void cgs_cancel(struct cgstream_group *g, struct cgs_member *m, int op)
 	if (!sqe)
 		return;	/* the request completes on its own; we wait for it */
 	io_uring_prep_cancel64(sqe, cgs_ud(m, op), 0);
-	io_uring_sqe_set_data64(sqe, cgs_ud(m, m ? CGS_OP_CANCEL : CGS_OP_TIMER_CANCEL));
+	io_uring_sqe_set_data64(sqe, cgs_ud(m, m ? CGS_OP_CANCEL : CGS_OP_TICK_CANCEL));
 	if (m)
 		m->inflight++;
 	else
-		g->timer_inflight++;
+		g->tick_inflight++;
 }
 
 static void cgs_cancel_member(struct cgstream_group *g, struct cgs_member *m)
@@ -216,10 +231,8 @@ static void cgs_read_done(struct cgstream_group *g, struct cgs_member *m, int re
 	struct cgstream_sample s;
 	int r;
 
-	if (res == -ECANCELED || res == -EINTR || res == -EAGAIN) {
-		m->needs_arm = g->mode == CGSTREAM_MODE_KERNEL;
-		return;
-	}
+	if (res == -ECANCELED || res == -EINTR || res == -EAGAIN)
+		return;	/* no sample this cycle; the next tick reads again */
 	if (res < 0) {
 		r = cgs_read_errno(-res);
 		cgs_drop(g, m, r == -ENODEV ? CGSTREAM_EVENT_REMOVED : CGSTREAM_EVENT_ERROR, r);
@@ -237,9 +250,8 @@ static void cgs_read_done(struct cgstream_group *g, struct cgs_member *m, int re
 		return;
 	}
 	if (g->mode == CGSTREAM_MODE_KERNEL) {
-		m->needs_arm = true;
 		if (s.seq == m->last_seq)
-			return;	/* nothing new (a wake-up for a flush we read) */
+			return;	/* nothing new: no flush since we last read */
 	} else {
 		s.seq = g->seq;
 		s.flush_time_usec = g->tick_usec;
@@ -255,18 +267,41 @@ static void cgs_read_done(struct cgstream_group *g, struct cgs_member *m, int re
 	m->pending = true;
 }
 
-static void cgs_timer_done(struct cgstream_group *g, int res)
+/* kernel mode, one member: read the published stats now */
+static void cgs_read_stream(struct cgstream_group *g, struct cgs_member *m)
 {
+	ssize_t n = pread(m->fd, m->buf, sizeof(m->buf), 0);
+
+	m->fresh = false;
+	cgs_read_done(g, m, n < 0 ? -errno : (int)n);
+}
+
+static void cgs_tick_done(struct cgstream_group *g, int res)
+{
+	char buf[CGS_READ_BUF];
 	uint64_t expirations;
 
-	g->timer_polling = false;
-	if (res <= 0 || !(res & POLLIN))
-		return;	/* cancelled or odd: re-armed at the end of process */
-	if (read(g->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+	g->tick_polling = false;
+	if (res == -ECANCELED || res == -EINTR || res == -EAGAIN)
+		return;	/* re-armed at the end of process */
+	if (res < 0 || (res & (POLLERR | POLLHUP | POLLNVAL))) {
+		/* not re-armed: a failing fd would spin */
+		g->tick_err = res < 0 ? res : -EIO;
 		return;
-	g->seq++;
-	g->missed += expirations - 1;
-	g->tick_usec = cgs_now_usec();
+	}
+	if (!(res & POLLIN))
+		return;
+	if (g->mode == CGSTREAM_MODE_FALLBACK) {
+		if (read(g->tick_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+			return;
+		g->seq++;
+		g->missed += expirations - 1;
+		g->tick_usec = cgs_now_usec();
+	} else if (pread(g->tick_fd, buf, sizeof(buf), 0) < 0 && errno != EINTR) {
+		/* the read marks the flush seen, so the next poll waits */
+		g->tick_err = -errno;
+		return;
+	}
 	g->tick = true;
 }
 
@@ -276,12 +311,12 @@ static void cgs_complete(struct cgstream_group *g, uint64_t ud, int res)
 	int op = (int)(ud & CGS_OP_MASK);
 
 	switch (op) {
-	case CGS_OP_TIMER:
-		g->timer_inflight--;
-		cgs_timer_done(g, res);
+	case CGS_OP_TICK:
+		g->tick_inflight--;
+		cgs_tick_done(g, res);
 		return;
-	case CGS_OP_TIMER_CANCEL:
-		g->timer_inflight--;
+	case CGS_OP_TICK_CANCEL:
+		g->tick_inflight--;
 		return;
 	case CGS_OP_CANCEL:
 		m->inflight--;
@@ -298,8 +333,8 @@ static void cgs_complete(struct cgstream_group *g, uint64_t ud, int res)
 		} else if (res & (POLLERR | POLLHUP | POLLNVAL)) {
 			/* kernfs' answer for a removed cgroup's file */
 			cgs_drop(g, m, CGSTREAM_EVENT_REMOVED, 0);
-		} else if (cgs_arm_read(g, m) < 0) {
-			m->needs_arm = true;
+		} else {
+			m->needs_arm = true;	/* nothing it asked for */
 		}
 		return;
 	case CGS_OP_READ:
@@ -365,12 +400,12 @@ static void cgs_group_teardown(struct cgstream_group *g)
 
 		while (g->n_members)
 			cgs_unlink(g, g->members[g->n_members - 1]);
-		if (g->timer_polling)
-			cgs_cancel(g, NULL, CGS_OP_TIMER);
+		if (g->tick_polling)
+			cgs_cancel(g, NULL, CGS_OP_TICK);
 		io_uring_submit(&g->ring);
 		for (;;) {
 			cgs_drain_cq(g);
-			busy = g->timer_inflight > 0;
+			busy = g->tick_inflight > 0;
 			for (m = g->dead; m; m = m->next_dead)
 				busy |= m->inflight > 0;
 			if (!busy || cgs_now_usec() >= deadline)
@@ -390,8 +425,8 @@ static void cgs_group_teardown(struct cgstream_group *g)
 	free(g->members);
 	if (g->event_fd >= 0)
 		close(g->event_fd);
-	if (g->timer_fd >= 0)
-		close(g->timer_fd);
+	if (g->tick_fd >= 0)
+		close(g->tick_fd);
 	free(g->root);
 	free(g);
 }
@@ -415,7 +450,7 @@ CGS_EXPORT int cgstream_group_new(const struct cgstream_opts *opts,
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	g->event_fd = g->timer_fd = -1;
+	g->event_fd = g->tick_fd = -1;
 
 	r = cgs_find_root(&o, &g->root);
 	if (r < 0)
@@ -443,14 +478,18 @@ CGS_EXPORT int cgstream_group_new(const struct cgstream_opts *opts,
 		r = cgs_timerfd(cgs_fallback_ms(g->root, o.fallback_interval_ms));
 		if (r < 0)
 			goto fail;
-		g->timer_fd = r;
-		r = cgs_arm_timer(g);
-		if (r < 0)
-			goto fail;
-		r = io_uring_submit(&g->ring);
+		g->tick_fd = r;
+	} else {
+		r = cgs_open_data(g->root, CGSTREAM_MODE_KERNEL, &g->tick_fd);
 		if (r < 0)
 			goto fail;
 	}
+	r = cgs_arm_tick(g);
+	if (r < 0)
+		goto fail;
+	r = io_uring_submit(&g->ring);
+	if (r < 0)
+		goto fail;
 	*ret = g;
 	return 0;
 fail:
@@ -528,6 +567,11 @@ CGS_EXPORT int cgstream_group_add(struct cgstream_group *g, const char *cgroup,
 			}
 			return r;
 		}
+	}
+	if (g->mode == CGSTREAM_MODE_KERNEL) {
+		/* its first sample: the next process call reads it */
+		m->fresh = g->fresh = true;
+		eventfd_write(g->event_fd, 1);
 	}
 	g->members[g->n_members++] = m;
 	return 0;
@@ -634,7 +678,17 @@ CGS_EXPORT int cgstream_group_process(struct cgstream_group *g,
 	cgs_reap(g);
 	cgs_drain_eventfd(g);
 	cgs_drain_cq(g);
-	if (g->tick) {
+	if (g->mode == CGSTREAM_MODE_KERNEL && (g->tick || g->fresh)) {
+		/* a read that fails drops its member from the array */
+		for (size_t i = 0; i < g->n_members;) {
+			m = g->members[i];
+			if (g->tick || m->fresh)
+				cgs_read_stream(g, m);
+			if (i < g->n_members && g->members[i] == m)
+				i++;
+		}
+		g->tick = g->fresh = false;
+	} else if (g->tick) {
 		g->tick = false;
 		for (size_t i = 0; i < g->n_members; i++)
 			if (cgs_arm_read(g, g->members[i]) < 0)
@@ -647,8 +701,8 @@ CGS_EXPORT int cgstream_group_process(struct cgstream_group *g,
 		if (m->needs_arm && !m->polling && !m->reading)
 			cgs_arm_poll(g, m);
 	}
-	if (g->mode == CGSTREAM_MODE_FALLBACK && !g->timer_polling)
-		cgs_arm_timer(g);
+	if (!g->tick_polling && !g->tick_err)
+		cgs_arm_tick(g);
 	io_uring_submit(&g->ring);
 
 	/*
@@ -664,5 +718,7 @@ CGS_EXPORT int cgstream_group_process(struct cgstream_group *g,
 
 	if (left || io_uring_cq_ready(&g->ring) || g->tick)
 		eventfd_write(g->event_fd, 1);
+	if (n == 0 && g->tick_err)
+		return g->tick_err;
 	return (int)n;
 }
