@@ -63,6 +63,8 @@ int main(int argc, char **argv)
 	struct cgstream_event *ev = calloc(ncg, sizeof(*ev));
 	size_t cap = 1 << 16, n = 0;
 	int64_t *lat = malloc(cap * sizeof(*lat));
+	int64_t *proc = malloc(cap * sizeof(*proc));	/* process() time per batch */
+	size_t nproc = 0;
 	uint64_t wakes = 0, missed = 0, dups = 0, prev = 0, errors = 0, skipped_first = 0;
 	uint64_t end = mono_us() + (uint64_t)(seconds * 1e6);
 	int first_batch = 1;
@@ -78,6 +80,8 @@ int main(int argc, char **argv)
 		int k = cgstream_group_process(g, ev, ncg, sizeof(*ev));
 		if (k <= 0)
 			continue;
+		if (nproc < cap)
+			proc[nproc++] = (int64_t)(mono_us() - woke);
 		wakes++;
 		uint64_t seq = 0, ft = 0;
 		for (int i = 0; i < k; i++) {
@@ -115,6 +119,9 @@ int main(int argc, char **argv)
 	       cgstream_mode_name(cgstream_group_mode(g)), ncg, wakes, missed, dups, errors);
 	for (size_t i = 0; i < n; i++)
 		printf("%s%" PRId64, i ? "," : "", lat[i]);
+	printf("], \"process_us\": [");
+	for (size_t i = 0; i < nproc; i++)
+		printf("%s%" PRId64, i ? "," : "", proc[i]);
 	printf("]}\n");
 	cgstream_group_free(g);
 	return 0;

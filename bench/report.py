@@ -462,7 +462,9 @@ def main():
           f"the wake), left out of the percentiles. \"Wakes with no new flush\": for the poll "
           f"loop, poll() returned while only some fds had turned readable and the rest "
           f"woke it again for the same flush; \"fds readable with nothing new\" would be a "
-          f"kernel duplicate (poll loop only; the library hides fds).\n")
+          f"kernel duplicate (poll loop only; the library hides fds). \"process() µs\": "
+          f"how long each non-empty `cgstream_group_process()` call took, p50 / p99 "
+          f"(library only).\n")
         rows = []
         fig, ax = plt.subplots(figsize=(6, 4))
         for x in s5:
@@ -476,16 +478,19 @@ def main():
                 # read, so the waking flush's time is unknown: not counted
                 over = sum(1 for v in lat if v < 0)
                 lat = [v for v in lat if v >= 0]
+                proc = res.get("process_us") if key == "lat_us" else None
                 rows.append([label, res.get("mode", "kernel"), fmt(len(lat)), fmt(over),
                              fmt(pct(lat, 50)),
                              fmt(pct(lat, 99)), fmt(max(lat) if lat else None),
                              fmt(res.get("missed")), fmt(res.get("repeat_wakes")),
-                             fmt(res.get("dups")) if "dups" in res else "–"])
+                             fmt(res.get("dups")) if "dups" in res else "–",
+                             f"{fmt(pct(proc, 50))} / {fmt(pct(proc, 99))}" if proc else "–"])
                 if lat:
                     v = sorted(lat)
                     ax.plot(v, [(i + 1) / len(v) for i in range(len(v))], label=label)
         w(table(["reader", "mode", "wakes", "overtaken", "p50 µs", "p99 µs", "max µs",
-                 "missed cycles", "wakes with no new flush", "fds readable with nothing new"],
+                 "missed cycles", "wakes with no new flush", "fds readable with nothing new",
+                 "process() µs"],
                 rows))
         ax.set_xscale("log")
         ax.set_xlabel("wake latency after flush (µs, TCG)")
