@@ -15,7 +15,7 @@
 # qemu-wrap (passed as vng's --qemu) puts guest-init in front of systemd
 # to give it a writable overlay root with the staged install, and
 # guest-check runs the checks after boot (vng --exec, from the serial
-# getty).  Under TCG a boot takes 2-4 minutes.
+# getty).  Under TCG a boot takes 0.5-5 minutes, depending on the host.
 #
 # usage: run.sh [--kernel BZIMAGE] [--stock-kernel VMLINUZ|none] [--out DIR]
 #               [--only patched|stock]
