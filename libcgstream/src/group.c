@@ -10,8 +10,12 @@
  * sequence is global: one flush makes every stream readable), read at once
  * so that it waits for the next flush.  Each tick then pread()s every
  * cgroup's stream at offset 0: a stream read copies published values and
- * never flushes or blocks (an io_uring READ of the seq_file was measured
- * completing a whole interval late).  Every cgroup's stream fd also has a
+ * never flushes or blocks.  (Not an io_uring READ: io_uring completes a
+ * short read of a regular file only at EOF or a full buffer, and for a
+ * pollable file it waits for POLLIN before reading on; the first read has
+ * marked the flush seen, so the READ completed at the next flush, a whole
+ * interval late.  cpu.stat always polls readable, so fallback's READs do
+ * not wait.)  Every cgroup's stream fd also has a
  * POLL_ADD for POLLERR | POLLHUP only: the flusher's POLLIN-keyed wake-ups
  * pass it by, and a removed cgroup's file answers EPOLLERR.  A cgroup
  * added between ticks is read by the next process call.
