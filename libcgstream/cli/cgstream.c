@@ -60,7 +60,10 @@ static void usage(FILE *f)
 		"\n"
 		"watch options:\n"
 		"  --json                    one JSON object per sample per line\n"
-		"  --count N                 stop after N cycles\n"
+		"  --count N                 stop after N cycles (printed ones)\n"
+		"  --every N                 print one cycle in N: when flush_seq reaches\n"
+		"                            the next multiple of N; CPU%% is the average\n"
+		"                            since the last printed sample\n"
 		"  --mode auto|kernel|fallback\n"
 		"                            kernel: cpu.stat.stream; fallback: a timer and\n"
 		"                            cpu.stat reads; auto (default): kernel if there\n"
@@ -194,7 +197,8 @@ struct cg {
 	bool dead;
 	bool have_prev;
 	bool have_delta;
-	struct cgstream_sample prev;
+	struct cgstream_sample prev;	/* the last printed sample (or the first seen) */
+	uint64_t window;		/* --every: flush_seq / N of prev */
 	/* the last cycle, for the table */
 	double cpu, user, sys;
 	uint64_t thr_n, thr_usec;
@@ -206,7 +210,7 @@ struct watch {
 	struct cgstream_opts opts;
 	FILE *out;
 	bool json, tty, recursive;
-	uint64_t count, cycles, last_seq;
+	uint64_t count, cycles, last_seq, every;
 	const char *mode_name;
 	size_t rootlen;
 	char **roots;		/* absolute paths of the arguments, for rescans */
@@ -339,10 +343,27 @@ static double pct(uint64_t a, uint64_t b, uint64_t dt)
 	return b >= a ? 100.0 * (double)(b - a) / (double)dt : 0.0;
 }
 
-static void on_sample(struct watch *w, struct cg *c, const struct cgstream_sample *s)
+/* false when --every skips this cycle */
+static bool on_sample(struct watch *w, struct cg *c, const struct cgstream_sample *s)
 {
 	const struct cgstream_sample *p = &c->prev;
 	FILE *f = w->out;
+
+	if (w->every > 1) {
+		uint64_t window = s->seq / w->every;
+
+		if (!c->have_prev) {
+			/* the base of the first printed CPU% */
+			c->prev = *s;
+			c->have_prev = true;
+			c->window = window;
+			return false;
+		}
+		/* by window, not seq % N: a missed cycle must not skip one */
+		if (window <= c->window)
+			return false;
+		c->window = window;
+	}
 
 	c->have_delta = c->have_prev && s->flush_time_usec > p->flush_time_usec;
 	if (c->have_delta) {
@@ -392,6 +413,7 @@ static void on_sample(struct watch *w, struct cg *c, const struct cgstream_sampl
 	}
 	c->prev = *s;
 	c->have_prev = true;
+	return true;
 }
 
 static void on_gone(struct watch *w, struct cg *c, int type, int error)
@@ -474,11 +496,11 @@ static int handle_events(struct watch *w)
 
 			any = true;
 			if (ev[i].type == CGSTREAM_EVENT_SAMPLE) {
-				if (ev[i].sample.seq != w->last_seq) {
+				if (on_sample(w, c, &ev[i].sample) &&
+				    ev[i].sample.seq != w->last_seq) {
 					w->last_seq = ev[i].sample.seq;
 					w->cycles++;
 				}
-				on_sample(w, c, &ev[i].sample);
 			} else {
 				on_gone(w, c, ev[i].type, ev[i].error);
 			}
@@ -534,6 +556,7 @@ static int cmd_watch(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "count", required_argument, NULL, 'c' },
+		{ "every", required_argument, NULL, 'e' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "fallback-interval", required_argument, NULL, 'f' },
 		{ "recursive", no_argument, NULL, 'r' },
@@ -560,6 +583,13 @@ static int cmd_watch(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			w.count = v;
+			break;
+		case 'e':
+			if (!parse_u32(optarg, &v) || v == 0) {
+				fprintf(stderr, "cgstream: --every wants a number of cycles >= 1, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			w.every = v;
 			break;
 		case 'm':
 			if (!strcmp(optarg, "auto"))

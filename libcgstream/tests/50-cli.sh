@@ -91,6 +91,20 @@ assert objs[2]["flush_time_usec"] > objs[1]["flush_time_usec"] > objs[0]["flush_
 print("ok: --json lines parse, keys and values as specified")
 PY
 
+# --every N: one cycle in N, when flush_seq reaches a multiple of N; the
+# first printed CPU% already has a base (the first sample seen); --count
+# counts printed cycles
+expect 2 '^cgstream: --every wants a number of cycles >= 1' "$cgstream" watch --every 0 /
+expect 2 '^cgstream: --every wants a number of cycles >= 1' "$cgstream" watch --every x /
+expect 0 '' "$cgstream" watch --json --every 3 --count 2 --fallback-interval 100 /
+python3 - "$tmp/out" <<'PY' || fail "--every 3 output: see above"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+assert [o["seq"] for o in objs] == [3, 6], objs
+assert all(isinstance(o["cpu_percent"], float) for o in objs), objs
+print("ok: --every 3 printed seq 3 and 6, both with CPU%")
+PY
+
 # plain lines (not a tty), and --output appends to a file
 expect 0 '' "$cgstream" watch --count 2 --fallback-interval 100 --output "$tmp/plain" /
 [[ ! -s $tmp/out ]] || fail "--output still wrote to stdout"
