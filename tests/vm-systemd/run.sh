@@ -6,8 +6,8 @@
 #     --root= enable`; after boot the interval has the configured value,
 #     cgstream.service runs (as a dynamic user, no capabilities) and its
 #     JSON samples are in the journal; an admin override applies, a bad
-#     value fails the interval unit and keeps the old value, SIGTERM stops
-#     the daemon with exit 0.  The guest's dmesg must show no WARNING/BUG.
+#     value fails the interval unit and keeps the old value, a watch.conf
+#     override (--every 4) applies, SIGTERM stops the daemon with exit 0.  The guest's dmesg must show no WARNING/BUG.
 #  2. Debian's stock kernel (no cgstream): both units skipped by their
 #     conditions, neither failed.
 #
