@@ -578,18 +578,13 @@ static int cmd_watch(int argc, char **argv)
 			w.json = true;
 			break;
 		case 'c':
-			if (!parse_u32(optarg, &v) || v == 0) {
-				fprintf(stderr, "cgstream: --count wants a number of cycles >= 1, not '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			w.count = v;
-			break;
 		case 'e':
 			if (!parse_u32(optarg, &v) || v == 0) {
-				fprintf(stderr, "cgstream: --every wants a number of cycles >= 1, not '%s'\n", optarg);
+				fprintf(stderr, "cgstream: --%s wants a number of cycles >= 1, not '%s'\n",
+					opt == 'c' ? "count" : "every", optarg);
 				return EXIT_USAGE;
 			}
-			w.every = v;
+			*(opt == 'c' ? &w.count : &w.every) = v;
 			break;
 		case 'm':
 			if (!strcmp(optarg, "auto"))
