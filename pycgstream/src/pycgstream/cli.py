@@ -12,7 +12,7 @@ import errno
 import os
 import signal
 import sys
-from typing import NoReturn, Optional, Sequence, TextIO
+from typing import Callable, NoReturn, Optional, Sequence, TextIO
 
 from ._lib import LibraryNotFoundError
 from ._stream import (
@@ -98,13 +98,17 @@ class Watch:
     """State of one watch: the previous sample of each cgroup, the cycle
     count, and the output in the chosen format."""
 
-    def __init__(self, group: Group, out: TextIO, json: bool, root: str) -> None:
+    def __init__(self, group: Group, out: TextIO, json: bool, root: str,
+                 every: int = 1) -> None:
         self.group = group
+        self.every = every
         self.out = out
         self.json = json
         self.tty = not json and out.isatty()
         self.root_len = len(root) if root != "/" else 0
+        # the last printed sample of each cgroup (with --every: or the first seen)
         self.previous: dict[str, Sample] = {}
+        self.window: dict[str, int] = {}  # --every: seq // every of previous
         self.last: dict[str, tuple[Optional[float], Optional[float], Optional[float],
                                    Optional[tuple[int, int]]]] = {}
         self.removed_note: list[str] = []
@@ -114,8 +118,19 @@ class Watch:
     def display(self, path: str) -> str:
         return path[self.root_len:] or "/"
 
-    def on_sample(self, s: Sample) -> None:
+    def on_sample(self, s: Sample) -> bool:
+        """Print @s; False when --every skips its cycle."""
         p = self.previous.get(s.cgroup)
+        if self.every > 1:
+            window = (s.seq or 0) // self.every
+            if p is None:  # the base of the first printed CPU%
+                self.previous[s.cgroup] = s
+                self.window[s.cgroup] = window
+                return False
+            # by window, not seq % N: a missed cycle must not skip one
+            if window <= self.window[s.cgroup]:
+                return False
+            self.window[s.cgroup] = window
         cpu = user = system = None
         if p is not None:
             cpu = cpu_percent(p, s)
@@ -139,6 +154,7 @@ class Watch:
                     line += f", throttled {throttled[0]} times for {throttled[1] / 1000:.1f} ms"
             print(line, file=self.out)
         self.previous[s.cgroup] = s
+        return True
 
     def on_gone(self, cgroup: str, error: Optional[OSError]) -> None:
         if error is not None:
@@ -152,6 +168,7 @@ class Watch:
         else:
             self.removed_note.append(self.display(cgroup))
         self.previous.pop(cgroup, None)
+        self.window.pop(cgroup, None)
         self.last.pop(cgroup, None)
 
     def draw_table(self) -> None:
@@ -178,10 +195,9 @@ class Watch:
     def batch(self, events: list[Event]) -> None:
         for ev in events:
             if isinstance(ev, Sample):
-                if ev.seq != self.last_seq:
+                if self.on_sample(ev) and ev.seq != self.last_seq:
                     self.last_seq = ev.seq or 0
                     self.cycles += 1
-                self.on_sample(ev)
             elif isinstance(ev, Removed):
                 self.on_gone(ev.cgroup, None)
             elif isinstance(ev, Failed):
@@ -238,7 +254,7 @@ def watch(args: argparse.Namespace, out: TextIO) -> int:
             if off:
                 print(f"{PROG}: the kernel's flush interval is 0 (streaming off): no samples "
                       f"until it is set, e.g. '{PROG} interval 1000'", file=sys.stderr)
-        w = Watch(group, out, args.json, root)
+        w = Watch(group, out, args.json, root, args.every)
         previous_term = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             for events in group:
@@ -301,11 +317,14 @@ def _u32(text: str) -> Optional[int]:
     return value if value <= 0xFFFFFFFF else None
 
 
-def _count(text: str) -> int:
-    value = _u32(text)
-    if not value:
-        raise argparse.ArgumentTypeError(f"--count wants a number of cycles >= 1, not '{text}'")
-    return value
+def _cycles(option: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = _u32(text)
+        if not value:
+            raise argparse.ArgumentTypeError(
+                f"{option} wants a number of cycles >= 1, not '{text}'")
+        return value
+    return parse
 
 
 def _fallback_interval(text: str) -> int:
@@ -331,7 +350,11 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     w = sub.add_parser("watch", help="CPU use of each cgroup once per flush")
     w.add_argument("--json", action="store_true", help="one JSON object per sample per line")
-    w.add_argument("--count", type=_count, default=0, metavar="N", help="stop after N cycles")
+    w.add_argument("--count", type=_cycles("--count"), default=0, metavar="N",
+                   help="stop after N cycles (printed ones)")
+    w.add_argument("--every", type=_cycles("--every"), default=1, metavar="N",
+                   help="print one cycle in N: when flush_seq reaches the next multiple "
+                   "of N; CPU%% is the average since the last printed sample")
     w.add_argument("--mode", type=_mode, default="auto", metavar="auto|kernel|fallback",
                    help="kernel: cpu.stat.stream; fallback: a timer and cpu.stat "
                    "reads; auto (default): kernel if there")

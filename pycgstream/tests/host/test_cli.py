@@ -163,7 +163,18 @@ def test_interval_rejects_junk_before_the_kernel(arg: str) -> None:
                         "use 0 (off) or 10..3600000 ms\n")
 
 
-@pytest.mark.parametrize("args", [["--count", "0"], ["--count", "x"], ["--mode", "fast"],
+def test_watch_every(cgroup: Path) -> None:
+    """--every 3: one line per 3 cycles (seq 3, 6), each with a CPU% (the
+    first sample seen is its base); --count counts printed cycles."""
+    r = cli(*fallback_watch("--every", "3", "--count", "2", str(cgroup)))
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [line["seq"] for line in lines] == [3, 6], lines
+    assert all(isinstance(line["cpu_percent"], float) for line in lines), lines
+
+
+@pytest.mark.parametrize("args", [["--count", "0"], ["--count", "x"], ["--every", "0"],
+                                  ["--every", "-1"], ["--mode", "fast"],
                                   ["--fallback-interval", "5"], []])
 def test_watch_usage_errors(args: list[str]) -> None:
     r = cli("watch", *args, *(["/"] if args else []))
