@@ -63,20 +63,17 @@ static inline void t_log(const char *fmt, ...)
 	fflush(stdout);
 }
 
-static inline uint64_t t_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static inline uint64_t t_now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static inline uint64_t t_now_ms(void)
+{
+	return t_now_us() / 1000u;
 }
 
 static inline void t_sleep_ms(unsigned int ms)

@@ -7,7 +7,8 @@
 #     cgstream.service runs (as a dynamic user, no capabilities) and its
 #     JSON samples are in the journal; an admin override applies, a bad
 #     value fails the interval unit and keeps the old value, a watch.conf
-#     override (--every 4) applies, SIGTERM stops the daemon with exit 0.  The guest's dmesg must show no WARNING/BUG.
+#     override (--every 4) applies, SIGTERM stops the daemon with exit 0.
+#     The guest's dmesg must show no WARNING/BUG.
 #  2. Debian's stock kernel (no cgstream): both units skipped by their
 #     conditions, neither failed.
 #
