@@ -14,10 +14,21 @@ saved=$("$cgstream" interval 2>/dev/null) || saved=
 pids=()
 
 cleanup() {
-	local p d
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	local p d i
+	# cgroup.kill: every process in the cgroup, the loads' children (light's
+	# sleep) too, which killing the loads' pids leaves behind for a moment
+	for d in busy light capped; do
+		[[ -d $demo/$d ]] && echo 1 >"$demo/$d/cgroup.kill"
+	done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	for d in busy light capped; do [[ -d $demo/$d ]] && rmdir "$demo/$d"; done
+	for d in busy light capped; do
+		[[ -d $demo/$d ]] || continue
+		for ((i = 0; i < 50; i++)); do
+			grep -q '^populated 0' "$demo/$d/cgroup.events" && break
+			sleep 0.1
+		done
+		rmdir "$demo/$d"
+	done
 	[[ -d $demo ]] && rmdir "$demo"
 	[[ -n $saved ]] && "$cgstream" interval "$saved"
 }
