@@ -24,22 +24,34 @@ while read -r _ newfiles; do
 done < <(grep -v '^#' "$series" || true)
 
 header=$(grep '^#' "$series" || true)
+mapfile -t commits < <(git -C "$tree" rev-list --reverse pristine..cgstream)
+
+# A file the series adds is kept in this repository as of the last commit
+# that touches it, and that commit lists it; commits before that carry it
+# as diffs (its creation included), so kernel-tree.sh rebuilds every commit.
+declare -A added last_touch
+for c in "${commits[@]}"; do
+	while read -r f; do added[$f]=1; done < <(git -C "$tree" diff-tree --no-commit-id -r --diff-filter=A --name-only "$c")
+	while read -r f; do last_touch[$f]=$c; done < <(git -C "$tree" diff-tree --no-commit-id -r --name-only "$c")
+done
+
 rm -f "$repo"/kernel/patches/*.patch
 n=0
 {
 	echo "$header"
-	for c in $(git -C "$tree" rev-list --reverse pristine..cgstream); do
+	for c in "${commits[@]}"; do
 		n=$((n + 1))
-		mapfile -t added < <(git -C "$tree" diff-tree --no-commit-id -r --diff-filter=A --name-only "$c")
 		excludes=()
 		specs=()
-		for f in "${added[@]}"; do
+		for f in "${!added[@]}"; do
+			[[ ${last_touch[$f]} == "$c" ]] || continue
 			excludes+=(":(exclude)$f")
 			dst=${repo_path[$f]:-$f}
 			mkdir -p "$repo/$(dirname "$dst")"
 			git -C "$tree" show "$c:$f" >"$repo/$dst"
 			[[ $dst == "$f" ]] && specs+=("$f") || specs+=("$f=$dst")
 		done
+		mapfile -t specs < <(printf '%s\n' "${specs[@]}" | sort)
 		name=$(git -C "$tree" log -1 --format=%f "$c" | cut -c1-52)
 		patch=$(printf '%04d-%s.patch' "$n" "$name")
 		{
