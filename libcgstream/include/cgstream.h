@@ -9,6 +9,20 @@
  * All functions return 0 (or a count) on success and a negative errno on
  * failure; they never print and never exit.  Output arguments are written
  * only on success.
+ *
+ * Threads: an object (struct cgstream, cgstream_group, cgstream_tree) is
+ * not locked; use each one from one thread at a time (different objects
+ * from different threads at once are fine).  The functions that take no
+ * object (cgstream_parse, cgstream_resolve_path, cgstream_get_interval,
+ * cgstream_set_interval, cgstream_mode_name, cgstream_version) are safe to
+ * call from any thread.  The library installs no signal handlers and
+ * starts no threads (io_uring's kernel workers are the kernel's).
+ *
+ * ABI: structs that may grow only grow at the end.  The calls that fill a
+ * struct the caller provides take its size (sizeof as the caller's header
+ * has it): a smaller size from an older header gets the common prefix,
+ * and @present never names a field beyond it; a size below the 1.0 struct
+ * is -EINVAL.  Arrays of events are strided by the caller's size.
  */
 #ifndef CGSTREAM_H
 #define CGSTREAM_H
@@ -21,12 +35,13 @@ extern "C" {
 #endif
 
 #define CGSTREAM_VERSION_MAJOR 1
-#define CGSTREAM_VERSION_MINOR 0
+#define CGSTREAM_VERSION_MINOR 1
 
 enum cgstream_mode {
 	CGSTREAM_MODE_AUTO = 0,		/* kernel when available, else fallback */
 	CGSTREAM_MODE_KERNEL = 1,	/* cpu.stat.stream; -EOPNOTSUPP without it */
 	CGSTREAM_MODE_FALLBACK = 2,	/* timer + cpu.stat, on any kernel */
+	CGSTREAM_MODE_SUBTREE = 3,	/* a tree through cpu.stat.stream.subtree */
 };
 
 /* bits of cgstream_sample.present: which fields the kernel reported */
@@ -43,13 +58,16 @@ enum cgstream_field {
 	CGSTREAM_F_NR_BURSTS		= 1u << 9,
 	CGSTREAM_F_BURST		= 1u << 10,
 	CGSTREAM_F_FLUSH_MISSED		= 1u << 11,
+	CGSTREAM_F_CGROUP_ID		= 1u << 12,	/* since 1.1 */
 };
 
 /*
  * One sample: a cgroup's cpu.stat as of one flush.  A field whose bit is
  * not in @present was not in the file and is 0.  In fallback mode @seq is
  * the library's own cycle count and @flush_time_usec the CLOCK_MONOTONIC
- * time of its read.
+ * time of its read.  @cgroup_id is the inode number of the cgroup's
+ * directory (the kernel's cgroup id): a cgroup removed and created again
+ * under the same path gets a new one.
  */
 struct cgstream_sample {
 	uint64_t present;		/* CGSTREAM_F_* */
@@ -65,6 +83,7 @@ struct cgstream_sample {
 	uint64_t nr_bursts;
 	uint64_t burst_usec;
 	uint64_t flush_missed;		/* cycles the kernel skipped, total */
+	uint64_t cgroup_id;		/* since 1.1: CGSTREAM_F_CGROUP_ID */
 };
 
 /* Options; may grow: set .sz = sizeof(struct cgstream_opts), zero the rest. */
@@ -83,7 +102,7 @@ struct cgstream;
  * mount ("a/b", "/a/b" when not under the mount, "" or "/" for the root).
  * -ENOENT: no such cgroup; -EACCES: no permission; -EOPNOTSUPP: kernel
  * mode asked for and the kernel has no cpu.stat.stream; -ENODEV: no
- * cgroup2 mount.
+ * cgroup2 mount; -EINVAL: mode SUBTREE (a tree's mode).
  */
 int cgstream_open(const char *cgroup, const struct cgstream_opts *opts,
 		  struct cgstream **ret);
@@ -111,14 +130,21 @@ enum cgstream_event_type {
 	CGSTREAM_EVENT_SAMPLE = 1,	/* .sample is valid */
 	CGSTREAM_EVENT_REMOVED = 2,	/* cgroup is gone; dropped from the group */
 	CGSTREAM_EVENT_ERROR = 3,	/* .error = -errno; dropped from the group */
+	CGSTREAM_EVENT_ADDED = 4,	/* since 1.1: a cgroup appeared in a tree */
 };
 
+/*
+ * For ADDED, REMOVED and ERROR events .sample holds only the cgroup's id
+ * (.sample.present == CGSTREAM_F_CGROUP_ID) and .path its path.
+ */
 struct cgstream_event {
 	int type;			/* enum cgstream_event_type */
 	int error;
 	const char *path;		/* valid until the next process call */
 	void *userdata;			/* as given to cgstream_group_add() */
 	struct cgstream_sample sample;
+	uint64_t parent_id;		/* since 1.1: tree: the parent's id (0 for
+					 * the tree's root); group: 0 */
 };
 
 int cgstream_group_new(const struct cgstream_opts *opts,
@@ -156,8 +182,10 @@ int cgstream_set_interval(const struct cgstream_opts *opts, uint32_t ms);
 /* parse cpu.stat / cpu.stat.stream text; unknown keys are skipped */
 int cgstream_parse(const char *buf, size_t len,
 		   struct cgstream_sample *sample, size_t sample_size);
-/* "kernel", "fallback", "auto" */
+/* "kernel", "fallback", "auto", "subtree" */
 const char *cgstream_mode_name(int mode);
+/* since 1.1: the library's version at run time, "MAJOR.MINOR.PATCH" */
+const char *cgstream_version(void);
 /*
  * Resolve @cgroup the way cgstream_open() does, without opening it, and
  * write its canonical absolute path (NUL-terminated) to @buf.  Returns 0;

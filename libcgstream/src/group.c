@@ -73,6 +73,7 @@ struct cgs_member {
 	char *path;
 	void *userdata;
 	int fd;			/* cpu.stat.stream or cpu.stat */
+	uint64_t id;		/* the cgroup's: its directory's inode */
 	unsigned int inflight;	/* requests not completed */
 	bool polling;		/* POLL_ADD (kernel mode: errors only) in flight */
 	bool reading;		/* READ in flight (fallback) */
@@ -224,6 +225,8 @@ static void cgs_drop(struct cgstream_group *g, struct cgs_member *m, int type, i
 	memset(&m->ev, 0, sizeof(m->ev));
 	m->ev.type = type;
 	m->ev.error = err;
+	m->ev.sample.cgroup_id = m->id;
+	m->ev.sample.present = CGSTREAM_F_CGROUP_ID;
 	m->ev.path = m->path;
 	m->ev.userdata = m->userdata;
 	m->pending = true;
@@ -263,6 +266,8 @@ static void cgs_read_done(struct cgstream_group *g, struct cgs_member *m, int re
 		s.present |= CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME | CGSTREAM_F_FLUSH_MISSED;
 	}
 	m->last_seq = s.seq;
+	s.cgroup_id = m->id;
+	s.present |= CGSTREAM_F_CGROUP_ID;
 	memset(&m->ev, 0, sizeof(m->ev));
 	m->ev.type = CGSTREAM_EVENT_SAMPLE;
 	m->ev.path = m->path;
@@ -459,7 +464,7 @@ CGS_EXPORT int cgstream_group_new(const struct cgstream_opts *opts,
 	r = cgs_find_root(&o, &g->root);
 	if (r < 0)
 		goto fail;
-	r = cgs_pick_mode(g->root, o.mode);
+	r = o.mode == CGSTREAM_MODE_SUBTREE ? -EINVAL : cgs_pick_mode(g->root, o.mode);
 	if (r < 0)
 		goto fail;
 	g->mode = r;
@@ -484,7 +489,9 @@ CGS_EXPORT int cgstream_group_new(const struct cgstream_opts *opts,
 			goto fail;
 		g->tick_fd = r;
 	} else {
-		r = cgs_open_data(g->root, CGSTREAM_MODE_KERNEL, &g->tick_fd);
+		uint64_t id;
+
+		r = cgs_open_data(g->root, CGSTREAM_MODE_KERNEL, &g->tick_fd, &id);
 		if (r < 0)
 			goto fail;
 	}
@@ -549,7 +556,7 @@ CGS_EXPORT int cgstream_group_add(struct cgstream_group *g, const char *cgroup,
 	}
 	m->path = path;
 	m->userdata = userdata;
-	r = cgs_open_data(path, g->mode, &m->fd);
+	r = cgs_open_data(path, g->mode, &m->fd, &m->id);
 	if (r < 0) {
 		m->fd = -1;
 		cgs_member_free(m);
@@ -662,7 +669,7 @@ static int cgs_emit(struct cgs_member *m,
 		return 0;
 	if (*n >= max)
 		return 1;	/* left for the next call */
-	cgs_copy_out((char *)events + *n * event_size, event_size, &m->ev, sizeof(m->ev));
+	cgs_copy_event((char *)events + *n * event_size, event_size, &m->ev);
 	m->pending = false;
 	(*n)++;
 	return 0;
@@ -676,7 +683,7 @@ CGS_EXPORT int cgstream_group_process(struct cgstream_group *g,
 	size_t n = 0;
 	int left = 0;
 
-	if (!g || (!events && max) || event_size < sizeof(struct cgstream_event))
+	if (!g || (!events && max) || event_size < CGS_EVENT_SIZE_1_0)
 		return -EINVAL;
 
 	cgs_reap(g);

@@ -44,10 +44,11 @@ int cgs_resolve(const char *root, const char *cgroup, char **path);
 /*
  * Open @path (a resolved cgroup directory) for @mode: the stream file
  * (KERNEL), cpu.stat (FALLBACK), or the stream file when it exists (AUTO).
- * Returns the mode opened; -ENOENT when the cgroup does not exist,
- * -EOPNOTSUPP when kernel mode is asked for and the file is missing.
+ * Returns the mode opened, and the cgroup's id (its directory's inode
+ * number) in @id; -ENOENT when the cgroup does not exist, -EOPNOTSUPP when
+ * kernel mode is asked for and the file is missing.
  */
-int cgs_open_data(const char *path, int mode, int *fd);
+int cgs_open_data(const char *path, int mode, int *fd, uint64_t *id);
 /* AUTO resolved against the root cgroup's files */
 int cgs_pick_mode(const char *root, int mode);
 /* fallback timer period: option, else kernel interval if set, else 1000 */
@@ -64,7 +65,20 @@ static inline int cgs_read_errno(int err)
 	return (err == ENOENT || err == ENODEV) ? -ENODEV : -err;
 }
 
-/* copy @src into a caller's struct of @size bytes (>= ours), zero the rest */
-void cgs_copy_out(void *dst, size_t size, const void *src, size_t ours);
+/*
+ * The 1.0 sizes of the structs that carry their size: the least a caller
+ * may pass.  Fields were only ever appended after these.
+ */
+#define cgs_offsetofend(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
+#define CGS_SAMPLE_SIZE_1_0	cgs_offsetofend(struct cgstream_sample, flush_missed)
+#define CGS_EVENT_SIZE_1_0	(offsetof(struct cgstream_event, sample) + CGS_SAMPLE_SIZE_1_0)
+
+/*
+ * Copy a sample or an event into a caller's struct of @size bytes (at
+ * least the 1.0 size): the common prefix, zeros beyond ours, and
+ * sample.present without the bits of fields the caller's struct lacks.
+ */
+void cgs_copy_sample(void *dst, size_t size, const struct cgstream_sample *s);
+void cgs_copy_event(void *dst, size_t size, const struct cgstream_event *e);
 
 #endif

@@ -82,7 +82,7 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 
 	if ((!buf && len) || !sample)
 		return -EINVAL;
-	if (sample_size < sizeof(struct cgstream_sample))
+	if (sample_size < CGS_SAMPLE_SIZE_1_0)
 		return -EINVAL;
 	if (len == 0 || memchr(buf, '\0', len))
 		return -EBADMSG;
@@ -114,6 +114,6 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 	if (!(s.present & CGSTREAM_F_USAGE))
 		return -EBADMSG;
 
-	cgs_copy_out(sample, sample_size, &s, sizeof(s));
+	cgs_copy_sample(sample, sample_size, &s);
 	return 0;
 }

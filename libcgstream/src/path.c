@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -191,13 +192,19 @@ CGS_EXPORT int cgstream_resolve_path(const char *cgroup,
 	return r;
 }
 
-int cgs_open_data(const char *path, int mode, int *fd)
+int cgs_open_data(const char *path, int mode, int *fd, uint64_t *id)
 {
+	struct stat st;
 	int dfd, f, err;
 
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return (errno == ENOTDIR) ? -ENOENT : -errno;
+	if (fstat(dfd, &st) < 0) {
+		err = errno;
+		close(dfd);
+		return -err;
+	}
 
 	if (mode == CGSTREAM_MODE_KERNEL || mode == CGSTREAM_MODE_AUTO) {
 		f = openat(dfd, CGS_STREAM_FILE, O_RDONLY | O_CLOEXEC);
@@ -206,6 +213,7 @@ int cgs_open_data(const char *path, int mode, int *fd)
 			close(dfd);
 			if (f >= 0) {
 				*fd = f;
+				*id = (uint64_t)st.st_ino;
 				return CGSTREAM_MODE_KERNEL;
 			}
 			/* no stream file: the kernel lacks it, or the cgroup went */
@@ -221,5 +229,6 @@ int cgs_open_data(const char *path, int mode, int *fd)
 	if (f < 0)
 		return -err;	/* ENOENT: not a cgroup, or removed meanwhile */
 	*fd = f;
+	*id = (uint64_t)st.st_ino;
 	return CGSTREAM_MODE_FALLBACK;
 }

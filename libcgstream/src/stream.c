@@ -25,6 +25,7 @@ struct cgstream {
 	int data_fd;		/* cpu.stat.stream or cpu.stat */
 	int timer_fd;		/* fallback only, else -1 */
 	bool removed;
+	uint64_t id;		/* the cgroup's: its directory's inode */
 	uint64_t last_seq;	/* seq of the last sample returned */
 	uint64_t missed;	/* fallback: timer expirations beyond one per read */
 };
@@ -42,6 +43,8 @@ CGS_EXPORT int cgstream_open(const char *cgroup, const struct cgstream_opts *opt
 	r = cgs_opts_load(opts, &o);
 	if (r < 0)
 		return r;
+	if (o.mode == CGSTREAM_MODE_SUBTREE)
+		return -EINVAL;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
@@ -53,7 +56,7 @@ CGS_EXPORT int cgstream_open(const char *cgroup, const struct cgstream_opts *opt
 	r = cgs_resolve(root, cgroup, &st->path);
 	if (r < 0)
 		goto fail;
-	r = cgs_open_data(st->path, o.mode, &st->data_fd);
+	r = cgs_open_data(st->path, o.mode, &st->data_fd, &st->id);
 	if (r < 0)
 		goto fail;
 	st->mode = r;
@@ -139,7 +142,7 @@ CGS_EXPORT int cgstream_read(struct cgstream *st, struct cgstream_sample *sample
 	uint64_t expirations;
 	int r;
 
-	if (!st || !sample || sample_size < sizeof(struct cgstream_sample))
+	if (!st || !sample || sample_size < CGS_SAMPLE_SIZE_1_0)
 		return -EINVAL;
 	if (st->removed)
 		return -ENODEV;
@@ -171,6 +174,8 @@ CGS_EXPORT int cgstream_read(struct cgstream *st, struct cgstream_sample *sample
 			     CGSTREAM_F_FLUSH_MISSED;
 	}
 	st->last_seq = s.seq;
-	cgs_copy_out(sample, sample_size, &s, sizeof(s));
+	s.cgroup_id = st->id;
+	s.present |= CGSTREAM_F_CGROUP_ID;
+	cgs_copy_sample(sample, sample_size, &s);
 	return 0;
 }

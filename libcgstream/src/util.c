@@ -40,8 +40,9 @@ int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out)
 			o.cgroup_root = in->cgroup_root;
 #undef HAS
 	}
+	/* SUBTREE is a tree's mode: the stream and the group refuse it */
 	if (o.mode != CGSTREAM_MODE_AUTO && o.mode != CGSTREAM_MODE_KERNEL &&
-	    o.mode != CGSTREAM_MODE_FALLBACK)
+	    o.mode != CGSTREAM_MODE_FALLBACK && o.mode != CGSTREAM_MODE_SUBTREE)
 		return -EINVAL;
 	*out = o;
 	return 0;
@@ -56,8 +57,15 @@ CGS_EXPORT const char *cgstream_mode_name(int mode)
 		return "kernel";
 	case CGSTREAM_MODE_FALLBACK:
 		return "fallback";
+	case CGSTREAM_MODE_SUBTREE:
+		return "subtree";
 	}
 	return "unknown";
+}
+
+CGS_EXPORT const char *cgstream_version(void)
+{
+	return CGS_VERSION_STRING;
 }
 
 uint64_t cgs_now_usec(void)
@@ -68,11 +76,35 @@ uint64_t cgs_now_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-void cgs_copy_out(void *dst, size_t size, const void *src, size_t ours)
+/* the present bits of the fields that end within @size bytes of a sample */
+static uint64_t cgs_present_within(size_t size)
 {
-	memcpy(dst, src, ours);
+	if (size < cgs_offsetofend(struct cgstream_sample, cgroup_id))
+		return ~(uint64_t)CGSTREAM_F_CGROUP_ID;
+	return ~(uint64_t)0;
+}
+
+static void cgs_copy_prefix(void *dst, size_t size, const void *src, size_t ours)
+{
+	memcpy(dst, src, size < ours ? size : ours);
 	if (size > ours)
 		memset((char *)dst + ours, 0, size - ours);
+}
+
+void cgs_copy_sample(void *dst, size_t size, const struct cgstream_sample *s)
+{
+	struct cgstream_sample c = *s;
+
+	c.present &= cgs_present_within(size);
+	cgs_copy_prefix(dst, size, &c, sizeof(c));
+}
+
+void cgs_copy_event(void *dst, size_t size, const struct cgstream_event *e)
+{
+	struct cgstream_event c = *e;
+
+	c.sample.present &= cgs_present_within(size - offsetof(struct cgstream_event, sample));
+	cgs_copy_prefix(dst, size, &c, sizeof(c));
 }
 
 int cgs_timerfd(uint32_t ms)

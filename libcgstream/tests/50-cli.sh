@@ -32,7 +32,7 @@ expect() {
 }
 
 expect 0 '' "$cgstream" --version
-grep -q '^cgstream 1\.0$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
+grep -q '^cgstream 1\.1$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
 expect 0 '' "$cgstream" --help
 grep -q 'cgstream watch' "$tmp/out" || fail "--help lacks the watch usage"
 expect 2 'Usage' "$cgstream"
