@@ -123,7 +123,21 @@ int cgstream_wait(struct cgstream *st, int timeout_ms);
 int cgstream_read(struct cgstream *st, struct cgstream_sample *sample,
 		  size_t sample_size);
 
-/* --- many cgroups, through io_uring --- */
+/*
+ * --- many cgroups the caller names, one batch per cycle ---
+ *
+ * Kernel mode reads every member's stream once per flush.  Fallback mode
+ * reads every member's cpu.stat once per tick, through io_uring where it
+ * can be set up: the reads then run in the kernel's workers, never in the
+ * caller's process call, and the fd is readable at the tick (the call
+ * queues the reads and returns 0) and when the batch is ready.  Where
+ * io_uring is refused (kernel.io_uring_disabled, seccomp, or
+ * $CGSTREAM_NO_IO_URING set to anything but "0") the process call reads
+ * with plain syscalls, at most ~10 ms per call, and the fd stays readable
+ * until the batch is complete.  A removed cgroup is reported in the next
+ * cycle's batch.  Adding, removing and looking up cost O(1) whatever the
+ * group's size.
+ */
 struct cgstream_group;
 
 enum cgstream_event_type {
@@ -162,10 +176,12 @@ int cgstream_group_mode(const struct cgstream_group *g);
 /* 1: events are ready, 0: timeout, -errno */
 int cgstream_group_wait(struct cgstream_group *g, int timeout_ms);
 /*
- * Non-blocking: fill up to @max events (one per cgroup with a new sample,
- * removal or error since the last call: one cycle's batch) and return how
- * many; 0 when there is nothing new; -errno (with no events) once the
- * group cannot tick any more (its timer or the root's stream failed).
+ * Non-blocking: fill up to @max events of one cycle's batch (REMOVED and
+ * ERROR events first, then one SAMPLE per cgroup read in that cycle) and
+ * return how many; when the batch is larger than @max the rest comes from
+ * the next calls, before any new cycle.  0 when there is nothing new;
+ * -errno (with no events) once the group cannot tick any more (its timer
+ * or the root's stream failed).
  * @event_size: sizeof(struct cgstream_event) as the caller knows it.
  */
 int cgstream_group_process(struct cgstream_group *g,

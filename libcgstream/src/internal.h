@@ -9,11 +9,13 @@
 #include <stdint.h>
 
 #include "cgstream.h"
+#include "hash.h"
 #include <linux/cgroup_stat_stream.h>
 
 #define CGS_EXPORT __attribute__((visibility("default")))
 
 #define CGS_STREAM_FILE		"cpu.stat.stream"
+#define CGS_SUBTREE_FILE	"cpu.stat.stream.subtree"
 #define CGS_STAT_FILE		"cpu.stat"
 #define CGS_INTERVAL_FILE	"cpu.stat.stream_interval"
 #define CGS_DEFAULT_FALLBACK_MS	1000u
@@ -59,6 +61,8 @@ int cgs_timerfd(uint32_t ms);
 int cgs_read_interval(const char *root, uint32_t *ms);
 
 uint64_t cgs_now_usec(void);
+/* poll @fd for POLLIN: 1 ready (or in error), 0 timeout, -errno; < 0 waits */
+int cgs_poll_in(int fd, int timeout_ms);
 /* errno of a read of a removed cgroup's file, as the library reports it */
 static inline int cgs_read_errno(int err)
 {
@@ -80,5 +84,119 @@ static inline int cgs_read_errno(int err)
  */
 void cgs_copy_sample(void *dst, size_t size, const struct cgstream_sample *s);
 void cgs_copy_event(void *dst, size_t size, const struct cgstream_event *e);
+
+/*
+ * --- set.c: the cycle machinery of the group and the tree ---
+ *
+ * A set is the cgroups one object reads once per cycle, the tick that
+ * starts a cycle, and the batch of events a cycle hands back.  The
+ * caller's fd is an epoll fd holding the tick fd and an eventfd the set
+ * writes when the caller should call process again.
+ */
+
+/* one cgroup of a group or a tree */
+struct cgs_cg {
+	struct cgs_hnode key;		/* group: hash of the path; tree: the id */
+	struct cgs_hnode wd_key;	/* tree: the inotify watch of its directory */
+	struct cgs_cg *prev, *next;	/* the live list, in the order linked */
+	struct cgs_cg *next_dead;
+	char *path;
+	void *userdata;
+	uint64_t id, parent_id;
+	int fd;				/* cpu.stat.stream or cpu.stat; -1: none */
+	int wd;				/* tree: inotify watch; -1: none */
+	int error;			/* tree: the error last reported, 0 */
+	uint64_t cycle;			/* the set's cycle of .sample; 0: none */
+	uint64_t last_seq;
+	uint64_t scanned;		/* tree: the cycle its directory was read */
+	bool reading;			/* an io_uring read is in flight */
+	bool dead;			/* off the live list */
+	bool quiet;			/* removed by the caller: no more events */
+	bool announced;			/* ADDED sent (a group's need none) */
+	bool in_batch;			/* a REMOVED or ERROR event waits */
+	struct cgstream_sample sample;
+};
+
+struct cgs_ev {
+	struct cgs_cg *cg;
+	int type;			/* CGSTREAM_EVENT_* */
+	int error;
+};
+
+struct cgs_evs {
+	struct cgs_ev *v;
+	size_t n, cap;
+};
+
+struct cgs_set;
+
+struct cgs_set_ops {
+	/*
+	 * A cycle begins (s->cycle is its number).  The tree finds new
+	 * cgroups here; in SUBTREE mode it reads the whole cycle.  A negative
+	 * errno ends the set after this cycle's batch.
+	 */
+	int (*begin)(struct cgs_set *s);
+	/* a member's read failed: @err is -ENODEV once its cgroup is gone */
+	void (*failed)(struct cgs_set *s, struct cgs_cg *m, int err);
+	/* @m leaves the live list: take it out of the owner's indexes */
+	void (*unlinked)(struct cgs_set *s, struct cgs_cg *m);
+	/* the tick fd failed; returns the errno that ends the set */
+	int (*tick_failed)(struct cgs_set *s, int err);
+};
+
+struct cgs_uring;
+
+struct cgs_set {
+	const struct cgs_set_ops *ops;
+	int mode;			/* SUBTREE, KERNEL or FALLBACK */
+	int epoll_fd;			/* the caller's fd */
+	int wake_fd;			/* eventfd in epoll_fd */
+	int tick_fd;			/* timerfd, or a stream or subtree file */
+	struct cgs_uring *uring;	/* fallback reads; NULL: plain syscalls */
+	char *buf;			/* CGS_READ_BUF, for plain reads */
+
+	struct cgs_cg *head, *tail;
+	size_t n_live, n_all;		/* live; live and dead not freed */
+	struct cgs_cg *dead;
+
+	uint64_t cycle;			/* cycles begun */
+	bool reading;			/* the cycle's reads are under way */
+	bool unreleased;		/* the cycle's batch is not handed out */
+	struct cgs_cg *cursor;		/* plain reads: the next member */
+	uint64_t seq, missed, tick_usec;	/* fallback: the set's own */
+	int err;			/* the set cannot go on */
+
+	/* the batch: REMOVED and ERROR, then ADDED, then SAMPLE */
+	struct cgs_evs first, added, samples;
+	size_t emitted;
+	bool released;
+};
+
+/*
+ * @tick_fd (taken over, closed on failure too): a timerfd (FALLBACK), the
+ * stream file a flush makes readable (KERNEL) or the subtree file.
+ * FALLBACK reads go through io_uring unless it cannot be set up or
+ * $CGSTREAM_NO_IO_URING is set.
+ */
+int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops, int mode, int tick_fd);
+void cgs_set_fini(struct cgs_set *s);
+/* true when io_uring does the set's reads */
+bool cgs_set_uses_uring(const struct cgs_set *s);
+
+/* a member with its path (copied), fd -1; NULL without memory */
+struct cgs_cg *cgs_cg_new(const char *path, size_t len);
+/* put @m on the live list; -ENOMEM (then @m is the caller's to free) */
+int cgs_set_link(struct cgs_set *s, struct cgs_cg *m);
+/* off the live list with a REMOVED or ERROR event (none if quiet, or a
+ * REMOVED of a member never announced); freed later by the set */
+void cgs_set_drop(struct cgs_set *s, struct cgs_cg *m, int type, int err);
+/* an ERROR event; the member stays */
+void cgs_set_error(struct cgs_set *s, struct cgs_cg *m, int err);
+/* a member's sample for this cycle (SUBTREE mode: the tree's decoder) */
+void cgs_set_sampled(struct cgs_set *s, struct cgs_cg *m, const struct cgstream_sample *smp);
+/* the event loop's call: cgstream_group_process() and the tree's */
+int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max,
+		    size_t event_size);
 
 #endif

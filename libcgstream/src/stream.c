@@ -12,7 +12,6 @@
  * its own cycles as seq and stamps them with the monotonic clock.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -106,19 +105,12 @@ CGS_EXPORT const char *cgstream_path(const struct cgstream *st)
 
 CGS_EXPORT int cgstream_wait(struct cgstream *st, int timeout_ms)
 {
-	struct pollfd pfd;
-	int r;
-
 	if (!st)
 		return -EINVAL;
 	if (st->removed)
 		return 1;	/* the next read reports -ENODEV at once */
-	pfd.fd = cgstream_fd(st);
-	pfd.events = POLLIN;
-	r = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
-	if (r < 0)
-		return -errno;
-	return r > 0 ? 1 : 0;	/* POLLERR too: the read will say -ENODEV */
+	/* POLLERR counts as ready: the read will say -ENODEV */
+	return cgs_poll_in(cgstream_fd(st), timeout_ms);
 }
 
 /* one read of the data file into a sample; -EOVERFLOW if it may be cut */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,16 @@ uint64_t cgs_now_usec(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int cgs_poll_in(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int r = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
+
+	if (r < 0)
+		return -errno;
+	return r > 0 ? 1 : 0;
 }
 
 /* the present bits of the fields that end within @size bytes of a sample */

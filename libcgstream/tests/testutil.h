@@ -6,6 +6,7 @@
 #ifndef CGSTREAM_TESTUTIL_H
 #define CGSTREAM_TESTUTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -186,6 +187,32 @@ static inline void t_kill(pid_t pid)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
+}
+
+/* open fds of this process; those whose target is @what when not NULL */
+static inline int t_count_fds(const char *what)
+{
+	char p[300], target[256];
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	T_ASSERT(d != NULL);
+	while ((de = readdir(d))) {
+		ssize_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", de->d_name);
+		len = readlink(p, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = '\0';
+		if (!what || !strcmp(target, what))
+			n++;
+	}
+	closedir(d);
+	return n - (what ? 0 : 1);	/* not the directory's own fd */
 }
 
 /* a name unique to this test run */
