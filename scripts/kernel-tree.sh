@@ -62,7 +62,8 @@ while read -r patch newfiles; do
 	[[ -f $pfile ]] || { echo "error: kernel/series names $patch, which is missing" >&2; exit 1; }
 	info=$(mktemp -d)
 	git mailinfo "$info/msg" "$info/diff" <"$pfile" >"$info/meta"
-	if [[ -s $info/diff ]]; then
+	# a commit that only changes files kept here as a whole has no diff
+	if grep -q "^diff --git " "$info/diff"; then
 		if ! GIT_INDEX_FILE=$index git apply --cached "$info/diff"; then
 			echo "error: $patch does not apply to Linux $series + the patches before it" >&2
 			exit 1

@@ -12,17 +12,25 @@
  * (cgroup_base_stat_publish()), bumps a global sequence number and wakes
  * the pollers of every cgroup's cpu.stat.stream.  Readers wait in poll()
  * and read the published values: no flush and no global lock on the read
- * path.  The flusher only runs while a cpu.stat.stream file is open.
+ * path.  The flusher only runs while a cpu.stat.stream file is open.  When
+ * streaming is turned off, pollers wake with EPOLLPRI.
+ *
+ * cpu.stat.stream.subtree hands the same values for a whole subtree to one
+ * read(2), as binary records (struct cgroup_stat_stream_record): one read
+ * and no text per cycle, whatever the number of cgroups.
  *
  * Reads never block.  A read runs under a kernfs active reference; sleeping
  * there would make rmdir wait in kernfs_drain() while holding cgroup_mutex
  * and stall every cgroup operation on the host.  Waiting happens in poll()
- * only, on a wait queue that is not tied to any cgroup, so it outlives the
- * cgroups whose files are polled.
+ * only: for flushes on a wait queue that is not tied to any cgroup, so it
+ * outlives the cgroups whose files are polled, and for removal on the
+ * file's own kernfs poll queue, so that removing a cgroup wakes only the
+ * pollers of its own stream files.
  */
 #include "cgroup-internal.h"
 
 #include <linux/ctype.h>
+#include <linux/build_bug.h>
 #include <linux/hrtimer.h>
 #include <linux/poll.h>
 #include <linux/seq_file.h>
@@ -47,6 +55,10 @@ static u64 stat_stream_seq;
 static u64 stat_stream_time_ns;
 /* deadlines skipped because the flusher was late */
 static atomic64_t stat_stream_missed = ATOMIC64_INIT(0);
+/* a cycle is queued or running: the timer skips deadlines meanwhile */
+static atomic_t stat_stream_cycle_busy = ATOMIC_INIT(0);
+/* times streaming was turned off: pollers that have not read since see EPOLLPRI */
+static unsigned int stat_stream_stops;
 
 static DECLARE_WAIT_QUEUE_HEAD(stat_stream_waitq);
 
@@ -81,15 +93,18 @@ static u64 stat_stream_read_seq(u64 *time_ns)
 
 static enum hrtimer_restart stat_stream_timer_fn(struct hrtimer *timer)
 {
-	u64 interval_ns = READ_ONCE(stat_stream_interval_ms) * NSEC_PER_MSEC;
+	u64 interval_ns = (u64)READ_ONCE(stat_stream_interval_ms) * NSEC_PER_MSEC;
 	u64 overruns = hrtimer_forward_now(timer, ns_to_ktime(interval_ns));
 
 	/*
 	 * A late cycle is counted, not queued twice: deadlines the timer
-	 * itself missed, and this one if the last flush is still queued.
+	 * itself missed, and this one if the last cycle is still queued or
+	 * running.
 	 */
-	if (!queue_work(system_dfl_wq, &stat_stream_work))
+	if (atomic_xchg(&stat_stream_cycle_busy, 1))
 		overruns++;
+	else
+		queue_work(system_dfl_wq, &stat_stream_work);
 	if (overruns > 1)
 		atomic64_add(overruns - 1, &stat_stream_missed);
 
@@ -110,7 +125,8 @@ static void stat_stream_reconfigure(bool interval_changed)
 	if (!stat_stream_active()) {
 		hrtimer_cancel(&stat_stream_timer);
 		/* a flush already running sees this under the mutex */
-		cancel_work(&stat_stream_work);
+		if (cancel_work(&stat_stream_work))
+			atomic_set(&stat_stream_cycle_busy, 0);
 		if (stat_stream_tracking) {
 			cgroup_base_stat_track_changes(false);
 			stat_stream_tracking = false;
@@ -151,6 +167,7 @@ static void stat_stream_workfn(struct work_struct *work)
 	mutex_lock(&stat_stream_mutex);
 	if (!stat_stream_active()) {
 		mutex_unlock(&stat_stream_mutex);
+		atomic_set(&stat_stream_cycle_busy, 0);
 		return;
 	}
 	publish_all = stat_stream_publish_all;
@@ -172,6 +189,7 @@ static void stat_stream_workfn(struct work_struct *work)
 	stat_stream_time_ns = now;
 	write_sequnlock(&stat_stream_seqlock);
 	wake_up_interruptible_poll(&stat_stream_waitq, EPOLLIN | EPOLLRDNORM);
+	atomic_set(&stat_stream_cycle_busy, 0);
 }
 
 static int __init cgroup_stat_stream_init(void)
@@ -225,6 +243,11 @@ ssize_t cgroup_stat_stream_interval_write(struct kernfs_open_file *of,
 		return -EINVAL;
 
 	mutex_lock(&stat_stream_mutex);
+	if (stat_stream_interval_ms && !ms) {
+		/* never leave a poller asleep without telling it */
+		WRITE_ONCE(stat_stream_stops, stat_stream_stops + 1);
+		wake_up_interruptible_poll(&stat_stream_waitq, EPOLLPRI);
+	}
 	WRITE_ONCE(stat_stream_interval_ms, ms);
 	stat_stream_reconfigure(true);
 	mutex_unlock(&stat_stream_mutex);
@@ -233,16 +256,23 @@ ssize_t cgroup_stat_stream_interval_write(struct kernfs_open_file *of,
 }
 
 /**
- * cgroup_stat_stream_open - count an open cpu.stat.stream
- * @of: the file being opened
+ * cgroup_stat_stream_open - count an open stream file
+ * @of: the file being opened: cpu.stat.stream or cpu.stat.stream.subtree
  *
- * The flusher runs only while at least one stream file is open.
+ * The flusher runs only while at least one stream file is open.  A file
+ * opened while it is idle is readable (poll) only after a flush that
+ * completes after the open: the last one may be hours old.
  *
  * Return: 0.
  */
 int cgroup_stat_stream_open(struct kernfs_open_file *of)
 {
+	struct cgroup_file_ctx *ctx = of->priv;
+
 	mutex_lock(&stat_stream_mutex);
+	if (!stat_stream_active())
+		ctx->stream.last_seen = stat_stream_read_seq(NULL);
+	ctx->stream.stops_seen = stat_stream_stops;
 	stat_stream_nr_open++;
 	stat_stream_reconfigure(false);
 	mutex_unlock(&stat_stream_mutex);
@@ -250,11 +280,26 @@ int cgroup_stat_stream_open(struct kernfs_open_file *of)
 }
 
 /**
- * cgroup_stat_stream_release - count a closed cpu.stat.stream
+ * cgroup_stat_stream_release - count a closed stream file
  * @of: the file being released, on close or when its cgroup is removed
+ *
+ * When the cgroup is removed, kernfs releases its open files once they
+ * are deactivated: wake this file's pollers, and only them, so that they
+ * poll again and get EPOLLERR from kernfs.  The wake-up carries no key, as
+ * a poller may be waiting for EPOLLIN only and still must learn that the
+ * file is gone.
  */
 void cgroup_stat_stream_release(struct kernfs_open_file *of)
 {
+	struct cgroup_file_ctx *ctx = of->priv;
+
+	if (cgroup_is_dead(of_css(of)->cgroup))
+		kernfs_notify(of->kn);
+
+	/* where a cpu.stat.stream.subtree read stopped */
+	if (ctx->stream.pos)
+		css_put(ctx->stream.pos);
+
 	mutex_lock(&stat_stream_mutex);
 	stat_stream_nr_open--;
 	stat_stream_reconfigure(false);
@@ -266,10 +311,10 @@ void cgroup_stat_stream_release(struct kernfs_open_file *of)
  * @seq: seq_file of the stream file
  * @v: unused
  *
- * Prints the cpu.stat keys from the values the flusher published, then the
+ * Prints the cpu.stat keys as of the latest completed flush, then the
  * flush's sequence number, CLOCK_MONOTONIC time and the total of skipped
- * cycles, and marks that flush as seen by this open file.  Never flushes,
- * never blocks, takes no global lock.
+ * cycles, and marks that flush, and any stop of streaming, as seen by this
+ * open file.  Never flushes, never blocks, takes no global lock.
  *
  * Return: 0 or the error of the cpu controller's stat show.
  */
@@ -279,18 +324,21 @@ int cgroup_stat_stream_show(struct seq_file *seq, void *v)
 	struct cgroup_file_ctx *ctx = of->priv;
 	struct cgroup *cgrp = seq_css(seq)->cgroup;
 	struct cgroup_base_stat bstat;
-	u64 flush_seq, time_ns, missed, snap_seq, snap_time_ns;
+	u64 seen, flush_seq, time_ns, missed, snap_seq, snap_time_ns;
+	unsigned int stops = READ_ONCE(stat_stream_stops);
 	int ret = 0;
 
 	/*
-	 * The completed flush first, the snapshot second: a snapshot newer
-	 * than that flush was published by the cycle running now, and is
-	 * labelled with that cycle.  An older one is unchanged since, so it
-	 * is the value as of the completed flush.
+	 * The values as of the completed flush, even while the next one is
+	 * published.  Published before it, they are unchanged since, and
+	 * are that flush's values.  Only if two flushes completed meanwhile
+	 * do they come from a later one, labelled as such.
 	 */
 	flush_seq = stat_stream_read_seq(&time_ns);
+	seen = flush_seq;
 	missed = atomic64_read(&stat_stream_missed);
-	snap_seq = cgroup_base_stat_snapshot(cgrp, &bstat, &snap_time_ns);
+	snap_seq = cgroup_base_stat_snapshot(cgrp, flush_seq, &bstat,
+					     &snap_time_ns);
 	if (snap_seq > flush_seq) {
 		flush_seq = snap_seq;
 		time_ns = snap_time_ns;
@@ -306,8 +354,164 @@ int cgroup_stat_stream_show(struct seq_file *seq, void *v)
 			CGROUP_STAT_STREAM_KEY_MISSED " %llu\n",
 		   flush_seq, div_u64(time_ns, NSEC_PER_USEC), missed);
 
-	WRITE_ONCE(ctx->stream.last_seen, flush_seq);
+	WRITE_ONCE(ctx->stream.last_seen, seen);
+	WRITE_ONCE(ctx->stream.stops_seen, stops);
 	return ret;
+}
+
+/*
+ * cpu.stat.stream.subtree: cgroups visited per RCU read-side section.  The
+ * walk holds a reference on where it is, so it can leave RCU at any step.
+ */
+#define STAT_STREAM_WALK_BATCH	64
+
+static void stat_stream_fill_record(struct cgroup_stat_stream_record *rec,
+				    struct cgroup *cgrp, struct cgroup *top,
+				    u64 flush_seq, u64 flush_time_ns)
+{
+	struct cgroup_base_stat bstat;
+	u64 seq, time_ns;
+#ifdef CONFIG_CFS_BANDWIDTH
+	struct cgroup_subsys_state *cpu_css;
+	struct cpu_cgroup_bandwidth_stat bw;
+#endif
+
+	/* as of the snapshot's flush, labelled as cpu.stat.stream does */
+	seq = cgroup_base_stat_snapshot(cgrp, flush_seq, &bstat, &time_ns);
+	if (seq <= flush_seq) {
+		seq = flush_seq;
+		time_ns = flush_time_ns;
+	}
+
+	memset(rec, 0, sizeof(*rec));
+	rec->size = sizeof(*rec);
+	rec->type = CGROUP_STAT_STREAM_RECORD_CPU;
+	rec->cgroup_id = cgroup_id(cgrp);
+	rec->parent_id = cgrp == top ? 0 : cgroup_id(cgroup_parent(cgrp));
+	rec->flush_seq = seq;
+	rec->flush_time_usec = div_u64(time_ns, NSEC_PER_USEC);
+	rec->usage_usec = div_u64(bstat.cputime.sum_exec_runtime, NSEC_PER_USEC);
+	rec->user_usec = div_u64(bstat.cputime.utime, NSEC_PER_USEC);
+	rec->system_usec = div_u64(bstat.cputime.stime, NSEC_PER_USEC);
+	rec->nice_usec = div_u64(bstat.ntime, NSEC_PER_USEC);
+
+#ifdef CONFIG_CFS_BANDWIDTH
+	/* where cpu.stat shows them: the cpu controller is on (and live) */
+	cpu_css = rcu_dereference(cgrp->subsys[cpu_cgrp_id]);
+	if (cpu_css && !css_is_dying(cpu_css)) {
+		cpu_cgroup_bandwidth_stat(cpu_css, &bw);
+		rec->flags |= CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH;
+		rec->nr_periods = (u32)bw.nr_periods;
+		rec->nr_throttled = (u32)bw.nr_throttled;
+		rec->throttled_usec = bw.throttled_usec;
+		rec->nr_bursts = (u32)bw.nr_bursts;
+		rec->burst_usec = bw.burst_usec;
+	}
+#endif
+}
+
+static void stat_stream_subtree_reset(struct cgroup_file_ctx *ctx)
+{
+	if (ctx->stream.pos)
+		css_put(ctx->stream.pos);
+	ctx->stream.pos = NULL;
+	ctx->stream.next_off = 0;
+	ctx->stream.done = false;
+}
+
+/**
+ * cgroup_stat_stream_subtree_read - read a subtree's stats as of one flush
+ * @of: open cpu.stat.stream.subtree
+ * @buf: kernel buffer to fill with whole records
+ * @nbytes: size of @buf
+ * @off: 0 to start a snapshot of the latest flush, else where the last
+ *	 read of this open file ended
+ *
+ * Fills @buf with one struct cgroup_stat_stream_record per online cgroup:
+ * the opened cgroup, then its descendants in pre-order, continuing after
+ * the cgroup the last read ended with.  A reference on that cgroup keeps
+ * the place even if it is removed in between.  Never flushes, never
+ * blocks, takes no global lock.  Called again by kernfs (read_fill) until
+ * the reader's buffer is full.
+ *
+ * Return: bytes filled, 0 at the end of the snapshot, -EINVAL for an
+ * offset that does not continue the snapshot or a buffer smaller than the
+ * next record.
+ */
+ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
+					char *buf, size_t nbytes, loff_t off)
+{
+	struct cgroup_file_ctx *ctx = of->priv;
+	struct cgroup_subsys_state *top = of_css(of);
+	struct cgroup_subsys_state *pos, *held;
+	const size_t size = sizeof(struct cgroup_stat_stream_record);
+	size_t len = 0;
+	bool full = false;
+
+	BUILD_BUG_ON(size != CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0);
+	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, flags) != 4);
+	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, cgroup_id) != 8);
+	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, parent_id) != 16);
+	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, flush_seq) != 24);
+	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record,
+			      flush_time_usec) != 32);
+	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, usage_usec) != 40);
+	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, nice_usec) != 64);
+	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, nr_periods) != 72);
+	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record,
+			      burst_usec) != 104);
+
+	if (!off) {
+		stat_stream_subtree_reset(ctx);
+		ctx->stream.seq = stat_stream_read_seq(&ctx->stream.time_ns);
+		ctx->stream.started = true;
+		WRITE_ONCE(ctx->stream.last_seen, ctx->stream.seq);
+	} else if (!ctx->stream.started || off != ctx->stream.next_off) {
+		return -EINVAL;
+	}
+	if (ctx->stream.done)
+		return 0;
+
+	held = ctx->stream.pos;
+	do {
+		int n = 0;
+
+		if (len)
+			cond_resched();
+		rcu_read_lock();
+		pos = held ? css_next_descendant_pre(held, top) : top;
+		for (; pos; pos = css_next_descendant_pre(pos, top)) {
+			bool online = css_is_online(pos);
+
+			if (online && len + size > nbytes) {
+				full = true;
+				break;
+			}
+			if (++n > STAT_STREAM_WALK_BATCH)
+				break;
+			/* no reference: being freed, offline, passed over */
+			if (!css_tryget(pos))
+				continue;
+			if (held)
+				css_put(held);
+			held = pos;
+			if (online) {
+				stat_stream_fill_record((void *)(buf + len),
+							pos->cgroup, top->cgroup,
+							ctx->stream.seq,
+							ctx->stream.time_ns);
+				len += size;
+			}
+		}
+		rcu_read_unlock();
+	} while (pos && !full);
+
+	ctx->stream.pos = held;
+	ctx->stream.done = !pos;
+	if (!len && full)
+		return -EINVAL;
+	ctx->stream.next_off = off + len;
+	return len;
 }
 
 /**
@@ -316,30 +520,21 @@ int cgroup_stat_stream_show(struct seq_file *seq, void *v)
  * @pt: poll table
  *
  * Return: EPOLLIN | EPOLLRDNORM when a flush completed after this file last
- * read, else 0.  Once the cgroup is removed kernfs answers EPOLLERR.
+ * read, EPOLLPRI when streaming was turned off since, else 0.  Once the
+ * cgroup is removed kernfs answers EPOLLERR.
  */
 __poll_t cgroup_stat_stream_poll(struct kernfs_open_file *of, poll_table *pt)
 {
 	struct cgroup_file_ctx *ctx = of->priv;
+	__poll_t mask = 0;
 
 	poll_wait(of->file, &stat_stream_waitq, pt);
-	if (stat_stream_read_seq(NULL) > READ_ONCE(ctx->stream.last_seen))
-		return EPOLLIN | EPOLLRDNORM;
-	return 0;
-}
+	/* for the removal wake-up only, see release: not its mask */
+	kernfs_generic_poll(of, pt);
 
-/**
- * cgroup_stat_stream_removed - wake stream pollers after a cgroup is removed
- *
- * Called once the removed cgroup's files are deactivated, so that its
- * pollers poll again and get EPOLLERR from kernfs.  The wake-up carries
- * no key: the wait queue is shared by every stream file, and a keyed
- * EPOLLERR would tell waiters that trust the key (io_uring's poll does)
- * that their own file failed.  Without a key each waiter polls its file
- * again, and only the removed cgroup's files report EPOLLERR.
- */
-void cgroup_stat_stream_removed(void)
-{
-	if (wq_has_sleeper(&stat_stream_waitq))
-		wake_up_interruptible_all(&stat_stream_waitq);
+	if (stat_stream_read_seq(NULL) > READ_ONCE(ctx->stream.last_seen))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (READ_ONCE(stat_stream_stops) != READ_ONCE(ctx->stream.stops_seen))
+		mask |= EPOLLPRI;
+	return mask;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Tests for cgroup v2 cpu.stat.stream and the root's
- * cpu.stat.stream_interval.
+ * Tests for cgroup v2 cpu.stat.stream, cpu.stat.stream.subtree and the
+ * root's cpu.stat.stream_interval.
+ *
+ * usage: test_stat_stream [TEST_NAME...]  (default: all)
  *
  * The flusher only runs while the interval is not 0 and at least one
  * cpu.stat.stream file is open, so every test that expects flushes keeps a
@@ -14,11 +16,13 @@
 #include <linux/cgroup_stat_stream.h>
 #include <linux/limits.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <grp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1613,6 +1617,989 @@ cleanup:
 	return restore_interval(root, saved, ret);
 }
 
+static pid_t run_nowait(int (*fn)(void *arg), void *arg)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0)
+		exit(fn(arg));
+	return pid;
+}
+
+/* Returns a task's voluntary context switches, or -1. */
+static long long voluntary_switches(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	return p ? strtoll(p + 25, NULL, 10) : -1;
+}
+
+/* Returns 1 once @pid sleeps (state S) within @timeout_ms, else 0. */
+static int wait_sleeping(pid_t pid, int timeout_ms)
+{
+	char path[64], buf[512], *p;
+	long long end = now_usec() + timeout_ms * USEC_PER_MSEC;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	while (now_usec() < end) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return 0;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			p = strrchr(buf, ')');
+			if (p && p[1] == ' ' && p[2] == 'S')
+				return 1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
+#define UNRELATED_CGROUPS	50
+#define UNRELATED_FDS		200
+#define UNRELATED_INTERVAL_MS	60000
+
+struct poll_many {
+	struct pollfd pfd[UNRELATED_FDS];
+};
+
+static int poll_many_fn(void *arg)
+{
+	struct poll_many *pm = arg;
+
+	/* nothing readable: one sleep until a flush, a removal or the kill */
+	return poll(pm->pfd, UNRELATED_FDS, 60000) < 0 ? 1 : 0;
+}
+
+/*
+ * Removing cgroups whose stream files nobody has open wakes no stream
+ * poller: a process asleep in poll() on 200 stream fds of other cgroups
+ * stays asleep across 50 rmdirs, between two flushes of a long interval.
+ */
+static int test_stat_stream_rmdir_unrelated(const char *root)
+{
+	char *cgs[UNRELATED_CGROUPS] = {}, name[64], *tmp = NULL;
+	struct stream_sample before, after;
+	struct poll_many pm;
+	long long sw_before, sw_after;
+	int ret = KSFT_FAIL;
+	int i, ctl = -1, tries;
+	pid_t child = 0;
+	long saved;
+
+	for (i = 0; i < UNRELATED_FDS; i++)
+		pm.pfd[i].fd = -1;
+	saved = get_interval(root);
+	for (i = 0; i < UNRELATED_CGROUPS; i++) {
+		snprintf(name, sizeof(name), "stat_stream_polled%d", i);
+		cgs[i] = cg_name(root, name);
+		if (!cgs[i] || cg_create(cgs[i]))
+			goto cleanup;
+	}
+	for (i = 0; i < UNRELATED_FDS; i++) {
+		pm.pfd[i].fd = open_stream(cgs[i % UNRELATED_CGROUPS]);
+		pm.pfd[i].events = POLLIN;
+		if (pm.pfd[i].fd < 0)
+			goto cleanup;
+	}
+	/*
+	 * A flush soon, then one a long interval away: restarting the
+	 * flusher waits out the interval since the last flush.
+	 */
+	ctl = open_stream(root);
+	if (ctl < 0 || set_interval(root, NEW_CG_INTERVAL_MS) ||
+	    wait_sample(ctl, WAIT_MS, &before) ||
+	    set_interval(root, UNRELATED_INTERVAL_MS))
+		goto cleanup;
+
+	for (tries = 0; tries < 3; tries++) {
+		for (i = 0; i < UNRELATED_FDS; i++)
+			if (read_sample(pm.pfd[i].fd, &after))
+				goto cleanup;
+		if (read_sample(ctl, &before))
+			goto cleanup;
+		child = run_nowait(poll_many_fn, &pm);
+		if (child < 0 || !wait_sleeping(child, WAIT_MS))
+			goto cleanup;
+		sw_before = voluntary_switches(child);
+
+		for (i = 0; i < UNRELATED_CGROUPS; i++) {
+			tmp = cg_name(root, "stat_stream_unrelated");
+			if (!tmp || cg_create(tmp) || cg_destroy(tmp))
+				goto cleanup;
+			free(tmp);
+			tmp = NULL;
+		}
+		usleep(200000);
+		sw_after = voluntary_switches(child);
+		stop_burner(child);
+		child = 0;
+		if (read_sample(ctl, &after))
+			goto cleanup;
+		/* a flush in between woke it rightly: try again */
+		if (after.seq != before.seq)
+			continue;
+		if (sw_before < 0 || sw_after != sw_before) {
+			ksft_print_msg("poller woke %lld times across %d unrelated rmdirs\n",
+				       sw_after - sw_before, UNRELATED_CGROUPS);
+			goto cleanup;
+		}
+		ret = KSFT_PASS;
+		break;
+	}
+
+cleanup:
+	stop_burner(child);
+	free(tmp);
+	for (i = 0; i < UNRELATED_FDS; i++)
+		if (pm.pfd[i].fd >= 0)
+			close(pm.pfd[i].fd);
+	if (ctl >= 0)
+		close(ctl);
+	for (i = 0; i < UNRELATED_CGROUPS; i++) {
+		cg_destroy(cgs[i]);
+		free(cgs[i]);
+	}
+	return restore_interval(root, saved, ret);
+}
+
+static int wait_pri_fn(void *arg)
+{
+	struct pollfd pfd = { .fd = *(int *)arg, .events = POLLIN | POLLPRI };
+
+	/* readable (POLLIN) already consumed by the parent: wait for POLLPRI */
+	if (poll(&pfd, 1, 3 * WAIT_MS) != 1)
+		return 1;
+	return pfd.revents == POLLPRI ? 0 : 2;
+}
+
+/*
+ * Streaming stops: a poller waiting for POLLIN|POLLPRI wakes with POLLPRI
+ * once, reads keep working and clear it.  Freshness: a stream opened while
+ * the flusher is idle is not readable before a flush after the open.
+ */
+static int test_stat_stream_stop_fresh(const char *root)
+{
+	struct stream_sample s, first;
+	struct pollfd pfd;
+	int ret = KSFT_FAIL;
+	int fd = -1, err;
+	pid_t waiter = 0;
+	long saved;
+
+	saved = get_interval(root);
+	fd = open_stream(root);
+	if (fd < 0 || set_interval(root, NEW_CG_INTERVAL_MS) ||
+	    wait_sample(fd, WAIT_MS, &s))
+		goto cleanup;
+
+	waiter = run_nowait(wait_pri_fn, &fd);
+	if (waiter < 0 || !wait_sleeping(waiter, WAIT_MS))
+		goto cleanup;
+	/* a flush may wake it first: it then sees POLLIN and fails */
+	if (read_sample(fd, &s) || set_interval(root, 0))
+		goto cleanup;
+	err = -1;
+	if (waitpid(waiter, &err, 0) != waiter || !WIFEXITED(err) ||
+	    WEXITSTATUS(err)) {
+		ksft_print_msg("poller did not wake with POLLPRI alone (status %#x)\n",
+			       err);
+		waiter = 0;
+		goto cleanup;
+	}
+	waiter = 0;
+	pfd.fd = fd;
+	pfd.events = POLLIN | POLLPRI;
+	if (poll(&pfd, 1, 0) != 1 || pfd.revents != POLLPRI) {
+		ksft_print_msg("after the stop: revents %#x, want POLLPRI\n",
+			       pfd.revents);
+		goto cleanup;
+	}
+	if (read_sample(fd, &s) || poll(&pfd, 1, 0) != 0) {
+		ksft_print_msg("POLLPRI still set after a read: %#x\n",
+			       pfd.revents);
+		goto cleanup;
+	}
+	close(fd);
+	fd = -1;
+
+	/* idle: nothing open; a new open must wait for a new flush */
+	usleep(2 * NEW_CG_INTERVAL_MS * 1000);
+	fd = open_stream(root);
+	if (fd < 0 || read_sample(fd, &first) ||
+	    set_interval(root, NEW_CG_INTERVAL_MS))
+		goto cleanup;
+	pfd.events = POLLIN;
+	pfd.fd = fd;
+	if (wait_readable(fd, 0) != 0) {
+		/* the first flush is due at once: allow it, but it must be new */
+		if (read_sample(fd, &s) || s.seq <= first.seq) {
+			ksft_print_msg("fresh open readable with old flush %lld\n",
+				       s.seq);
+			goto cleanup;
+		}
+	} else if (wait_sample(fd, WAIT_MS, &s) || s.seq <= first.seq ||
+		   s.time_usec * 1LL < first.time_usec) {
+		ksft_print_msg("fresh open: flush %lld after %lld\n", s.seq,
+			       first.seq);
+		goto cleanup;
+	}
+
+	ret = KSFT_PASS;
+cleanup:
+	stop_burner(waiter);
+	if (fd >= 0)
+		close(fd);
+	return restore_interval(root, saved, ret);
+}
+
+#define WINDOW_READERS		4
+#define WINDOW_CYCLES		30
+#define WINDOW_INTERVAL_MS	100
+
+/*
+ * A reader that reads in a tight loop between wake-ups, and so also while
+ * the next flush is being published: its flush_seq never goes back, never
+ * skips a flush, and a wake-up always brings a flush it has not read.
+ */
+static int window_reader(void *arg)
+{
+	struct stream_sample s;
+	long long last, end, got = 0;
+	int fd;
+
+	fd = open_stream(arg);
+	if (fd < 0 || read_sample(fd, &s))
+		return 2;
+	last = s.seq;
+	end = now_usec() + 4 * WINDOW_CYCLES * WINDOW_INTERVAL_MS * USEC_PER_MSEC;
+	while (got < WINDOW_CYCLES && now_usec() < end) {
+		int woken = wait_readable(fd, 0);
+
+		if (woken < 0 || read_sample(fd, &s))
+			return 3;
+		if (s.seq < last || s.seq > last + 1 || (woken && s.seq == last)) {
+			ksft_print_msg("reader: flush %lld after %lld (%s)\n",
+				       s.seq, last, woken ? "woken" : "probe");
+			return 1;
+		}
+		if (s.seq > last)
+			got++;
+		last = s.seq;
+	}
+	close(fd);
+	return got >= WINDOW_CYCLES ? 0 : 4;
+}
+
+static int test_stat_stream_publish_window(const char *root)
+{
+	pid_t readers[WINDOW_READERS] = {}, burner = 0;
+	int ret = KSFT_FAIL;
+	int i, status, fd = -1;
+	char *cg;
+	long saved;
+
+	saved = get_interval(root);
+	cg = cg_name(root, "stat_stream_window");
+	if (!cg || cg_create(cg))
+		goto cleanup;
+	burner = cg_run_nowait(cg, burn_cpu, NULL);
+	fd = open_stream(root);
+	if (burner < 0 || fd < 0 || set_interval(root, WINDOW_INTERVAL_MS))
+		goto cleanup;
+	for (i = 0; i < WINDOW_READERS; i++) {
+		readers[i] = run_nowait(window_reader, cg);
+		if (readers[i] < 0)
+			goto cleanup;
+	}
+	ret = KSFT_PASS;
+	for (i = 0; i < WINDOW_READERS; i++) {
+		if (waitpid(readers[i], &status, 0) != readers[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			ksft_print_msg("reader %d: status %#x\n", i, status);
+			ret = KSFT_FAIL;
+		}
+		readers[i] = 0;
+	}
+cleanup:
+	for (i = 0; i < WINDOW_READERS; i++)
+		stop_burner(readers[i]);
+	stop_burner(burner);
+	if (fd >= 0)
+		close(fd);
+	cg_destroy(cg);
+	free(cg);
+	return restore_interval(root, saved, ret);
+}
+
+/*
+ * cpu.stat.stream.subtree
+ */
+#define SUBTREE_FILE		"cpu.stat.stream.subtree"
+#define REC_SIZE		sizeof(struct cgroup_stat_stream_record)
+#define SUBTREE_INTERVAL_MS	100
+
+struct subtree_snap {
+	struct cgroup_stat_stream_record *rec;
+	size_t nr;		/* records */
+	int reads;		/* read calls that returned records */
+};
+
+static int open_subtree(const char *cgroup)
+{
+	int fd;
+
+	fd = cg_open(cgroup, SUBTREE_FILE, O_RDONLY);
+	if (fd < 0)
+		ksft_print_msg("can't open %s/%s: %s\n", cgroup, SUBTREE_FILE,
+			       strerror(errno));
+
+	return fd;
+}
+
+/*
+ * Reads one whole snapshot into @snap->rec (room for @max records), @chunk
+ * bytes per read: the first at offset 0, the others with read(2) from where
+ * the last ended.  Returns 0, or -errno.
+ */
+static int read_subtree(int fd, struct subtree_snap *snap, size_t max,
+			size_t chunk)
+{
+	char *buf = (char *)snap->rec;
+	size_t len = 0;
+	ssize_t ret;
+
+	snap->nr = 0;
+	snap->reads = 0;
+	if (lseek(fd, 0, SEEK_SET))
+		return -errno;
+	for (;;) {
+		size_t want = chunk;
+
+		if (len + want > max * REC_SIZE)
+			want = max * REC_SIZE - len;
+		ret = read(fd, buf + len, want);
+		if (ret < 0)
+			return -errno;
+		if (!ret)
+			break;
+		if (ret % REC_SIZE) {
+			ksft_print_msg("read returned %zd bytes: not whole records\n",
+				       ret);
+			return -EBADMSG;
+		}
+		len += ret;
+		snap->reads++;
+		if (len == max * REC_SIZE) {
+			ksft_print_msg("more than %zu records\n", max);
+			return -E2BIG;
+		}
+	}
+	snap->nr = len / REC_SIZE;
+	return 0;
+}
+
+static int snap_alloc(struct subtree_snap *snap, size_t max)
+{
+	snap->rec = calloc(max, REC_SIZE);
+	return snap->rec ? 0 : -ENOMEM;
+}
+
+static unsigned long long dir_ino(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+/* ids of the cgroup directories below and including the nftw() root */
+static unsigned long long *walk_ids;
+static size_t walk_nr, walk_max;
+
+static int walk_one(const char *path, const struct stat *st, int type,
+		    struct FTW *ftw)
+{
+	if (type != FTW_D)
+		return 0;
+	if (walk_nr == walk_max)
+		return -1;
+	walk_ids[walk_nr++] = st->st_ino;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a;
+	unsigned long long y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int rmdir_one(const char *path, const struct stat *st, int type,
+		     struct FTW *ftw)
+{
+	if (type == FTW_DP && rmdir(path) && errno != ENOENT)
+		ksft_print_msg("rmdir %s: %s\n", path, strerror(errno));
+	return 0;
+}
+
+/* removes @cgroup and everything below it */
+static void destroy_tree(const char *cgroup)
+{
+	if (cgroup)
+		nftw(cgroup, rmdir_one, 64, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * Checks that @snap is a pre-order walk starting at @top: the first record
+ * is @top's with parent_id 0, every other record's parent is on the path
+ * from the first record to the one before it, and every record is a type 1
+ * record of the current size.  Returns 0 or -1.
+ */
+static int check_preorder(const struct subtree_snap *snap, const char *top)
+{
+	unsigned long long *stack;
+	size_t depth = 0, i;
+	int ret = -1;
+
+	stack = calloc(snap->nr + 1, sizeof(*stack));
+	if (!stack || !snap->nr)
+		goto out;
+	if (snap->rec[0].cgroup_id != dir_ino(top) || snap->rec[0].parent_id) {
+		ksft_print_msg("first record: id %llu parent %llu, want %llu, 0\n",
+			       (unsigned long long)snap->rec[0].cgroup_id,
+			       (unsigned long long)snap->rec[0].parent_id,
+			       dir_ino(top));
+		goto out;
+	}
+	for (i = 0; i < snap->nr; i++) {
+		const struct cgroup_stat_stream_record *r = &snap->rec[i];
+
+		if (r->size != REC_SIZE || r->type != CGROUP_STAT_STREAM_RECORD_CPU) {
+			ksft_print_msg("record %zu: size %u type %u\n", i,
+				       r->size, r->type);
+			goto out;
+		}
+		if (i) {
+			while (depth && stack[depth - 1] != r->parent_id)
+				depth--;
+			if (!depth) {
+				ksft_print_msg("record %zu (id %llu): parent %llu off the walk\n",
+					       i, (unsigned long long)r->cgroup_id,
+					       (unsigned long long)r->parent_id);
+				goto out;
+			}
+		}
+		stack[depth++] = r->cgroup_id;
+	}
+	ret = 0;
+out:
+	free(stack);
+	return ret;
+}
+
+/* Returns 0 if the ids in @snap are exactly those of the directories. */
+static int check_ids_match_dirs(const struct subtree_snap *snap, const char *top)
+{
+	unsigned long long *ids;
+	size_t i;
+	int ret = -1;
+
+	walk_max = snap->nr + 16;
+	walk_nr = 0;
+	walk_ids = calloc(walk_max, sizeof(*walk_ids));
+	ids = calloc(snap->nr, sizeof(*ids));
+	if (!walk_ids || !ids)
+		goto out;
+	if (nftw(top, walk_one, 64, FTW_PHYS)) {
+		ksft_print_msg("walking %s failed\n", top);
+		goto out;
+	}
+	for (i = 0; i < snap->nr; i++)
+		ids[i] = snap->rec[i].cgroup_id;
+	qsort(ids, snap->nr, sizeof(*ids), cmp_u64);
+	qsort(walk_ids, walk_nr, sizeof(*walk_ids), cmp_u64);
+	if (walk_nr != snap->nr || memcmp(ids, walk_ids, walk_nr * sizeof(*ids))) {
+		ksft_print_msg("%zu records, %zu directories: the ids differ\n",
+			       snap->nr, walk_nr);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(ids);
+	free(walk_ids);
+	walk_ids = NULL;
+	return ret;
+}
+
+/* creates @top/c0 .. c{@n-1}, with @per_dir children per directory */
+static int make_tree(const char *top, int n, int per_dir)
+{
+	char path[PATH_MAX];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (i < per_dir) {
+			snprintf(path, sizeof(path), "%s/c%d", top, i);
+		} else {
+			snprintf(path, sizeof(path), "%s/c%d/c%d", top,
+				 i / per_dir - 1, i);
+		}
+		if (mkdir(path, 0755)) {
+			ksft_print_msg("mkdir %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Layout: ids are the directories' inodes, parents, pre-order; EINVAL. */
+static int test_stat_stream_subtree_layout(const char *root)
+{
+	struct subtree_snap big = {}, small = {};
+	char buf[REC_SIZE];
+	int ret = KSFT_FAIL;
+	int fd = -1;
+	char *top;
+	size_t i;
+
+	top = cg_name(root, "stat_stream_subtree");
+	if (!top || cg_create(top) || make_tree(top, 30, 5))
+		goto cleanup;
+	fd = open_subtree(top);
+	if (fd < 0 || snap_alloc(&big, 64) || snap_alloc(&small, 64))
+		goto cleanup;
+
+	if (read_subtree(fd, &big, 64, 1 << 20))
+		goto cleanup;
+	if (big.nr != 31 || big.reads != 1) {
+		ksft_print_msg("%zu records in %d reads, want 31 in 1\n",
+			       big.nr, big.reads);
+		goto cleanup;
+	}
+	if (check_preorder(&big, top) || check_ids_match_dirs(&big, top))
+		goto cleanup;
+
+	/* one record per read: the same walk */
+	if (read_subtree(fd, &small, 64, REC_SIZE))
+		goto cleanup;
+	if (small.nr != big.nr || small.reads != (int)big.nr) {
+		ksft_print_msg("one-record reads: %zu records in %d reads\n",
+			       small.nr, small.reads);
+		goto cleanup;
+	}
+	for (i = 0; i < big.nr; i++) {
+		if (small.rec[i].cgroup_id != big.rec[i].cgroup_id ||
+		    small.rec[i].parent_id != big.rec[i].parent_id) {
+			ksft_print_msg("record %zu differs between the walks\n", i);
+			goto cleanup;
+		}
+	}
+
+	/* a buffer smaller than a record, and an offset out of the blue */
+	if (pread(fd, buf, REC_SIZE - 1, 0) != -1 || errno != EINVAL) {
+		ksft_print_msg("short buffer: not EINVAL\n");
+		goto cleanup;
+	}
+	if (pread(fd, buf, REC_SIZE, 0) != REC_SIZE ||
+	    pread(fd, buf, REC_SIZE, 5 * REC_SIZE) != -1 || errno != EINVAL) {
+		ksft_print_msg("reading at an offset the last read did not end at: not EINVAL\n");
+		goto cleanup;
+	}
+
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(big.rec);
+	free(small.rec);
+	destroy_tree(top);
+	free(top);
+	return ret;
+}
+
+static int find_record(const struct subtree_snap *snap, unsigned long long id)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr; i++)
+		if (snap->rec[i].cgroup_id == id)
+			return i;
+	return -1;
+}
+
+/*
+ * Values: the same as cpu.stat.stream shows for the same flush, bandwidth
+ * counters flagged where cpu.stat has them; only subtree files open, the
+ * flusher runs and poll wakes.
+ */
+static int test_stat_stream_subtree_values(const char *root)
+{
+	char text[BUF_SIZE], *top = NULL, *busy = NULL, *idle = NULL;
+	struct subtree_snap snap = {};
+	int fd = -1, sfd = -1, tries, i;
+	int ret = KSFT_FAIL;
+	struct stream_sample s;
+	pid_t burner = 0;
+	long saved;
+	int cpu_on;
+
+	saved = get_interval(root);
+	top = cg_name(root, "stat_stream_subtree_v");
+	if (!top || cg_create(top))
+		goto cleanup;
+	cpu_on = !cg_write(root, "cgroup.subtree_control", "+cpu") &&
+		 !cg_write(top, "cgroup.subtree_control", "+cpu");
+	busy = cg_name(top, "busy");
+	idle = cg_name(top, "idle");
+	if (!busy || !idle || cg_create(busy) || cg_create(idle))
+		goto cleanup;
+	if (cpu_on && cg_write(busy, "cpu.max", "50000 100000"))
+		goto cleanup;
+	burner = cg_run_nowait(busy, burn_cpu, NULL);
+	if (burner < 0 || snap_alloc(&snap, 8))
+		goto cleanup;
+
+	fd = open_subtree(top);
+	if (fd < 0 || set_interval(root, SUBTREE_INTERVAL_MS))
+		goto cleanup;
+
+	/* only subtree files are open: the flusher must still run */
+	for (i = 0; i < 3; i++) {
+		if (wait_readable(fd, WAIT_MS) != 1) {
+			ksft_print_msg("subtree file: no wake-up within %d ms\n",
+				       WAIT_MS);
+			goto cleanup;
+		}
+		if (read_subtree(fd, &snap, 8, 4096))
+			goto cleanup;
+		if (wait_readable(fd, 0) != 0) {
+			ksft_print_msg("subtree file readable again right after a read\n");
+			goto cleanup;
+		}
+	}
+
+	sfd = open_stream(busy);
+	if (sfd < 0)
+		goto cleanup;
+	for (tries = 0; tries < 20; tries++) {
+		const struct cgroup_stat_stream_record *r;
+		int at;
+
+		if (wait_readable(fd, WAIT_MS) != 1 ||
+		    read_subtree(fd, &snap, 8, 4096) ||
+		    read_stream(sfd, text, sizeof(text)) < 0 ||
+		    parse_sample(text, &s))
+			goto cleanup;
+		at = find_record(&snap, dir_ino(busy));
+		if (snap.nr != 3 || at < 0) {
+			ksft_print_msg("%zu records, busy at %d\n", snap.nr, at);
+			goto cleanup;
+		}
+		r = &snap.rec[at];
+		/* a flush in between: try the next one */
+		if ((long long)r->flush_seq != s.seq)
+			continue;
+		if ((long long)r->usage_usec != s.usage_usec ||
+		    (long long)r->user_usec != s.user_usec ||
+		    (long long)r->system_usec != s.system_usec ||
+		    (long long)r->flush_time_usec != s.time_usec ||
+		    (long long)r->nice_usec != stat_key(text, "nice_usec")) {
+			ksft_print_msg("flush %lld: record %llu/%llu/%llu at %llu, stream:\n%s",
+				       s.seq, (unsigned long long)r->usage_usec,
+				       (unsigned long long)r->user_usec,
+				       (unsigned long long)r->system_usec,
+				       (unsigned long long)r->flush_time_usec,
+				       text);
+			goto cleanup;
+		}
+		if (!!(r->flags & CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH) !=
+		    (stat_key(text, "nr_periods") >= 0)) {
+			ksft_print_msg("bandwidth flag %u, stream:\n%s",
+				       r->flags, text);
+			goto cleanup;
+		}
+		/* live counters, as in cpu.stat: they may move between reads */
+		if (cpu_on && (!(r->flags & CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH) ||
+			       !r->nr_periods ||
+			       (long long)r->nr_periods > stat_key(text, "nr_periods"))) {
+			ksft_print_msg("throttled: flags %u nr_periods %llu, stream:\n%s",
+				       r->flags, (unsigned long long)r->nr_periods,
+				       text);
+			goto cleanup;
+		}
+		if (r->usage_usec < 1000) {
+			ksft_print_msg("busy cgroup: usage %llu\n",
+				       (unsigned long long)r->usage_usec);
+			goto cleanup;
+		}
+		ret = KSFT_PASS;
+		break;
+	}
+	if (ret != KSFT_PASS)
+		ksft_print_msg("no stream read of the same flush in %d tries\n",
+			       tries);
+
+cleanup:
+	stop_burner(burner);
+	if (sfd >= 0)
+		close(sfd);
+	if (fd >= 0)
+		close(fd);
+	free(snap.rec);
+	cg_destroy(busy);
+	cg_destroy(idle);
+	cg_destroy(top);
+	free(busy);
+	free(idle);
+	free(top);
+	return restore_interval(root, saved, ret);
+}
+
+/* 1,000 and 10,000 cgroups come back in one read of a large buffer. */
+static int test_stat_stream_subtree_many(const char *root)
+{
+	static const int counts[] = { 1000, 10000 };
+	struct subtree_snap snap = {};
+	int ret = KSFT_FAIL;
+	char *top = NULL;
+	int fd = -1;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(counts); i++) {
+		int n = counts[i];
+		long long start;
+
+		top = cg_name(root, "stat_stream_subtree_many");
+		if (!top || cg_create(top))
+			goto cleanup;
+		start = now_usec();
+		if (make_tree(top, n, 100))
+			goto cleanup;
+		ksft_print_msg("%d cgroups made in %lld ms\n", n,
+			       (now_usec() - start) / 1000);
+		fd = open_subtree(top);
+		free(snap.rec);
+		if (fd < 0 || snap_alloc(&snap, n + 64))
+			goto cleanup;
+		start = now_usec();
+		if (read_subtree(fd, &snap, n + 64, (n + 64) * REC_SIZE))
+			goto cleanup;
+		ksft_print_msg("%zu records in %d read(s) of %zu bytes, %lld us\n",
+			       snap.nr, snap.reads, (n + 64) * REC_SIZE,
+			       now_usec() - start);
+		if (snap.nr != (size_t)n + 1 || snap.reads != 1 ||
+		    check_preorder(&snap, top))
+			goto cleanup;
+		close(fd);
+		fd = -1;
+		destroy_tree(top);
+		free(top);
+		top = NULL;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(snap.rec);
+	destroy_tree(top);
+	free(top);
+	return ret;
+}
+
+#define CHURN_STABLE		40
+#define CHURN_SLOTS		40
+
+/* mkdir and rmdir of descendants of @arg until killed */
+static int churn_descendants(void *arg)
+{
+	char path[PATH_MAX];
+	unsigned int r = getpid();
+
+	for (;;) {
+		int slot = rand_r(&r) % CHURN_SLOTS;
+		int sub = rand_r(&r) % 3;
+
+		snprintf(path, sizeof(path), "%s/s%d/churn%d", (char *)arg,
+			 slot % CHURN_STABLE, slot);
+		if (mkdir(path, 0755) && errno == EEXIST)
+			rmdir(path);
+		snprintf(path, sizeof(path), "%s/churn%d", (char *)arg, sub);
+		if (mkdir(path, 0755) && errno == EEXIST)
+			rmdir(path);
+	}
+	return 0;
+}
+
+/*
+ * Descendants made and removed while snapshots are read in small and large
+ * pieces: no duplicate, no stable cgroup missing, pre-order kept.  Runs for
+ * STAT_STREAM_CHURN_SECONDS (default 5) seconds.
+ */
+static int test_stat_stream_subtree_churn(const char *root)
+{
+	static const size_t chunks[] = { REC_SIZE, 3 * REC_SIZE, 4096, 1 << 16 };
+	unsigned long long stable[CHURN_STABLE + 1];
+	struct subtree_snap snap = {};
+	pid_t churners[2] = { 0, 0 };
+	char path[PATH_MAX], *top;
+	long long end, snaps = 0;
+	int ret = KSFT_FAIL;
+	const char *env;
+	int fd = -1, secs = 5;
+	size_t i, j;
+
+	env = getenv("STAT_STREAM_CHURN_SECONDS");
+	if (env)
+		secs = atoi(env);
+	top = cg_name(root, "stat_stream_subtree_churn");
+	if (!top || cg_create(top))
+		goto cleanup;
+	stable[0] = dir_ino(top);
+	for (i = 0; i < CHURN_STABLE; i++) {
+		snprintf(path, sizeof(path), "%s/s%zu", top, i);
+		if (mkdir(path, 0755))
+			goto cleanup;
+		stable[i + 1] = dir_ino(path);
+	}
+	fd = open_subtree(top);
+	if (fd < 0 || snap_alloc(&snap, 4096))
+		goto cleanup;
+	for (i = 0; i < ARRAY_SIZE(churners); i++) {
+		fflush(stdout);
+		churners[i] = fork();
+		if (churners[i] < 0)
+			goto cleanup;
+		if (!churners[i])
+			exit(churn_descendants(top));
+	}
+
+	end = now_usec() + secs * USEC_PER_SEC;
+	for (j = 0; now_usec() < end; j++) {
+		if (read_subtree(fd, &snap, 4096, chunks[j % ARRAY_SIZE(chunks)]) ||
+		    check_preorder(&snap, top))
+			goto cleanup;
+		for (i = 0; i < snap.nr; i++) {
+			size_t k;
+
+			for (k = i + 1; k < snap.nr; k++) {
+				if (snap.rec[i].cgroup_id == snap.rec[k].cgroup_id) {
+					ksft_print_msg("id %llu twice in one snapshot\n",
+						       (unsigned long long)snap.rec[i].cgroup_id);
+					goto cleanup;
+				}
+			}
+		}
+		for (i = 0; i <= CHURN_STABLE; i++) {
+			if (find_record(&snap, stable[i]) < 0) {
+				ksft_print_msg("stable cgroup %llu missing (chunk %zu)\n",
+					       stable[i], chunks[j % ARRAY_SIZE(chunks)]);
+				goto cleanup;
+			}
+		}
+		snaps++;
+	}
+	ksft_print_msg("%lld snapshots read while descendants churned\n", snaps);
+	ret = KSFT_PASS;
+cleanup:
+	for (i = 0; i < ARRAY_SIZE(churners); i++)
+		stop_burner(churners[i]);
+	if (fd >= 0)
+		close(fd);
+	free(snap.rec);
+	destroy_tree(top);
+	free(top);
+	return ret;
+}
+
+static int read_subtree_as_nobody(void *arg)
+{
+	struct cgroup_stat_stream_record rec[4];
+	ssize_t ret;
+	int fd;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return 2;
+	fd = open((char *)arg, O_RDONLY);
+	if (fd < 0)
+		return 3;
+	ret = read(fd, rec, sizeof(rec));
+	close(fd);
+	return ret == REC_SIZE && rec[0].size == REC_SIZE ? 0 : 4;
+}
+
+/* Removal of the opened cgroup: EPOLLERR and ENODEV; unprivileged reads. */
+static int test_stat_stream_subtree_rmdir(const char *root)
+{
+	struct cgroup_stat_stream_record rec[2];
+	char path[PATH_MAX + 64];
+	struct pollfd pfd;
+	int ret = KSFT_FAIL;
+	int fd = -1, err;
+	long long start;
+	char *cg;
+
+	cg = cg_name(root, "stat_stream_subtree_rm");
+	if (!cg || cg_create(cg))
+		goto cleanup;
+	snprintf(path, sizeof(path), "%s/%s", cg, SUBTREE_FILE);
+	err = run_timed(read_subtree_as_nobody, path, WAIT_MS);
+	if (err) {
+		ksft_print_msg("unprivileged read of %s: step %d failed\n",
+			       path, err);
+		goto cleanup;
+	}
+
+	fd = open_subtree(cg);
+	if (fd < 0 || pread(fd, rec, sizeof(rec), 0) != REC_SIZE)
+		goto cleanup;
+	start = now_usec();
+	if (rmdir(cg)) {
+		ksft_print_msg("rmdir %s: %s\n", cg, strerror(errno));
+		goto cleanup;
+	}
+	if (now_usec() - start > USEC_PER_SEC)
+		ksft_print_msg("rmdir took %lld us\n", now_usec() - start);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, WAIT_MS) != 1 || !(pfd.revents & POLLERR)) {
+		ksft_print_msg("poll after rmdir: revents %#x\n", pfd.revents);
+		goto cleanup;
+	}
+	if (pread(fd, rec, sizeof(rec), 0) != -1 || errno != ENODEV) {
+		ksft_print_msg("read after rmdir: not ENODEV (%s)\n",
+			       strerror(errno));
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	cg_destroy(cg);
+	free(cg);
+	return ret;
+}
+
 #define T(x) { x, #x }
 struct stat_stream_test {
 	int (*fn)(const char *root);
@@ -1626,9 +2613,27 @@ struct stat_stream_test {
 	T(test_stat_stream_rmdir),
 	T(test_stat_stream_stress),
 	T(test_stat_stream_new_cgroup),
+	T(test_stat_stream_rmdir_unrelated),
+	T(test_stat_stream_stop_fresh),
+	T(test_stat_stream_publish_window),
+	T(test_stat_stream_subtree_layout),
+	T(test_stat_stream_subtree_values),
+	T(test_stat_stream_subtree_many),
+	T(test_stat_stream_subtree_churn),
+	T(test_stat_stream_subtree_rmdir),
 };
 
 #undef T
+
+static bool wanted(const char *name, int argc, char *argv[])
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return true;
+	return false;
+}
 
 int main(int argc, char *argv[])
 {
@@ -1646,8 +2651,10 @@ int main(int argc, char *argv[])
 		ksft_exit_skip("%s/%s is missing: no cpu.stat.stream support\n",
 			       root, INTERVAL_FILE);
 
-	ksft_set_plan(ARRAY_SIZE(tests));
+	ksft_set_plan(argc > 1 ? argc - 1 : ARRAY_SIZE(tests));
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		if (argc > 1 && !wanted(tests[i].name, argc, argv))
+			continue;
 		switch (tests[i].fn(root)) {
 		case KSFT_PASS:
 			ksft_test_result_pass("%s\n", tests[i].name);
