@@ -188,6 +188,58 @@ int cgstream_group_process(struct cgstream_group *g,
 			   struct cgstream_event *events, size_t max,
 			   size_t event_size);
 
+/*
+ * --- a whole subtree, one batch per cycle (since 1.1) ---
+ *
+ * A tree watches a cgroup and every cgroup below it, those that appear
+ * while it is watched included.  Its mode (opts.mode):
+ *  SUBTREE   cpu.stat.stream.subtree: one read per cycle, whatever the
+ *            number of cgroups; -EOPNOTSUPP on a kernel without it;
+ *  KERNEL    each cgroup's cpu.stat.stream, new cgroups found through
+ *            inotify (or a walk of the directories each cycle);
+ *  FALLBACK  a timer and each cgroup's cpu.stat (io_uring or plain
+ *            syscalls, as the group);
+ *  AUTO      the first of these the kernel has.
+ * KERNEL and FALLBACK hold an fd per cgroup (RLIMIT_NOFILE); one that
+ * cannot be opened gets an ERROR event and is tried again each cycle.
+ * Paths come from the directories: a cgroup's id is its directory's inode
+ * number (d_ino), so ids become paths by reading only the directory of
+ * the parent of an id not seen before.
+ */
+struct cgstream_tree;
+
+/* @cgroup as for cgstream_open(); errors as cgstream_open() */
+int cgstream_tree_open(const char *cgroup, const struct cgstream_opts *opts,
+		       struct cgstream_tree **ret);
+void cgstream_tree_close(struct cgstream_tree *t);
+/* pollable: readable once per cycle (fallback with io_uring: also at the
+ * tick), and while a batch is not all handed out */
+int cgstream_tree_fd(const struct cgstream_tree *t);
+/* CGSTREAM_MODE_SUBTREE, _KERNEL or _FALLBACK */
+int cgstream_tree_mode(const struct cgstream_tree *t);
+/* canonical absolute path of the tree's root */
+const char *cgstream_tree_path(const struct cgstream_tree *t);
+/* cgroups the tree knows now */
+size_t cgstream_tree_size(const struct cgstream_tree *t);
+/* 1: events are ready, 0: timeout, -errno; timeout_ms < 0 waits forever */
+int cgstream_tree_wait(struct cgstream_tree *t, int timeout_ms);
+/*
+ * Non-blocking.  Hands back the current cycle's batch: REMOVED for
+ * cgroups gone since the last cycle (and ERROR for those that cannot be
+ * read), ADDED for cgroups seen for the first time, then a SAMPLE for
+ * every cgroup of the subtree (a cgroup removed and created again under
+ * the same path: REMOVED with the old id, ADDED with the new).  Parents
+ * are ADDED before their children.  Returns the number of events written
+ * (<= @max); when the batch is larger than @max the rest comes from the
+ * next calls, before any new cycle; 0 when there is nothing new; -errno
+ * when the tree cannot go on (-ENODEV: its root cgroup was removed, told
+ * after the batch with a REMOVED event for it).  .path is valid until the
+ * next process call; .userdata is NULL; .parent_id names the parent.
+ * @event_size: sizeof(struct cgstream_event) as the caller knows it.
+ */
+int cgstream_tree_process(struct cgstream_tree *t, struct cgstream_event *events,
+			  size_t max, size_t event_size);
+
 /* --- the kernel's flush interval (root's cpu.stat.stream_interval) --- */
 /* -EOPNOTSUPP without the feature */
 int cgstream_get_interval(const struct cgstream_opts *opts, uint32_t *ms);

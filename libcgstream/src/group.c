@@ -138,10 +138,7 @@ CGS_EXPORT int cgstream_group_add(struct cgstream_group *g, const char *cgroup,
 	if (r >= 0)
 		r = cgs_set_link(&g->set, m);
 	if (r < 0) {
-		if (m->fd >= 0)
-			close(m->fd);
-		free(m->path);
-		free(m);
+		cgs_cg_free(m);
 		return r;
 	}
 	cgs_hash_add(&g->by_path, &m->key, cgs_hash_str(m->path));

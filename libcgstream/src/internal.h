@@ -35,6 +35,24 @@ struct cgs_opts {
 
 int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out);
 
+/* --- parse.c: the records of cpu.stat.stream.subtree --- */
+
+/* one CPU record: the cgroup, its parent, and its values as a sample */
+struct cgs_subtree_rec {
+	uint64_t cgroup_id;
+	uint64_t parent_id;		/* 0 for the opened cgroup */
+	struct cgstream_sample sample;	/* with CGSTREAM_F_CGROUP_ID */
+};
+
+/*
+ * The next CPU record of @buf[0..@len) at *@off: 1 with *@out filled and
+ * *@off past it; 0 at the end.  Records of other types are stepped over
+ * by their size.  -EBADMSG (and *@off unchanged) for a record shorter than
+ * its header or its type's first size, or running past @len: a read
+ * returns whole records only.
+ */
+int cgs_subtree_next(const void *buf, size_t len, size_t *off, struct cgs_subtree_rec *out);
+
 /* the cgroup2 mount point: malloc()ed, or -ENODEV */
 int cgs_find_root(const struct cgs_opts *o, char **root);
 /* load @opts into @o, then find the root they name: cgs_find_root() */
@@ -180,12 +198,15 @@ struct cgs_set {
  * $CGSTREAM_NO_IO_URING is set.
  */
 int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops, int mode, int tick_fd);
+/* frees every member; a zeroed or finished set is left alone */
 void cgs_set_fini(struct cgs_set *s);
 /* true when io_uring does the set's reads */
 bool cgs_set_uses_uring(const struct cgs_set *s);
 
 /* a member with its path (copied), fd -1; NULL without memory */
 struct cgs_cg *cgs_cg_new(const char *path, size_t len);
+/* a member never linked: its fd closed, its memory freed */
+void cgs_cg_free(struct cgs_cg *m);
 /* put @m on the live list; -ENOMEM (then @m is the caller's to free) */
 int cgs_set_link(struct cgs_set *s, struct cgs_cg *m);
 /* off the live list with a REMOVED or ERROR event (none if quiet, or a
@@ -195,6 +216,8 @@ void cgs_set_drop(struct cgs_set *s, struct cgs_cg *m, int type, int err);
 void cgs_set_error(struct cgs_set *s, struct cgs_cg *m, int err);
 /* a member's sample for this cycle (SUBTREE mode: the tree's decoder) */
 void cgs_set_sampled(struct cgs_set *s, struct cgs_cg *m, const struct cgstream_sample *smp);
+/* the set ends with @err: after this cycle's batch, process returns it */
+void cgs_set_end(struct cgs_set *s, int err);
 /* the event loop's call: cgstream_group_process() and the tree's */
 int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max,
 		    size_t event_size);

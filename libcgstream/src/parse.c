@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The one parser of cpu.stat / cpu.stat.stream text.
+ * The one parser of cpu.stat / cpu.stat.stream text, and the decoder of
+ * cpu.stat.stream.subtree's binary records (at the end).
  *
  * The format is flat-keyed: "key value\n" lines, one space between key and
  * value, the value a decimal u64.  The rules, strict because a silent zero
@@ -115,5 +116,78 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 		return -EBADMSG;
 
 	cgs_copy_sample(sample, sample_size, &s);
+	return 0;
+}
+
+/*
+ * cpu.stat.stream.subtree: struct cgroup_stat_stream_record, host byte
+ * order.  Records only grow at the end and new kinds come as new types,
+ * so the decoder steps by each record's size, reads the fields it knows
+ * and skips types it does not.  It never trusts a size: one below the
+ * header would loop forever, one past the buffer would read beyond it.
+ * Fields are copied out with memcpy(): a future record size need not keep
+ * the next record 8-byte aligned.
+ */
+static uint64_t cgs_rec_u64(const unsigned char *rec, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, rec + off, sizeof(v));
+	return v;
+}
+
+#define CGS_REC_FIELD(p, f) cgs_rec_u64(p, offsetof(struct cgroup_stat_stream_record, f))
+
+int cgs_subtree_next(const void *buf, size_t len, size_t *off, struct cgs_subtree_rec *out)
+{
+	size_t pos = *off;
+
+	while (pos < len) {
+		const unsigned char *p = (const unsigned char *)buf + pos;
+		struct cgstream_sample *s = &out->sample;
+		__u16 size, type;
+		__u32 flags;
+
+		if (len - pos < sizeof(size) + sizeof(type) + sizeof(flags))
+			return -EBADMSG;
+		memcpy(&size, p, sizeof(size));
+		memcpy(&type, p + 2, sizeof(type));
+		memcpy(&flags, p + 4, sizeof(flags));
+		if (size < sizeof(size) + sizeof(type) + sizeof(flags) || size > len - pos)
+			return -EBADMSG;
+		if (type != CGROUP_STAT_STREAM_RECORD_CPU) {
+			pos += size;
+			continue;
+		}
+		if (size < CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0)
+			return -EBADMSG;
+
+		memset(out, 0, sizeof(*out));
+		out->cgroup_id = CGS_REC_FIELD(p, cgroup_id);
+		out->parent_id = CGS_REC_FIELD(p, parent_id);
+		s->cgroup_id = out->cgroup_id;
+		s->seq = CGS_REC_FIELD(p, flush_seq);
+		s->flush_time_usec = CGS_REC_FIELD(p, flush_time_usec);
+		s->usage_usec = CGS_REC_FIELD(p, usage_usec);
+		s->user_usec = CGS_REC_FIELD(p, user_usec);
+		s->system_usec = CGS_REC_FIELD(p, system_usec);
+		s->nice_usec = CGS_REC_FIELD(p, nice_usec);
+		s->present = CGSTREAM_F_CGROUP_ID | CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME |
+			     CGSTREAM_F_USAGE | CGSTREAM_F_USER | CGSTREAM_F_SYSTEM |
+			     CGSTREAM_F_NICE;
+		if (flags & CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH) {
+			s->nr_periods = CGS_REC_FIELD(p, nr_periods);
+			s->nr_throttled = CGS_REC_FIELD(p, nr_throttled);
+			s->throttled_usec = CGS_REC_FIELD(p, throttled_usec);
+			s->nr_bursts = CGS_REC_FIELD(p, nr_bursts);
+			s->burst_usec = CGS_REC_FIELD(p, burst_usec);
+			s->present |= CGSTREAM_F_NR_PERIODS | CGSTREAM_F_NR_THROTTLED |
+				      CGSTREAM_F_THROTTLED | CGSTREAM_F_NR_BURSTS |
+				      CGSTREAM_F_BURST;
+		}
+		*off = pos + size;
+		return 1;
+	}
+	*off = pos;
 	return 0;
 }

@@ -82,8 +82,10 @@ struct cgs_cg *cgs_cg_new(const char *path, size_t len)
 	return m;
 }
 
-static void cgs_cg_free(struct cgs_cg *m)
+void cgs_cg_free(struct cgs_cg *m)
 {
+	if (!m)
+		return;
 	if (m->fd >= 0)
 		close(m->fd);
 	free(m->path);
@@ -478,8 +480,10 @@ static int cgs_set_tick(struct cgs_set *s)
 	return 1;	/* SUBTREE: begin() reads it, and hears of POLLERR */
 }
 
-static void cgs_set_fail(struct cgs_set *s, int err)
+void cgs_set_end(struct cgs_set *s, int err)
 {
+	if (s->err)
+		return;
 	s->err = err;
 	/* a failed tick fd would keep the caller's fd readable */
 	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->tick_fd, NULL);
@@ -493,7 +497,7 @@ static void cgs_set_begin(struct cgs_set *s)
 	s->unreleased = true;
 	r = s->ops->begin ? s->ops->begin(s) : 0;
 	if (r < 0) {
-		cgs_set_fail(s, r);
+		cgs_set_end(s, r);
 		return;
 	}
 	if (s->mode == CGSTREAM_MODE_SUBTREE)
@@ -590,10 +594,11 @@ int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max
 		n = cgs_set_emit(s, events, max, event_size);
 		goto out;
 	}
-	cgs_set_batch_reset(s);
+	if (s->released)
+		cgs_set_batch_reset(s);	/* handed out: its paths may go now */
 	cgs_set_reap(s);
-	if (s->err)
-		goto out;
+	if (s->err && !s->unreleased)
+		goto out;	/* the end, told after the last batch */
 
 	/* our own wake-ups: whatever comes after this read is seen */
 	eventfd_read(s->wake_fd, &wakes);
@@ -602,13 +607,19 @@ int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max
 		cgs_uring_harvest(s);
 	else if (s->reading)
 		cgs_set_read_plain(s);
-	/* while a fallback cycle is still read, its ticks count as missed */
-	r = cgs_set_tick(s);
-	if (r < 0) {
-		s->unreleased = true;
-		cgs_set_fail(s, s->ops->tick_failed ? s->ops->tick_failed(s, r) : r);
-	} else if (r > 0) {
-		cgs_set_begin(s);
+	/*
+	 * A cycle read to the end is handed out before the next one begins
+	 * (its tick waits); while a fallback cycle is still read, its ticks
+	 * count as missed.
+	 */
+	if (!s->unreleased || s->reading) {
+		r = s->err ? 0 : cgs_set_tick(s);
+		if (r < 0) {
+			s->unreleased = true;
+			cgs_set_end(s, s->ops->tick_failed ? s->ops->tick_failed(s, r) : r);
+		} else if (r > 0) {
+			cgs_set_begin(s);
+		}
 	}
 	if (s->unreleased && !s->reading)
 		cgs_set_release(s);
@@ -673,8 +684,11 @@ fail:
 void cgs_set_fini(struct cgs_set *s)
 {
 	struct cgs_cg *m;
-	bool quiet = cgs_uring_free(s->uring);
+	bool quiet;
 
+	if (!s->ops)
+		return;	/* never set up, or finished */
+	quiet = cgs_uring_free(s->uring);
 	while (s->head) {
 		s->head->quiet = true;
 		cgs_set_drop(s, s->head, CGSTREAM_EVENT_REMOVED, 0);
@@ -695,4 +709,5 @@ void cgs_set_fini(struct cgs_set *s)
 		close(s->wake_fd);
 	if (s->tick_fd >= 0)
 		close(s->tick_fd);
+	*s = (struct cgs_set){ 0 };
 }

@@ -2,7 +2,8 @@
 /*
  * A caller built against the 1.0 header: its structs are the 1.0 layouts
  * (copied here, as such a binary has them compiled in) and it passes their
- * sizes.  Every call that fills a sized struct must write the 1.0 prefix
+ * sizes (to the 1.1 tree too).  Every call that fills a sized struct must
+ * write the 1.0 prefix
  * only (the bytes after it are the caller's), stride arrays by the 1.0
  * size, and keep `present` to the 1.0 fields.  The 1.1 sizes get the
  * cgroup id (the inode of the cgroup's directory); a larger future size
@@ -205,6 +206,48 @@ static void test_group(const char *root, const struct cgstream_opts *o)
 		T_EQ(t_cg_remove(paths[i]), 0);
 }
 
+/* the 1.1 tree, called with the 1.0 event size: ADDED, then SAMPLEs */
+static void test_tree(const char *root, const struct cgstream_opts *o)
+{
+	static struct event_1_0 ev[N_EV + 1];
+	char top[PATH_MAX], kid[PATH_MAX];
+	struct cgstream_tree *t;
+	int n, added = 0, samples = 0;
+
+	if (t_cg_make(root, t_name("abitree"), top, sizeof(top)) < 0)
+		return;
+	T_EQ(t_cg_make(top, "kid", kid, sizeof(kid)), 0);
+	T_EQ(cgstream_tree_open(top, o, &t), 0);
+	memset(ev, CANARY, sizeof(ev));
+	do {
+		T_ASSERT(cgstream_tree_wait(t, 5000) == 1);
+		n = cgstream_tree_process(t, (struct cgstream_event *)ev, N_EV, sizeof(ev[0]));
+		T_ASSERT(n >= 0);
+	} while (n == 0);
+	T_EQ(n, 4);
+	for (int i = 0; i < n; i++) {
+		T_ASSERT(!strcmp(ev[i].path, i % 2 ? kid : top));
+		T_EQ(ev[i].sample.present & ~fields_1_0, 0);
+		if (ev[i].type == CGSTREAM_EVENT_ADDED) {
+			T_EQ(ev[i].sample.present, 0);	/* only the id, which 1.0 lacks */
+			added++;
+		} else {
+			T_EQ(ev[i].type, CGSTREAM_EVENT_SAMPLE);
+			T_ASSERT(ev[i].sample.present & CGSTREAM_F_USAGE);
+			samples++;
+		}
+	}
+	T_EQ(added, 2);
+	T_EQ(samples, 2);
+	check_canary((unsigned char *)&ev[n], sizeof(ev) - (size_t)n * sizeof(ev[0]),
+		     "cgstream_tree_process");
+	T_EQ(cgstream_tree_process(t, (struct cgstream_event *)ev, N_EV, sizeof(ev[0]) - 1),
+	     -EINVAL);
+	cgstream_tree_close(t);
+	T_EQ(t_cg_remove(kid), 0);
+	T_EQ(t_cg_remove(top), 0);
+}
+
 int main(void)
 {
 	struct cgstream_opts o = {
@@ -219,6 +262,7 @@ int main(void)
 		t_skip("no cgroup2 mount: only the parser and version were checked");
 	test_stream(root, &o);
 	test_group(root, &o);
+	test_tree(root, &o);
 	t_log("abi-1.0: all passed");
 	return 0;
 }

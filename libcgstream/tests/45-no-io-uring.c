@@ -88,9 +88,48 @@ static void check_group(void)
 	T_EQ(t_cg_make(parent, strrchr(kids[victim], '/') + 1, kids[victim], PATH_MAX), 0);
 }
 
+/* a tree of the parent: every cgroup in a batch, then one removed */
+static void check_tree(void)
+{
+	struct cgstream_event ev[3 * N_CHILDREN];
+	struct cgstream_tree *t;
+	int n, samples, removed = 0;
+	uint64_t start = t_now_ms();
+
+	T_EQ(cgstream_tree_open(parent, &fb, &t), 0);
+	T_EQ(cgstream_tree_mode(t), CGSTREAM_MODE_FALLBACK);
+	T_EQ(t_count_fds("anon_inode:[io_uring]"), 0);
+	for (int b = 0; b < 5; b++) {
+		do {
+			T_ASSERT(cgstream_tree_wait(t, 2000) == 1);
+			n = cgstream_tree_process(t, ev, 3 * N_CHILDREN, sizeof(ev[0]));
+			T_ASSERT(n >= 0);
+		} while (n == 0);
+		samples = 0;
+		for (int i = 0; i < n; i++)
+			samples += ev[i].type == CGSTREAM_EVENT_SAMPLE;
+		T_EQ(samples, n_kids + 1);
+	}
+	T_EQ(t_cg_remove(kids[0]), 0);
+	while (!removed && t_now_ms() - start < 5000) {
+		T_ASSERT(cgstream_tree_wait(t, 2000) == 1);
+		n = cgstream_tree_process(t, ev, 3 * N_CHILDREN, sizeof(ev[0]));
+		for (int i = 0; i < n; i++)
+			if (ev[i].type == CGSTREAM_EVENT_REMOVED) {
+				T_ASSERT(!strcmp(ev[i].path, kids[0]));
+				removed++;
+			}
+	}
+	T_EQ(removed, 1);
+	T_EQ(cgstream_tree_size(t), n_kids);
+	cgstream_tree_close(t);
+	T_EQ(t_cg_make(parent, "k00", kids[0], PATH_MAX), 0);
+}
+
 static void run_checks(void)
 {
 	check_group();
+	check_tree();
 }
 
 static int deny_io_uring(void)

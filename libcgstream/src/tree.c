@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A whole subtree: every cgroup below one, those that appear while it is
+ * watched, and those that go away, one batch per cycle on the set's
+ * machinery (set.c).  Three ways, best first:
+ *
+ * SUBTREE: cpu.stat.stream.subtree of the tree's root.  One read per
+ * cycle into a buffer kept from cycle to cycle (it grows, by doubling, to
+ * hold the whole snapshot with room for one more record of any size, so
+ * that a read that leaves that much room is known to be the last) gives
+ * every live cgroup's record, the root first, parents before children.
+ * Records carry ids; a path comes from the directories: the tree knows
+ * every cgroup's id (its directory's inode) from a walk at open, and an
+ * id it does not know makes it read the parent's directory, once per
+ * cycle at most.  A cgroup missing from a snapshot is gone (a snapshot
+ * has every cgroup alive throughout it).
+ *
+ * KERNEL: the kernel has cpu.stat.stream but no subtree file.  Each
+ * cgroup's stream is read (pread, one buffer) when the root's stream
+ * polls readable; new cgroups are found through inotify (IN_CREATE on
+ * every directory), and by a walk of every directory per cycle when
+ * inotify is not there or its queue overflowed.
+ *
+ * FALLBACK: the same with a timer and cpu.stat reads (io_uring or plain).
+ *
+ * A cgroup is announced (ADDED) in the first batch that has its sample;
+ * one never announced goes without a REMOVED.  A cgroup removed and made
+ * again under the same path is a new id: REMOVED (old) comes before ADDED
+ * (new) in a batch.  A cgroup that cannot be read gets one ERROR event
+ * and stays (its children are still watched); its samples come back when
+ * it can be read again.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* a read leaving this much room ended the snapshot: no record is larger */
+#define CGS_SNAP_SLACK		(1u << 16)
+#define CGS_SNAP_MIN		(1u << 17)
+#define CGS_SNAP_MAX		(1u << 28)	/* beyond: several reads per cycle */
+#define CGS_INOTIFY_BUF		(16 * 1024)
+#define CGS_INOTIFY_MASK	(IN_CREATE | IN_ONLYDIR)
+
+struct cgstream_tree {
+	struct cgs_set set;
+	char *path;			/* the root's, for the tree's whole life */
+	struct cgs_hash by_id;
+	struct cgs_hash by_wd;		/* KERNEL, FALLBACK: directory watches */
+	struct cgs_cg *root;
+	int inotify_fd;			/* -1: walk every directory per cycle */
+	bool walk_always;		/* inotify missing, or out of watches */
+	bool walk_next;			/* its queue overflowed: walk once */
+	size_t n_unopened;		/* cgroups without an fd (open failed) */
+	char *buf;			/* SUBTREE: the snapshot; else inotify */
+	size_t buf_size;
+};
+
+static struct cgstream_tree *cgs_tree_of(struct cgs_set *s)
+{
+	return cgs_container_of(s, struct cgstream_tree, set);
+}
+
+static struct cgs_cg *cgs_tree_find(const struct cgstream_tree *t, uint64_t id)
+{
+	struct cgs_hnode *n = cgs_hash_first(&t->by_id, id);
+
+	return n ? cgs_container_of(n, struct cgs_cg, key) : NULL;
+}
+
+static bool cgs_tree_reads(const struct cgstream_tree *t)
+{
+	return t->set.mode != CGSTREAM_MODE_SUBTREE;
+}
+
+/* a cgroup whose data file cannot be opened or read: one ERROR per cause */
+static void cgs_tree_error(struct cgstream_tree *t, struct cgs_cg *m, int err)
+{
+	if (m->error == err)
+		return;
+	m->error = err;
+	cgs_set_error(&t->set, m, err);
+}
+
+/* open @m's data file; false when its cgroup is gone */
+static bool cgs_tree_open_data(struct cgstream_tree *t, struct cgs_cg *m)
+{
+	uint64_t id;
+	int fd, r;
+
+	r = cgs_open_data(m->path, t->set.mode, &fd, &id);
+	if (r == -ENOENT || (r >= 0 && id != m->id)) {
+		if (r >= 0)
+			close(fd);	/* a newer cgroup under that path */
+		return false;
+	}
+	if (r < 0) {
+		cgs_tree_error(t, m, r);	/* EMFILE, EACCES: tried again next cycle */
+		return true;
+	}
+	m->fd = fd;
+	return true;
+}
+
+/*
+ * A new cgroup: @name (@len bytes) in @parent's directory, @id its inode.
+ * KERNEL and FALLBACK open its data file and watch its directory.  NULL
+ * when it is gone already or there is no memory (it is found again).
+ */
+static struct cgs_cg *cgs_tree_add(struct cgstream_tree *t, struct cgs_cg *parent,
+				   const char *name, size_t len, uint64_t id)
+{
+	size_t plen = strlen(parent->path);
+	struct cgs_cg *m;
+	char *path;
+
+	path = malloc(plen + 1 + len + 1);
+	if (!path)
+		return NULL;
+	memcpy(path, parent->path, plen);
+	path[plen] = '/';
+	memcpy(path + plen + 1, name, len);
+	path[plen + 1 + len] = '\0';
+	m = cgs_cg_new(path, plen + 1 + len);
+	free(path);
+	if (!m)
+		return NULL;
+	m->id = id;
+	m->parent_id = parent->id;
+	if (cgs_tree_reads(t)) {
+		if (!cgs_tree_open_data(t, m)) {
+			cgs_cg_free(m);
+			return NULL;
+		}
+		if (t->inotify_fd >= 0 && !t->walk_always) {
+			m->wd = inotify_add_watch(t->inotify_fd, m->path, CGS_INOTIFY_MASK);
+			if (m->wd < 0)
+				t->walk_always = true;	/* ENOSPC: out of watches */
+		}
+	}
+	if (cgs_set_link(&t->set, m) < 0) {
+		if (m->wd >= 0)
+			inotify_rm_watch(t->inotify_fd, m->wd);
+		cgs_cg_free(m);
+		return NULL;
+	}
+	cgs_hash_add(&t->by_id, &m->key, m->id);
+	if (m->wd >= 0)
+		cgs_hash_add(&t->by_wd, &m->wd_key, (uint64_t)m->wd);
+	if (m->fd < 0 && cgs_tree_reads(t))
+		t->n_unopened++;
+	return m;
+}
+
+/*
+ * Read @parent's directory and add the cgroups in it the tree does not
+ * know.  In kernfs a directory entry's d_ino is the inode's number, the
+ * cgroup's id.  New cgroups join the live list after @parent: a walk of
+ * the list reaches them too.
+ */
+static void cgs_tree_scan(struct cgstream_tree *t, struct cgs_cg *parent)
+{
+	struct dirent *de;
+	DIR *d;
+
+	parent->scanned = t->set.cycle;
+	d = opendir(parent->path);
+	if (!d)
+		return;	/* gone meanwhile: its read says so */
+	while ((de = readdir(d))) {
+		uint64_t id = de->d_ino;
+
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat st;
+
+			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISDIR(st.st_mode))
+				continue;
+			id = st.st_ino;
+		} else if (de->d_type != DT_DIR) {
+			continue;
+		}
+		if (!cgs_tree_find(t, id))
+			cgs_tree_add(t, parent, de->d_name, strlen(de->d_name), id);
+	}
+	closedir(d);
+}
+
+/* every directory the tree knows, and those it finds on the way */
+static void cgs_tree_walk(struct cgstream_tree *t)
+{
+	for (struct cgs_cg *m = t->set.head; m; m = m->next)
+		cgs_tree_scan(t, m);
+}
+
+/* IN_CREATE events: the new directories, and what was made in them before
+ * their watch was */
+static void cgs_tree_inotify(struct cgstream_tree *t)
+{
+	ssize_t n;
+
+	while ((n = read(t->inotify_fd, t->buf, t->buf_size)) > 0) {
+		for (char *p = t->buf; p < t->buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)(void *)p;
+			struct cgs_hnode *h;
+
+			p += sizeof(*e) + e->len;
+			if (e->mask & IN_Q_OVERFLOW) {
+				t->walk_next = true;
+				continue;
+			}
+			if (!(e->mask & IN_CREATE) || !(e->mask & IN_ISDIR) || !e->len)
+				continue;
+			h = cgs_hash_first(&t->by_wd, (uint64_t)e->wd);
+			if (h) {
+				struct cgs_cg *parent = cgs_container_of(h, struct cgs_cg, wd_key);
+				struct cgs_cg *tail = t->set.tail;
+				struct stat st;
+				char path[PATH_MAX];
+
+				if ((size_t)snprintf(path, sizeof(path), "%s/%s", parent->path,
+						     e->name) >= sizeof(path) ||
+				    stat(path, &st) < 0 || cgs_tree_find(t, st.st_ino))
+					continue;
+				if (!cgs_tree_add(t, parent, e->name, strlen(e->name), st.st_ino))
+					continue;
+				/* the new ones (this and its descendants) */
+				for (struct cgs_cg *m = tail ? tail->next : t->set.head; m;
+				     m = m->next)
+					cgs_tree_scan(t, m);
+			}
+		}
+	}
+}
+
+/* cgroups whose data file could not be opened: again */
+static void cgs_tree_reopen(struct cgstream_tree *t)
+{
+	struct cgs_cg *m, *next;
+
+	for (m = t->set.head; m && t->n_unopened; m = next) {
+		next = m->next;
+		if (m->fd >= 0)
+			continue;
+		if (!cgs_tree_open_data(t, m))
+			cgs_set_drop(&t->set, m, CGSTREAM_EVENT_REMOVED, 0);
+		else if (m->fd >= 0)
+			t->n_unopened--;
+	}
+}
+
+/* the root is gone: REMOVED for all, the root last; the tree ends */
+static int cgs_tree_end(struct cgstream_tree *t)
+{
+	while (t->set.tail)
+		cgs_set_drop(&t->set, t->set.tail, CGSTREAM_EVENT_REMOVED, -ENODEV);
+	cgs_set_end(&t->set, -ENODEV);
+	return -ENODEV;
+}
+
+/* --- SUBTREE: the snapshot --- */
+
+/* @buf[0..@len): records, all valid (checked before any is used) */
+static int cgs_tree_apply(struct cgstream_tree *t, const char *buf, size_t len)
+{
+	struct cgs_subtree_rec rec;
+	size_t off = 0;
+	int r;
+
+	while ((r = cgs_subtree_next(buf, len, &off, &rec)) > 0)
+		;
+	if (r < 0)
+		return r;
+	for (off = 0; cgs_subtree_next(buf, len, &off, &rec) > 0;) {
+		struct cgs_cg *m = cgs_tree_find(t, rec.cgroup_id), *parent;
+
+		if (!m && rec.parent_id) {
+			parent = cgs_tree_find(t, rec.parent_id);
+			/* its parent's directory, once per cycle */
+			if (parent && parent->scanned != t->set.cycle) {
+				cgs_tree_scan(t, parent);
+				m = cgs_tree_find(t, rec.cgroup_id);
+			}
+		}
+		if (!m)
+			continue;	/* not found where it should be: next cycle */
+		m->parent_id = rec.parent_id;
+		cgs_set_sampled(&t->set, m, &rec.sample);
+	}
+	return 0;
+}
+
+static int cgs_tree_snapshot(struct cgstream_tree *t)
+{
+	off_t pos = 0;
+
+	for (;;) {
+		ssize_t n = pread(t->set.tick_fd, t->buf, t->buf_size, pos);
+		int r;
+
+		if (n < 0)
+			return errno == ENODEV || errno == ENOENT ? -ENODEV : -errno;
+		if (n == 0)
+			return 0;
+		r = cgs_tree_apply(t, t->buf, (size_t)n);
+		if (r < 0)
+			return r;
+		pos += n;
+		if (t->buf_size - (size_t)n >= CGS_SNAP_SLACK)
+			return 0;	/* the next record would have fit */
+		if (t->buf_size < CGS_SNAP_MAX) {
+			/* the next cycles read it all at once */
+			char *b = malloc(t->buf_size * 2);
+
+			if (b) {
+				free(t->buf);
+				t->buf = b;
+				t->buf_size *= 2;
+			}
+		}
+	}
+}
+
+static int cgs_tree_begin(struct cgs_set *s)
+{
+	struct cgstream_tree *t = cgs_tree_of(s);
+	int r;
+
+	if (s->mode == CGSTREAM_MODE_SUBTREE) {
+		r = cgs_tree_snapshot(t);
+		if (r == -ENODEV)
+			return cgs_tree_end(t);
+		if (r < 0)
+			return r;	/* no cgroup is taken for gone on a bad read */
+		for (struct cgs_cg *m = s->tail, *prev; m; m = prev) {
+			prev = m->prev;
+			if (m->cycle != s->cycle)
+				cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+		}
+		return 0;
+	}
+	if (t->inotify_fd >= 0)
+		cgs_tree_inotify(t);
+	if (t->walk_always || t->walk_next) {
+		t->walk_next = false;
+		cgs_tree_walk(t);
+	}
+	if (t->n_unopened)
+		cgs_tree_reopen(t);
+	return 0;
+}
+
+static void cgs_tree_failed(struct cgs_set *s, struct cgs_cg *m, int err)
+{
+	struct cgstream_tree *t = cgs_tree_of(s);
+
+	if (err != -ENODEV)
+		cgs_tree_error(t, m, err);
+	else if (m == t->root)
+		cgs_tree_end(t);
+	else
+		cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+}
+
+static void cgs_tree_unlinked(struct cgs_set *s, struct cgs_cg *m)
+{
+	struct cgstream_tree *t = cgs_tree_of(s);
+
+	cgs_hash_del(&t->by_id, &m->key);
+	if (m->wd >= 0) {
+		cgs_hash_del(&t->by_wd, &m->wd_key);
+		inotify_rm_watch(t->inotify_fd, m->wd);	/* EINVAL once it is gone */
+		m->wd = -1;
+	}
+	if (m->fd < 0 && cgs_tree_reads(t) && t->n_unopened)
+		t->n_unopened--;
+	if (m == t->root)
+		t->root = NULL;
+}
+
+static int cgs_tree_tick_failed(struct cgs_set *s, int err)
+{
+	return err == -ENODEV ? cgs_tree_end(cgs_tree_of(s)) : err;
+}
+
+static const struct cgs_set_ops cgs_tree_ops = {
+	.begin = cgs_tree_begin,
+	.failed = cgs_tree_failed,
+	.unlinked = cgs_tree_unlinked,
+	.tick_failed = cgs_tree_tick_failed,
+};
+
+/* --- the object --- */
+
+/* the mode @mode means for a tree at @path; its tick fd in *@tick */
+static int cgs_tree_pick(const char *path, const struct cgs_opts *o, const char *mount,
+			 int *tick)
+{
+	int dfd, fd, mode = o->mode;
+
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOTDIR ? -ENOENT : -errno;
+	if (mode == CGSTREAM_MODE_AUTO || mode == CGSTREAM_MODE_SUBTREE) {
+		fd = openat(dfd, CGS_SUBTREE_FILE, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			close(dfd);
+			*tick = fd;
+			return CGSTREAM_MODE_SUBTREE;
+		}
+		if (errno != ENOENT || mode == CGSTREAM_MODE_SUBTREE) {
+			int err = errno;
+
+			close(dfd);
+			return err == ENOENT ? -EOPNOTSUPP : -err;
+		}
+		mode = CGSTREAM_MODE_AUTO;
+	}
+	if (mode == CGSTREAM_MODE_AUTO || mode == CGSTREAM_MODE_KERNEL) {
+		fd = openat(dfd, CGS_STREAM_FILE, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			close(dfd);
+			*tick = fd;
+			return CGSTREAM_MODE_KERNEL;
+		}
+		if (errno != ENOENT || mode == CGSTREAM_MODE_KERNEL) {
+			int err = errno;
+
+			close(dfd);
+			return err == ENOENT ? -EOPNOTSUPP : -err;
+		}
+	}
+	/* a cgroup at all? (the timer does not look) */
+	fd = faccessat(dfd, CGS_STAT_FILE, F_OK, 0);
+	close(dfd);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	fd = cgs_timerfd(cgs_fallback_ms(mount, o->fallback_interval_ms));
+	if (fd < 0)
+		return fd;
+	*tick = fd;
+	return CGSTREAM_MODE_FALLBACK;
+}
+
+CGS_EXPORT void cgstream_tree_close(struct cgstream_tree *t)
+{
+	if (!t)
+		return;
+	cgs_set_fini(&t->set);
+	cgs_hash_free(&t->by_id);
+	cgs_hash_free(&t->by_wd);
+	if (t->inotify_fd >= 0)
+		close(t->inotify_fd);
+	free(t->buf);
+	free(t->path);
+	free(t);
+}
+
+/* the root cgroup: its id, data file and watch */
+static int cgs_tree_root(struct cgstream_tree *t)
+{
+	struct cgs_cg *root = cgs_cg_new(t->path, strlen(t->path));
+	struct stat st;
+	int r = 0;
+
+	if (!root)
+		return -ENOMEM;
+	if (stat(t->path, &st) < 0)
+		r = -errno;
+	else
+		root->id = st.st_ino;
+	if (r == 0 && cgs_tree_reads(t)) {
+		r = cgs_open_data(t->path, t->set.mode, &root->fd, &root->id);
+		t->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (t->inotify_fd >= 0)
+			root->wd = inotify_add_watch(t->inotify_fd, t->path, CGS_INOTIFY_MASK);
+		t->walk_always = root->wd < 0;
+	}
+	if (r >= 0)
+		r = cgs_set_link(&t->set, root);
+	if (r < 0) {
+		cgs_cg_free(root);
+		return r;
+	}
+	t->root = root;
+	cgs_hash_add(&t->by_id, &root->key, root->id);
+	if (root->wd >= 0)
+		cgs_hash_add(&t->by_wd, &root->wd_key, (uint64_t)root->wd);
+	return 0;
+}
+
+CGS_EXPORT int cgstream_tree_open(const char *cgroup, const struct cgstream_opts *opts,
+				  struct cgstream_tree **ret)
+{
+	struct cgstream_tree *t;
+	char *mount = NULL;
+	struct cgs_opts o;
+	int mode = CGSTREAM_MODE_AUTO, tick = -1, r;
+
+	if (!cgroup || !ret)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->inotify_fd = -1;
+	r = cgs_opts_root(opts, &o, &mount);
+	if (r == 0)
+		r = cgs_resolve(mount, cgroup, &t->path);
+	if (r == 0)
+		r = mode = cgs_tree_pick(t->path, &o, mount, &tick);
+	if (r < 0)
+		goto fail;
+	if (cgs_hash_init(&t->by_id) < 0 || cgs_hash_init(&t->by_wd) < 0) {
+		close(tick);
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = cgs_set_init(&t->set, &cgs_tree_ops, mode, tick);
+	if (r < 0)
+		goto fail;
+	t->buf_size = mode == CGSTREAM_MODE_SUBTREE ? CGS_SNAP_MIN : CGS_INOTIFY_BUF;
+	t->buf = malloc(t->buf_size);
+	r = t->buf ? cgs_tree_root(t) : -ENOMEM;
+	if (r < 0)
+		goto fail;
+	cgs_tree_walk(t);
+	free(mount);
+	*ret = t;
+	return 0;
+fail:
+	free(mount);
+	cgstream_tree_close(t);
+	return r;
+}
+
+CGS_EXPORT int cgstream_tree_fd(const struct cgstream_tree *t)
+{
+	return t ? t->set.epoll_fd : -EINVAL;
+}
+
+CGS_EXPORT int cgstream_tree_mode(const struct cgstream_tree *t)
+{
+	return t ? t->set.mode : -EINVAL;
+}
+
+CGS_EXPORT const char *cgstream_tree_path(const struct cgstream_tree *t)
+{
+	return t ? t->path : NULL;
+}
+
+CGS_EXPORT size_t cgstream_tree_size(const struct cgstream_tree *t)
+{
+	return t ? t->set.n_live : 0;
+}
+
+CGS_EXPORT int cgstream_tree_wait(struct cgstream_tree *t, int timeout_ms)
+{
+	return t ? cgs_poll_in(t->set.epoll_fd, timeout_ms) : -EINVAL;
+}
+
+CGS_EXPORT int cgstream_tree_process(struct cgstream_tree *t, struct cgstream_event *events,
+				     size_t max, size_t event_size)
+{
+	if (!t)
+		return -EINVAL;
+	return cgs_set_process(&t->set, events, max, event_size);
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The decoder of cpu.stat.stream.subtree records, cgs_subtree_next()
+ * (internal: this test links the static library): fields and present
+ * bits, the bandwidth flag, records longer than the first size (stepped
+ * over by their size, even when that leaves the next one unaligned),
+ * unknown types skipped, and every malformed input -EBADMSG with the
+ * offset unchanged: a size below the header, past the buffer, a CPU
+ * record shorter than its first size, a cut header.  Then a fuzz: random
+ * and mutated buffers end in a bounded number of steps.
+ */
+#include "testutil.h"
+#include "internal.h"
+
+typedef struct cgroup_stat_stream_record rec_t;
+
+/* a CPU record of @size bytes at @p, values from @seed */
+static size_t put_cpu(unsigned char *p, uint16_t size, uint32_t flags, uint64_t seed)
+{
+	rec_t r = {
+		.size = size, .type = CGROUP_STAT_STREAM_RECORD_CPU, .flags = flags,
+		.cgroup_id = seed, .parent_id = seed ? seed - 1 : 0, .flush_seq = 7,
+		.flush_time_usec = 1000 + seed, .usage_usec = 10 * seed, .user_usec = 6 * seed,
+		.system_usec = 4 * seed, .nice_usec = 1, .nr_periods = 2, .nr_throttled = 3,
+		.throttled_usec = 4, .nr_bursts = 5, .burst_usec = 6,
+	};
+
+	memset(p, 0xee, size);	/* a future tail: not ours to read */
+	memcpy(p, &r, size < sizeof(r) ? size : sizeof(r));
+	return size;
+}
+
+static size_t put_other(unsigned char *p, uint16_t size, uint16_t type)
+{
+	memset(p, 0x77, size);
+	memcpy(p, &size, 2);
+	memcpy(p + 2, &type, 2);
+	return size;
+}
+
+static void expect_bad(const unsigned char *buf, size_t len, size_t off)
+{
+	struct cgs_subtree_rec rec;
+	size_t o = off;
+
+	T_EQ(cgs_subtree_next(buf, len, &o, &rec), -EBADMSG);
+	T_EQ(o, off);
+}
+
+static void test_fields(void)
+{
+	static unsigned char buf[4096] __attribute__((aligned(8)));
+	struct cgs_subtree_rec rec;
+	size_t len = 0, off = 0;
+
+	len += put_cpu(buf + len, 112, 0, 1);
+	len += put_other(buf + len, 24, 99);		/* a kind we do not know */
+	len += put_cpu(buf + len, 116, CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH, 2);
+	len += put_other(buf + len, 8, 2);		/* header only */
+	len += put_cpu(buf + len, 112, 0, 3);		/* at an unaligned offset */
+
+	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 1);
+	T_EQ(off, 112);
+	T_EQ(rec.cgroup_id, 1);
+	T_EQ(rec.parent_id, 0);
+	T_EQ(rec.sample.cgroup_id, 1);
+	T_EQ(rec.sample.seq, 7);
+	T_EQ(rec.sample.flush_time_usec, 1001);
+	T_EQ(rec.sample.usage_usec, 10);
+	T_EQ(rec.sample.user_usec, 6);
+	T_EQ(rec.sample.system_usec, 4);
+	T_EQ(rec.sample.nice_usec, 1);
+	T_EQ(rec.sample.nr_periods, 0);	/* not valid without the flag */
+	T_EQ(rec.sample.present, CGSTREAM_F_CGROUP_ID | CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME |
+				 CGSTREAM_F_USAGE | CGSTREAM_F_USER | CGSTREAM_F_SYSTEM |
+				 CGSTREAM_F_NICE);
+
+	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 1);
+	T_EQ(off, 112 + 24 + 116);
+	T_EQ(rec.cgroup_id, 2);
+	T_EQ(rec.parent_id, 1);
+	T_EQ(rec.sample.nr_periods, 2);
+	T_EQ(rec.sample.nr_throttled, 3);
+	T_EQ(rec.sample.throttled_usec, 4);
+	T_EQ(rec.sample.nr_bursts, 5);
+	T_EQ(rec.sample.burst_usec, 6);
+	T_ASSERT(rec.sample.present & CGSTREAM_F_BURST);
+	T_ASSERT(!(rec.sample.present & CGSTREAM_F_FLUSH_MISSED));
+
+	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 1);
+	T_EQ(rec.cgroup_id, 3);
+	T_EQ(rec.sample.usage_usec, 30);
+	T_EQ(off, len);
+	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 0);
+	T_EQ(off, len);
+
+	off = 0;
+	T_EQ(cgs_subtree_next(buf, 0, &off, &rec), 0);
+	/* only unknown kinds: the end, past them */
+	len = put_other(buf, 16, 5);
+	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 0);
+	T_EQ(off, 16);
+}
+
+static void test_malformed(void)
+{
+	static unsigned char buf[1024] __attribute__((aligned(8)));
+	uint16_t size;
+	size_t len;
+
+	/* a size below the header: it would never move on */
+	for (size = 0; size < 8; size++) {
+		put_other(buf, 8, 1);
+		memcpy(buf, &size, 2);
+		expect_bad(buf, 112, 0);
+	}
+	/* a size past the buffer */
+	len = put_cpu(buf, 112, 0, 1);
+	expect_bad(buf, len - 1, 0);
+	size = 200;
+	memcpy(buf, &size, 2);
+	expect_bad(buf, len, 0);
+	/* a CPU record shorter than its first size */
+	len = put_cpu(buf, 104, 0, 1);
+	expect_bad(buf, len, 0);
+	/* a cut header after a good record, and after an unknown one */
+	len = put_cpu(buf, 112, 0, 1);
+	expect_bad(buf, len + 5, 112);
+	len = put_other(buf, 16, 9);
+	expect_bad(buf, len + 3, 0);
+}
+
+static unsigned int rnd(unsigned int *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/* any input: 1 only with the offset moved on by at least a header, the
+ * end or -EBADMSG within len / 8 + 1 steps */
+static void test_fuzz(void)
+{
+	static unsigned char buf[2048] __attribute__((aligned(8)));
+	unsigned int seed = 12345;
+	int iters = getenv("CGSTREAM_TEST_FAST") ? 20000 : 200000;
+
+	for (int it = 0; it < iters; it++) {
+		size_t len = 0, off = 0, steps = 0;
+		struct cgs_subtree_rec rec;
+		int r;
+
+		if (it % 2) {	/* valid records, then a few bytes flipped */
+			while (len + 200 < sizeof(buf))
+				len += rnd(&seed) % 4 ? put_cpu(buf + len, (uint16_t)(112 + rnd(&seed) % 40),
+								rnd(&seed) % 2, it)
+						      : put_other(buf + len, (uint16_t)(8 + rnd(&seed) % 64),
+								  (uint16_t)(rnd(&seed) % 4));
+			for (int k = rnd(&seed) % 4; k > 0; k--)
+				buf[rnd(&seed) % len] ^= (unsigned char)(1u << (rnd(&seed) % 8));
+			len -= rnd(&seed) % 16;
+		} else {
+			len = rnd(&seed) % sizeof(buf);
+			for (size_t i = 0; i < len; i++)
+				buf[i] = (unsigned char)rnd(&seed);
+		}
+		while ((r = cgs_subtree_next(buf, len, &off, &rec)) > 0) {
+			T_ASSERT(off <= len);
+			T_ASSERT(++steps <= len / 8 + 1);
+		}
+		T_ASSERT(r == 0 || r == -EBADMSG);
+		T_ASSERT(off <= len);
+	}
+}
+
+int main(void)
+{
+	test_fields();
+	test_malformed();
+	test_fuzz();
+	t_log("records: all passed");
+	return 0;
+}

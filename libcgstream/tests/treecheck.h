@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The checks of a cgstream_tree, for the host test (fallback mode) and the
+ * VM tests (subtree and kernel modes): a tree of N cgroups under a test
+ * cgroup, then
+ *  1. the first batch: ADDED for every cgroup once (a parent before its
+ *     children) and a SAMPLE for each, with its id (stat().st_ino), its
+ *     parent's id and its path;
+ *  2. batches: every cgroup in every batch, once;
+ *  3. cgroups made, removed, and removed and made again under the same
+ *     path while watching: ADDED and REMOVED exactly once each, REMOVED
+ *     (old id) not after ADDED (new id), no sample after REMOVED;
+ *  4. a batch larger than the caller's array comes in pieces, one cycle;
+ *  5. many cycles with churn: no growth of fds or memory;
+ *  6. the root removed: REMOVED for all, the root's last, then -ENODEV.
+ * Kernel mode reads each cgroup's stream after the tick: a flush landing
+ * meanwhile gives the rest the newer flush and leaves them out of the next
+ * batch (no new flush for them), so there "every batch" is "every cycle,
+ * give or take a split one".
+ */
+#ifndef CGSTREAM_TREECHECK_H
+#define CGSTREAM_TREECHECK_H
+
+#include <dlfcn.h>
+#include <sys/resource.h>
+
+#include "testutil.h"
+
+struct tc_node {
+	char path[PATH_MAX];
+	uint64_t id, parent_id;
+	bool alive;		/* its directory exists */
+	unsigned int added, removed, samples;
+	unsigned int in_batch;	/* SAMPLEs in the current batch */
+	uint64_t last_seq;
+};
+
+struct tc {
+	int mode;
+	bool exact;		/* every cgroup in every batch */
+	struct cgstream_opts opts;
+	struct cgstream_tree *t;
+	struct tc_node *nodes;
+	size_t n_nodes, cap;
+	uint64_t *slots;	/* id -> index + 1, open addressing */
+	size_t n_slots;
+	struct cgstream_event *ev;
+	size_t max_ev;
+	uint64_t batches, seq;
+	char top[PATH_MAX];
+};
+
+static struct tc tc;
+
+static size_t tc_slot(uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) % tc.n_slots);
+}
+
+static struct tc_node *tc_find(uint64_t id)
+{
+	for (size_t i = tc_slot(id);; i = (i + 1) % tc.n_slots) {
+		if (!tc.slots[i])
+			return NULL;
+		if (tc.nodes[tc.slots[i] - 1].id == id)
+			return &tc.nodes[tc.slots[i] - 1];
+	}
+}
+
+/* a cgroup made by the test: mkdir, and its id from stat() */
+static struct tc_node *tc_make(const char *path)
+{
+	struct tc_node *n;
+	struct stat st;
+	char parent[PATH_MAX], *slash;
+
+	T_ASSERT(tc.n_nodes < tc.cap);
+	n = &tc.nodes[tc.n_nodes];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->path, sizeof(n->path), "%s", path);
+	if (mkdir(path, 0755) < 0)
+		T_FAIL("mkdir %s: %s", path, strerror(errno));
+	T_EQ(stat(path, &st), 0);
+	n->id = st.st_ino;
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	*slash = '\0';
+	T_EQ(stat(parent, &st), 0);
+	n->parent_id = strcmp(path, tc.top) ? st.st_ino : 0;
+	n->alive = true;
+	T_ASSERT(!tc_find(n->id));
+	for (size_t i = tc_slot(n->id);; i = (i + 1) % tc.n_slots) {
+		if (!tc.slots[i]) {
+			tc.slots[i] = ++tc.n_nodes;
+			break;
+		}
+	}
+	return n;
+}
+
+static void tc_remove(struct tc_node *n)
+{
+	T_EQ(t_cg_remove(n->path), 0);
+	n->alive = false;
+}
+
+static void tc_cleanup(void)
+{
+	for (size_t i = tc.n_nodes; i-- > 0;)
+		if (tc.nodes[i].alive)
+			rmdir(tc.nodes[i].path);
+}
+
+static size_t tc_alive(void)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < tc.n_nodes; i++)
+		k += tc.nodes[i].alive;
+	return k;
+}
+
+static long tc_rss_kb(void)
+{
+	char buf[4096], *p;
+
+	T_ASSERT(t_read_file("/proc/self/status", buf, sizeof(buf)) > 0);
+	p = strstr(buf, "VmRSS:");
+	T_ASSERT(p != NULL);
+	return strtol(p + 6, NULL, 10);
+}
+
+/* check one event against the model */
+static void tc_event(const struct cgstream_event *e)
+{
+	struct tc_node *n = tc_find(e->sample.cgroup_id);
+
+	T_ASSERT(e->sample.present & CGSTREAM_F_CGROUP_ID);
+	if (!n)
+		T_FAIL("event %d for unknown id %llu (%s)", e->type,
+		       (unsigned long long)e->sample.cgroup_id, e->path);
+	if (strcmp(e->path, n->path))
+		T_FAIL("id %llu: path %s, want %s", (unsigned long long)n->id, e->path, n->path);
+	T_ASSERT(e->userdata == NULL);
+	switch (e->type) {
+	case CGSTREAM_EVENT_ADDED:
+		T_EQ(e->parent_id, n->parent_id);
+		if (n->added++)
+			T_FAIL("%s ADDED twice", n->path);
+		T_EQ(n->removed, 0);
+		if (n->parent_id)	/* a parent before its children */
+			T_EQ(tc_find(n->parent_id)->added, 1);
+		/* made again under its path: the old one was REMOVED first */
+		for (size_t i = 0; i < tc.n_nodes; i++)
+			if (&tc.nodes[i] != n && !strcmp(tc.nodes[i].path, n->path) &&
+			    tc.nodes[i].added && !tc.nodes[i].removed)
+				T_FAIL("%s: ADDED (id %llu) before the REMOVED of id %llu",
+				       n->path, (unsigned long long)n->id,
+				       (unsigned long long)tc.nodes[i].id);
+		break;
+	case CGSTREAM_EVENT_SAMPLE:
+		T_EQ(n->added, 1);
+		T_EQ(n->removed, 0);
+		T_EQ(e->parent_id, n->parent_id);
+		T_ASSERT(e->sample.present & CGSTREAM_F_USAGE);
+		T_ASSERT(e->sample.present & CGSTREAM_F_SEQ);
+		if (e->sample.seq <= n->last_seq)
+			T_FAIL("%s: seq %llu after %llu", n->path,
+			       (unsigned long long)e->sample.seq, (unsigned long long)n->last_seq);
+		n->last_seq = e->sample.seq;
+		n->samples++;
+		n->in_batch++;
+		break;
+	case CGSTREAM_EVENT_REMOVED:
+		T_ASSERT(!n->alive);
+		T_EQ(n->added, 1);
+		if (n->removed++)
+			T_FAIL("%s REMOVED twice", n->path);
+		break;
+	default:
+		T_FAIL("%s: event %d, error %d (%s)", e->path, e->type, e->error,
+		       strerror(-e->error));
+	}
+}
+
+/* the next batch (the caller's array holds a whole one); checked */
+static int tc_batch(void)
+{
+	uint64_t start = t_now_ms(), seq = 0;
+	int n;
+
+	for (size_t i = 0; i < tc.n_nodes; i++)
+		tc.nodes[i].in_batch = 0;
+	for (;;) {
+		T_ASSERT(cgstream_tree_wait(tc.t, 5000) >= 0);
+		n = cgstream_tree_process(tc.t, tc.ev, tc.max_ev, sizeof(tc.ev[0]));
+		if (n < 0)
+			return n;
+		if (n > 0)
+			break;
+		if (t_now_ms() - start > 20000)
+			T_FAIL("no batch within 20 s");
+	}
+	T_ASSERT((size_t)n < tc.max_ev);	/* all of it in one call */
+	for (int i = 0; i < n; i++) {
+		tc_event(&tc.ev[i]);
+		if (tc.ev[i].type != CGSTREAM_EVENT_SAMPLE)
+			continue;
+		if (!seq)
+			seq = tc.ev[i].sample.seq;
+		if (tc.exact)	/* one flush, or one tick, per batch */
+			T_EQ(tc.ev[i].sample.seq, seq);
+	}
+	if (seq) {
+		T_ASSERT(seq > tc.seq);
+		tc.seq = seq;
+	}
+	tc.batches++;
+	return n;
+}
+
+/* every live cgroup once in the batch just read (exact modes) */
+static void tc_every_one(void)
+{
+	if (!tc.exact)
+		return;
+	for (size_t i = 0; i < tc.n_nodes; i++) {
+		struct tc_node *n = &tc.nodes[i];
+
+		if (n->alive && n->added && n->in_batch != 1)
+			T_FAIL("%s: %u samples in batch %llu", n->path, n->in_batch,
+			       (unsigned long long)tc.batches);
+	}
+}
+
+/* a tree of @n cgroups under tc.top: 10 at the first level, the rest
+ * below them, and a chain five deep */
+static void tc_build(int n)
+{
+	char p[PATH_MAX];
+	int made = 0;
+
+	tc_make(tc.top);
+	for (int i = 0; i < 10 && made < n; i++, made++) {
+		snprintf(p, sizeof(p), "%s/l%d", tc.top, i);
+		tc_make(p);
+	}
+	snprintf(p, sizeof(p), "%s/l0", tc.top);
+	for (int d = 0; d < 5 && made < n; d++, made++) {
+		strcat(p, "/deep");
+		tc_make(p);
+	}
+	for (int i = 0; made < n; i++, made++) {
+		snprintf(p, sizeof(p), "%s/l%d/c%05d", tc.top, i % 10, i);
+		tc_make(p);
+	}
+}
+
+static void tc_setup(int mode, int n, uint32_t fallback_ms, const char *name)
+{
+	struct rlimit rl;
+
+	tc.mode = mode;
+	tc.exact = mode != CGSTREAM_MODE_KERNEL;
+	tc.opts = (struct cgstream_opts){ .sz = sizeof(tc.opts), .mode = mode,
+					  .fallback_interval_ms = fallback_ms };
+	tc.cap = (size_t)n + 1000;
+	tc.nodes = calloc(tc.cap, sizeof(*tc.nodes));
+	tc.n_slots = 4 * tc.cap;
+	tc.slots = calloc(tc.n_slots, sizeof(*tc.slots));
+	tc.max_ev = 3 * tc.cap;
+	tc.ev = calloc(tc.max_ev, sizeof(*tc.ev));
+	T_ASSERT(tc.nodes && tc.slots && tc.ev);
+	/* kernel and fallback modes hold an fd per cgroup */
+	T_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < tc.cap + 64 && rl.rlim_max > rl.rlim_cur) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (mode != CGSTREAM_MODE_SUBTREE && rl.rlim_cur < tc.cap + 64)
+		t_skip("RLIMIT_NOFILE is too low for this many cgroups");
+	snprintf(tc.top, sizeof(tc.top), "%s/%s", t_cgroup_root(), t_name(name));
+	atexit(tc_cleanup);
+	tc_build(n);
+}
+
+/* 1 and 2: open, the first batch, then @k more */
+static void tc_open_and_batches(int k)
+{
+	uint64_t t0 = t_now_ms();
+	size_t all = tc_alive();
+	int n;
+
+	T_EQ(cgstream_tree_open(tc.top, &tc.opts, &tc.t), 0);
+	T_EQ(cgstream_tree_mode(tc.t), tc.mode);
+	T_ASSERT(!strcmp(cgstream_tree_path(tc.t), tc.top));
+	T_EQ(cgstream_tree_size(tc.t), all);
+	t_log("%s tree of %zu cgroups opened in %llu ms", cgstream_mode_name(tc.mode), all,
+	      (unsigned long long)(t_now_ms() - t0));
+	n = tc_batch();
+	T_EQ(n, 2 * all);	/* ADDED and a SAMPLE each */
+	for (size_t i = 0; i < tc.n_nodes; i++)
+		T_EQ(tc.nodes[i].added, 1);
+	tc_every_one();
+	for (int b = 0; b < k; b++) {
+		n = tc_batch();
+		if (tc.exact)
+			T_EQ(n, all);
+		tc_every_one();
+	}
+}
+
+/* 3: made, removed, removed and made again, all while watching */
+static void tc_churn(void)
+{
+	struct tc_node *made[12], *gone[10], *again_old[5], *again_new[5];
+	size_t k = 0, last = tc.n_nodes - 1;	/* the build's last: leaves */
+	char p[PATH_MAX];
+	int rounds = 0;
+
+	for (int i = 0; i < 10; i++) {
+		snprintf(p, sizeof(p), "%s/l%d/new%d", tc.top, i % 10, i);
+		made[k++] = tc_make(p);
+	}
+	snprintf(p, sizeof(p), "%s/newtop", tc.top);
+	made[k++] = tc_make(p);
+	strcat(p, "/child");	/* made right after its parent */
+	made[k++] = tc_make(p);
+	for (int i = 0; i < 10; i++) {
+		gone[i] = &tc.nodes[last - (size_t)i];
+		tc_remove(gone[i]);
+	}
+	for (int i = 0; i < 5; i++) {
+		again_old[i] = &tc.nodes[last - 10 - (size_t)i];
+		tc_remove(again_old[i]);
+		again_new[i] = tc_make(again_old[i]->path);
+		T_ASSERT(again_new[i]->id != again_old[i]->id);
+	}
+	/* until every change is told, then three more batches */
+	for (int after = 0; after < 3;) {
+		bool done = true;
+
+		T_ASSERT(rounds < 200);
+		tc_batch();
+		if (!after)
+			rounds++;
+		for (size_t i = 0; i < k; i++)
+			done &= made[i]->added == 1;
+		for (int i = 0; i < 10; i++)
+			done &= gone[i]->removed == 1;
+		for (int i = 0; i < 5; i++)
+			done &= again_old[i]->removed == 1 && again_new[i]->added == 1;
+		if (done) {
+			if (after++)
+				tc_every_one();
+		}
+	}
+	t_log("churn: 12 made, 10 removed, 5 removed and made again: each told once, "
+	      "within %d batch(es)", rounds);
+}
+
+/* 4: a batch in pieces of 7 */
+static void tc_pieces(void)
+{
+	size_t want = tc_alive(), got = 0;
+	uint64_t seq = 0;
+	int n;
+
+	for (size_t i = 0; i < tc.n_nodes; i++)
+		tc.nodes[i].in_batch = 0;
+	do {
+		T_ASSERT(cgstream_tree_wait(tc.t, 5000) == 1);
+		n = cgstream_tree_process(tc.t, tc.ev, 7, sizeof(tc.ev[0]));
+		T_ASSERT(n >= 0);
+	} while (n == 0);
+	for (;;) {
+		for (int i = 0; i < n; i++) {
+			tc_event(&tc.ev[i]);
+			if (!seq)
+				seq = tc.ev[i].sample.seq;
+			if (tc.exact)
+				T_EQ(tc.ev[i].sample.seq, seq);
+		}
+		got += (size_t)n;
+		if (n < 7 || (tc.exact && got == want))
+			break;
+		/* the rest is signalled (kernel mode: a batch of a multiple of
+		 * 7 may end quiet, or run into the next cycle's) */
+		if (!tc.exact && cgstream_tree_wait(tc.t, 0) == 0)
+			break;
+		T_EQ(cgstream_tree_wait(tc.t, 0), 1);
+		n = cgstream_tree_process(tc.t, tc.ev, 7, sizeof(tc.ev[0]));
+		T_ASSERT(n >= 0);
+	}
+	if (tc.exact) {
+		T_EQ(got, want);
+		tc_every_one();
+	}
+	tc.seq = seq > tc.seq ? seq : tc.seq;
+	t_log("a batch of %zu in pieces of 7", got);
+}
+
+/* 5: @cycles batches, a cgroup made and removed every 100: fds and RSS */
+static void tc_long(int cycles)
+{
+	int period = cycles < 100 ? cycles : 100;
+	long rss0 = 0, rss1;
+	int fds0 = 0, fds1;
+	struct tc_node *tmp = NULL;
+	char p[PATH_MAX];
+
+	for (int c = 0; c < cycles; c++) {
+		if (c % period == period * 3 / 10) {
+			snprintf(p, sizeof(p), "%s/l3/tmp%d", tc.top, c);
+			tmp = tc_make(p);
+		} else if (c % period == period * 6 / 10 && tmp) {
+			tc_remove(tmp);
+			tmp = NULL;
+		}
+		tc_batch();
+		if (c == cycles / 10) {	/* warmed up: buffers at their size */
+			fds0 = t_count_fds(NULL);
+			rss0 = tc_rss_kb();
+		}
+	}
+	fds1 = t_count_fds(NULL);
+	rss1 = tc_rss_kb();
+	t_log("%d cycles: fds %d -> %d, RSS %ld -> %ld KiB", cycles, fds0, fds1, rss0, rss1);
+	T_EQ(fds1, fds0);
+	T_ASSERT(rss1 - rss0 <= 512);
+}
+
+/* 6: everything removed, the root last */
+static void tc_root_removed(void)
+{
+	size_t live = tc_alive();
+	int n = 0, batches = 0;
+
+	for (size_t i = tc.n_nodes; i-- > 0;)
+		if (tc.nodes[i].alive)
+			tc_remove(&tc.nodes[i]);
+	while ((n = tc_batch()) > 0) {
+		T_ASSERT(++batches < 100);
+		if (tc.nodes[0].removed)	/* the root's REMOVED: the last event */
+			T_EQ(tc.ev[n - 1].sample.cgroup_id, tc.nodes[0].id);
+	}
+	T_EQ(n, -ENODEV);
+	for (size_t i = 0; i < tc.n_nodes; i++)
+		T_EQ(tc.nodes[i].removed, tc.nodes[i].added);
+	T_EQ(cgstream_tree_process(tc.t, tc.ev, tc.max_ev, sizeof(tc.ev[0])), -ENODEV);
+	T_EQ(cgstream_tree_size(tc.t), 0);
+	cgstream_tree_close(tc.t);
+	tc.t = NULL;
+	t_log("root removed: %zu REMOVED, the root's last, then -ENODEV", live);
+}
+
+/* read syscalls of this process so far, or -1 (no task I/O accounting) */
+static inline long long tc_syscr(void)
+{
+	char buf[1024], *p;
+
+	if (t_read_file("/proc/self/io", buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "syscr:");
+	return p ? strtoll(p + 6, NULL, 10) : -1;
+}
+
+/*
+ * SUBTREE: a batch costs a few reads whatever the tree's size: read
+ * syscalls, or under tests/fake-kernel.so (whose own reads of cpu.stat
+ * count there) its count of reads of the subtree file.
+ */
+static inline void tc_reads_per_batch(void)
+{
+	unsigned long (*fake)(void) = (unsigned long (*)(void))dlsym(RTLD_DEFAULT,
+								     "fake_kernel_reads");
+	long long before = fake ? (long long)fake() : tc_syscr(), after;
+
+	if (before < 0) {
+		t_log("no /proc/self/io: reads per batch not counted");
+		return;
+	}
+	for (int i = 0; i < 10; i++)
+		tc_batch();
+	after = fake ? (long long)fake() : tc_syscr();
+	t_log("10 batches of %zu cgroups: %lld %s", tc_alive(), after - before,
+	      fake ? "reads of the subtree file" : "read syscalls");
+	/* the subtree file, and (syscalls) the eventfd the set drains */
+	T_ASSERT(after - before <= (fake ? 10 : 40));
+}
+
+/*
+ * VM tests: all the checks on a @mode tree of @n cgroups, the kernel's
+ * interval (or the fallback timer) at @interval_ms, @cycles in the long
+ * run; in a child of its own, so that several runs share no state.
+ */
+static inline void tc_run(int mode, int n, uint32_t interval_ms, int cycles, const char *name)
+{
+	uint64_t start = t_now_ms();
+	int status;
+	pid_t pid;
+
+	if (mode != CGSTREAM_MODE_FALLBACK)
+		t_use_interval(interval_ms);
+	pid = fork();
+	T_ASSERT(pid >= 0);
+	if (pid == 0) {
+		tc_setup(mode, n, interval_ms, name);
+		tc_open_and_batches(5);
+		if (mode == CGSTREAM_MODE_SUBTREE)
+			tc_reads_per_batch();
+		tc_churn();
+		tc_pieces();
+		tc_long(cycles);
+		tc_root_removed();
+		tc_cleanup();
+		fflush(stdout);
+		_exit(0);	/* not the parent's atexit handlers */
+	}
+	T_EQ(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		T_FAIL("%s tree of %d cgroups: failed (status 0x%x)", cgstream_mode_name(mode), n,
+		       status);
+	t_log("== %s tree of %d cgroups, %u ms interval, %d cycles: passed in %llu s",
+	      cgstream_mode_name(mode), n, interval_ms, cycles,
+	      (unsigned long long)(t_now_ms() - start) / 1000);
+}
+
+/* the larger tree of the VM tests: 10,000, or $CGSTREAM_TEST_CGROUPS */
+static inline int tc_big(void)
+{
+	const char *e = getenv("CGSTREAM_TEST_CGROUPS");
+
+	return e && *e ? atoi(e) : 10000;
+}
+
+#endif
