@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * cgstream: show and set the kernel's cpu.stat flush interval, and watch
- * cgroups' CPU use once per flush (a live table, plain lines, or JSON
- * lines).  Also the streaming daemon of the systemd units: it speaks the
- * sd_notify protocol when $NOTIFY_SOCKET is set.
+ * cgroups' CPU use once per flush: named cgroups through a group, whole
+ * subtrees (--recursive) through trees; format.c prints them (a live
+ * table, plain lines, or JSON lines).  Also the streaming daemon of the
+ * systemd units: it speaks the sd_notify protocol when $NOTIFY_SOCKET is
+ * set.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -17,16 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <linux/cgroup_stat_stream.h>
 
 #include "cgstream.h"
+#include "format.h"
 
 enum {
 	EXIT_OK = 0,
@@ -37,12 +38,12 @@ enum {
 	EXIT_NO_KERNEL = 5,
 };
 
-#define RESCAN_SECONDS 5
-#define MAX_DEPTH 64
-
 static const char msg_no_kernel[] =
 	"cgstream: this kernel has no cpu.stat.stream (cgroup stat streaming); "
 	"use --mode fallback or a kernel with the cgstream patches\n";
+static const char msg_no_subtree[] =
+	"cgstream: this kernel has no cpu.stat.stream.subtree (whole subtrees in one read); "
+	"use --mode auto or a kernel with the cgstream patches\n";
 
 static void usage(FILE *f)
 {
@@ -59,21 +60,27 @@ static void usage(FILE *f)
 		"                    absolute or relative to the cgroup2 mount\n"
 		"\n"
 		"watch options:\n"
-		"  --json                    one JSON object per sample per line\n"
+		"  --recursive               each CGROUP with all below it, those made while\n"
+		"                            watching too: one read per flush for a whole\n"
+		"                            subtree (cpu.stat.stream.subtree) where the\n"
+		"                            kernel has it\n"
+		"  --json                    one JSON object per sample or event per line\n"
+		"                            (cgroup, cgroup_id, with --recursive parent_id)\n"
 		"  --count N                 stop after N cycles (printed ones)\n"
 		"  --every N                 print one cycle in N: when flush_seq reaches\n"
 		"                            the next multiple of N; CPU%% is the average\n"
 		"                            since the last printed sample\n"
-		"  --mode auto|kernel|fallback\n"
-		"                            kernel: cpu.stat.stream; fallback: a timer and\n"
-		"                            cpu.stat reads; auto (default): kernel if there\n"
+		"  --mode auto|subtree|kernel|fallback\n"
+		"                            subtree (--recursive only): the subtree file;\n"
+		"                            kernel: a cpu.stat.stream per cgroup; fallback:\n"
+		"                            a timer and cpu.stat reads; auto (default): the\n"
+		"                            first the kernel has\n"
 		"  --fallback-interval MS    timer period of fallback mode (default: the\n"
 		"                            kernel's interval if set, else 1000)\n"
-		"  --recursive               also watch descendants, and new ones as they come\n"
 		"  --output FILE             append to FILE instead of standard output\n"
 		"\n"
 		"Exit status: 0 ok, 1 failure, 2 usage error, 3 no such cgroup,\n"
-		"4 permission denied, 5 the kernel lacks cpu.stat.stream.\n",
+		"4 permission denied, 5 the kernel lacks the stream (or subtree) file.\n",
 		CGROUP_STAT_STREAM_INTERVAL_MIN_MS, CGROUP_STAT_STREAM_INTERVAL_MAX_MS);
 }
 
@@ -192,334 +199,73 @@ static void sd_notify_send(const char *msg)
 }
 
 /* --- watch --- */
-struct cg {
-	char *path;		/* absolute, as the library reports it */
-	bool dead;
-	bool have_prev;
-	bool have_delta;
-	struct cgstream_sample prev;	/* the last printed sample (or the first seen) */
-	uint64_t window;		/* --every: flush_seq / N of prev */
-	/* the last cycle, for the table */
-	double cpu, user, sys;
-	uint64_t thr_n, thr_usec;
-	bool has_thr;
+
+/* what is watched: a group of the named cgroups, or a tree per argument */
+struct source {
+	struct cgstream_group *g;
+	struct cgstream_tree *t;
+	const char *mode;	/* its mode's name */
+	uint64_t cycles;	/* printed, for --count */
+	uint64_t last_seq;
+	bool done;		/* a tree whose root went */
 };
 
 struct watch {
-	struct cgstream_group *g;
 	struct cgstream_opts opts;
 	FILE *out;
-	bool json, tty, recursive;
-	uint64_t count, cycles, last_seq, every;
-	const char *mode_name;
-	size_t rootlen;
-	char **roots;		/* absolute paths of the arguments, for rescans */
-	size_t n_roots;
-	struct cg **cgs;
-	size_t n_cgs, cap_cgs;
-	char removed_note[512];
+	struct fmt fmt;
+	bool json, recursive;
+	uint64_t count, every;
+	struct source *src;
+	size_t n_src;
 };
 
-static const char *display_path(const struct watch *w, const char *path)
+#define BATCH 256
+
+/* one source's events; 1 when it is done, -1 on failure */
+static int drain(struct watch *w, struct source *s)
 {
-	const char *p = path + w->rootlen;
-
-	return *p ? p : "/";
-}
-
-static struct cg *cg_new(struct watch *w, const char *path)
-{
-	struct cg *c;
-
-	if (w->n_cgs == w->cap_cgs) {
-		size_t cap = w->cap_cgs ? w->cap_cgs * 2 : 32;
-		struct cg **v = realloc(w->cgs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		w->cgs = v;
-		w->cap_cgs = cap;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->path = strdup(path);
-	if (!c->path) {
-		free(c);
-		return NULL;
-	}
-	w->cgs[w->n_cgs++] = c;
-	return c;
-}
-
-static void cg_forget(struct watch *w, struct cg *c)
-{
-	for (size_t i = 0; i < w->n_cgs; i++) {
-		if (w->cgs[i] == c) {
-			w->cgs[i] = w->cgs[--w->n_cgs];
-			break;
-		}
-	}
-	free(c->path);
-	free(c);
-}
-
-/* add one cgroup (absolute path); the library's errno */
-static int watch_add(struct watch *w, const char *path)
-{
-	struct cg *c = cg_new(w, path);
-	int r;
-
-	if (!c)
-		return -ENOMEM;
-	r = cgstream_group_add(w->g, path, c);
-	if (r < 0)
-		cg_forget(w, c);
-	return r;
-}
-
-static void walk(struct watch *w, const char *dir, int depth)
-{
-	struct dirent *de;
-	DIR *d;
-
-	if (depth > MAX_DEPTH)
-		return;
-	d = opendir(dir);
-	if (!d)
-		return;	/* removed meanwhile, or not ours to read */
-	while ((de = readdir(d))) {
-		char child[PATH_MAX];
-		struct stat stbuf;
-
-		if (de->d_name[0] == '.' &&
-		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
-			continue;
-		if ((size_t)snprintf(child, sizeof(child), "%s/%s", dir, de->d_name) >= sizeof(child))
-			continue;
-		if (de->d_type != DT_DIR &&
-		    (de->d_type != DT_UNKNOWN || stat(child, &stbuf) < 0 || !S_ISDIR(stbuf.st_mode)))
-			continue;
-		(void)watch_add(w, child);	/* -EEXIST: watched already */
-		walk(w, child, depth + 1);
-	}
-	closedir(d);
-}
-
-static void rescan(struct watch *w)
-{
-	for (size_t i = 0; i < w->n_roots; i++)
-		walk(w, w->roots[i], 0);
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void json_u64(FILE *f, const char *key, const struct cgstream_sample *s,
-		     uint64_t bit, uint64_t v)
-{
-	fprintf(f, ", \"%s\": ", key);
-	if (s->present & bit)
-		fprintf(f, "%llu", (unsigned long long)v);
-	else
-		fputs("null", f);
-}
-
-static double pct(uint64_t a, uint64_t b, uint64_t dt)
-{
-	return b >= a ? 100.0 * (double)(b - a) / (double)dt : 0.0;
-}
-
-/* false when --every skips this cycle */
-static bool on_sample(struct watch *w, struct cg *c, const struct cgstream_sample *s)
-{
-	const struct cgstream_sample *p = &c->prev;
-	FILE *f = w->out;
-
-	if (w->every > 1) {
-		uint64_t window = s->seq / w->every;
-
-		if (!c->have_prev) {
-			/* the base of the first printed CPU% */
-			c->prev = *s;
-			c->have_prev = true;
-			c->window = window;
-			return false;
-		}
-		/* by window, not seq % N: a missed cycle must not skip one */
-		if (window <= c->window)
-			return false;
-		c->window = window;
-	}
-
-	c->have_delta = c->have_prev && s->flush_time_usec > p->flush_time_usec;
-	if (c->have_delta) {
-		uint64_t dt = s->flush_time_usec - p->flush_time_usec;
-
-		c->cpu = pct(p->usage_usec, s->usage_usec, dt);
-		c->user = pct(p->user_usec, s->user_usec, dt);
-		c->sys = pct(p->system_usec, s->system_usec, dt);
-		c->has_thr = (s->present & p->present & CGSTREAM_F_NR_THROTTLED) &&
-			     (s->present & p->present & CGSTREAM_F_THROTTLED);
-		c->thr_n = c->has_thr && s->nr_throttled >= p->nr_throttled ?
-			   s->nr_throttled - p->nr_throttled : 0;
-		c->thr_usec = c->has_thr && s->throttled_usec >= p->throttled_usec ?
-			      s->throttled_usec - p->throttled_usec : 0;
-	}
-
-	if (w->json) {
-		fputs("{\"cgroup\": ", f);
-		json_string(f, c->path);
-		json_u64(f, "seq", s, CGSTREAM_F_SEQ, s->seq);
-		json_u64(f, "flush_time_usec", s, CGSTREAM_F_FLUSH_TIME, s->flush_time_usec);
-		json_u64(f, "usage_usec", s, CGSTREAM_F_USAGE, s->usage_usec);
-		json_u64(f, "user_usec", s, CGSTREAM_F_USER, s->user_usec);
-		json_u64(f, "system_usec", s, CGSTREAM_F_SYSTEM, s->system_usec);
-		json_u64(f, "nice_usec", s, CGSTREAM_F_NICE, s->nice_usec);
-		json_u64(f, "nr_periods", s, CGSTREAM_F_NR_PERIODS, s->nr_periods);
-		json_u64(f, "nr_throttled", s, CGSTREAM_F_NR_THROTTLED, s->nr_throttled);
-		json_u64(f, "throttled_usec", s, CGSTREAM_F_THROTTLED, s->throttled_usec);
-		json_u64(f, "nr_bursts", s, CGSTREAM_F_NR_BURSTS, s->nr_bursts);
-		json_u64(f, "burst_usec", s, CGSTREAM_F_BURST, s->burst_usec);
-		if (c->have_delta)
-			fprintf(f, ", \"cpu_percent\": %.2f", c->cpu);
-		else
-			fputs(", \"cpu_percent\": null", f);
-		fprintf(f, ", \"mode\": \"%s\"}\n", w->mode_name);
-	} else if (!w->tty) {
-		fprintf(f, "seq %llu %s: ", (unsigned long long)s->seq, display_path(w, c->path));
-		if (!c->have_delta) {
-			fprintf(f, "first sample, %.3f s of CPU so far\n", (double)s->usage_usec / 1e6);
-		} else {
-			fprintf(f, "cpu %.1f%% (user %.1f%%, system %.1f%%)", c->cpu, c->user, c->sys);
-			if (c->has_thr)
-				fprintf(f, ", throttled %llu times for %.1f ms",
-					(unsigned long long)c->thr_n, (double)c->thr_usec / 1000.0);
-			fputc('\n', f);
-		}
-	}
-	c->prev = *s;
-	c->have_prev = true;
-	return true;
-}
-
-static void on_gone(struct watch *w, struct cg *c, int type, int error)
-{
-	if (type == CGSTREAM_EVENT_ERROR)
-		fprintf(stderr, "cgstream: %s: %s; no longer watched\n", c->path, strerror(-error));
-	if (w->json) {
-		fputs("{\"cgroup\": ", w->out);
-		json_string(w->out, c->path);
-		if (type == CGSTREAM_EVENT_REMOVED)
-			fputs(", \"event\": \"removed\"}\n", w->out);
-		else
-			fprintf(w->out, ", \"event\": \"error\", \"error\": \"%s\"}\n",
-				strerror(-error));
-	} else if (!w->tty) {
-		fprintf(w->out, "%s: %s\n", display_path(w, c->path),
-			type == CGSTREAM_EVENT_REMOVED ? "removed" : "error, no longer watched");
-	} else {
-		size_t n = strlen(w->removed_note);
-
-		snprintf(w->removed_note + n, sizeof(w->removed_note) - n, "%s%s",
-			 n ? ", " : "", display_path(w, c->path));
-	}
-	c->dead = true;
-}
-
-static int cmp_cg(const void *a, const void *b)
-{
-	return strcmp((*(struct cg *const *)a)->path, (*(struct cg *const *)b)->path);
-}
-
-static void draw_table(struct watch *w)
-{
-	FILE *f = w->out;
-
-	qsort(w->cgs, w->n_cgs, sizeof(w->cgs[0]), cmp_cg);
-	fputs("\033[H\033[2J", f);
-	fprintf(f, "cgstream: %zu cgroups, %s mode, seq %llu  (Ctrl-C quits)\n\n",
-		cgstream_group_size(w->g), w->mode_name, (unsigned long long)w->last_seq);
-	fprintf(f, "%-40s %7s %7s %7s %10s %10s\n", "CGROUP", "CPU%", "USER%", "SYS%",
-		"THROTTLED", "THR-MS");
-	for (size_t i = 0; i < w->n_cgs; i++) {
-		const struct cg *c = w->cgs[i];
-
-		if (c->dead)
-			continue;
-		fprintf(f, "%-40s ", display_path(w, c->path));
-		if (!c->have_delta) {
-			fprintf(f, "%7s %7s %7s %10s %10s\n", "-", "-", "-", "-", "-");
-			continue;
-		}
-		fprintf(f, "%7.1f %7.1f %7.1f ", c->cpu, c->user, c->sys);
-		if (c->has_thr)
-			fprintf(f, "%10llu %10.1f\n", (unsigned long long)c->thr_n,
-				(double)c->thr_usec / 1000.0);
-		else
-			fprintf(f, "%10s %10s\n", "-", "-");
-	}
-	if (w->removed_note[0])
-		fprintf(f, "\nremoved: %s\n", w->removed_note);
-	fflush(f);
-	w->removed_note[0] = '\0';
-}
-
-/* one batch from the library; 1 when --count is reached */
-static int handle_events(struct watch *w)
-{
-	struct cgstream_event ev[128];
+	struct cgstream_event ev[BATCH];
 	bool any = false;
 	int n;
 
 	do {
-		n = cgstream_group_process(w->g, ev, 128, sizeof(ev[0]));
+		n = s->t ? cgstream_tree_process(s->t, ev, BATCH, sizeof(ev[0]))
+			 : cgstream_group_process(s->g, ev, BATCH, sizeof(ev[0]));
+		if (n == -ENODEV && s->t) {
+			/* its root was removed (the REMOVED events came first) */
+			s->done = true;
+			return 1;
+		}
 		if (n < 0) {
 			fprintf(stderr, "cgstream: reading the streams: %s\n", strerror(-n));
 			return -1;
 		}
 		for (int i = 0; i < n; i++) {
-			struct cg *c = ev[i].userdata;
-
 			any = true;
-			if (ev[i].type == CGSTREAM_EVENT_SAMPLE) {
-				if (on_sample(w, c, &ev[i].sample) &&
-				    ev[i].sample.seq != w->last_seq) {
-					w->last_seq = ev[i].sample.seq;
-					w->cycles++;
-				}
-			} else {
-				on_gone(w, c, ev[i].type, ev[i].error);
+			if (fmt_event(&w->fmt, &ev[i], s->mode) && ev[i].sample.seq != s->last_seq) {
+				s->last_seq = ev[i].sample.seq;
+				s->cycles++;
 			}
 		}
-	} while (n == 128);
+	} while (n == BATCH);
+	if (any)
+		fmt_batch_end(&w->fmt, s->mode, s->last_seq);
+	if (s->g && cgstream_group_size(s->g) == 0) {
+		s->done = true;
+		return 1;
+	}
+	return 0;
+}
 
-	if (any && w->tty && !w->json)
-		draw_table(w);
-	for (size_t i = 0; i < w->n_cgs;) {
-		if (w->cgs[i]->dead)
-			cg_forget(w, w->cgs[i]);	/* swaps the last one in */
-		else
-			i++;
-	}
-	if (fflush(w->out) != 0 || ferror(w->out)) {
-		fprintf(stderr, "cgstream: writing the output: %s\n", strerror(errno));
-		return -1;
-	}
-	return w->count && w->cycles >= w->count;
+static bool counted_out(const struct watch *w)
+{
+	if (!w->count)
+		return false;
+	for (size_t i = 0; i < w->n_src; i++)
+		if (!w->src[i].done && w->src[i].cycles < w->count)
+			return false;
+	return true;
 }
 
 static int add_error(struct watch *w, const char *arg, int r)
@@ -542,13 +288,101 @@ static int add_error(struct watch *w, const char *arg, int r)
 		fprintf(stderr, "cgstream: %s: not a cgroup path (\"..\" is not allowed)\n", arg);
 		return EXIT_USAGE;
 	case -EOPNOTSUPP:
-		fputs(msg_no_kernel, stderr);
+		fputs(w->opts.mode == CGSTREAM_MODE_SUBTREE ? msg_no_subtree : msg_no_kernel, stderr);
 		return EXIT_NO_KERNEL;
 	case -ENODEV:
 		return no_cgroup2();
 	}
 	fprintf(stderr, "cgstream: %s: %s\n", shown, strerror(-r));
 	return EXIT_RUNTIME;
+}
+
+/* @path is @root or below it */
+static bool under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (!strcmp(root, "/"))
+		return true;
+	return !strncmp(path, root, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* the sources of the arguments; 0 or an exit status */
+static int open_sources(struct watch *w, char **args, int n_args)
+{
+	char (*paths)[PATH_MAX] = calloc((size_t)n_args, sizeof(*paths));
+	int r = 0;
+
+	w->src = calloc((size_t)n_args, sizeof(*w->src));
+	if (!paths || !w->src) {
+		free(paths);
+		return EXIT_RUNTIME;
+	}
+	for (int i = 0; i < n_args && r == 0; i++) {
+		r = cgstream_resolve_path(args[i], &w->opts, paths[i], sizeof(paths[i]));
+		if (r < 0)
+			r = add_error(w, args[i], r);
+	}
+	if (r == 0 && !w->recursive) {
+		struct source *s = &w->src[w->n_src++];
+
+		r = cgstream_group_new(&w->opts, &s->g);
+		if (r < 0) {
+			w->n_src--;
+			r = add_error(w, "/", r);
+		} else {
+			s->mode = cgstream_mode_name(cgstream_group_mode(s->g));
+		}
+		for (int i = 0; i < n_args && r == 0; i++) {
+			r = cgstream_group_add(s->g, paths[i], NULL);
+			if (r == -EEXIST)
+				r = 0;	/* named twice */
+			else if (r < 0)
+				r = add_error(w, args[i], r);
+		}
+	}
+	for (int i = 0; i < n_args && r == 0 && w->recursive; i++) {
+		struct source *s;
+		bool covered = false;
+
+		/* a cgroup below another argument is in that one's tree */
+		for (int j = 0; j < n_args; j++)
+			if (j != i && under(paths[i], paths[j]) &&
+			    (strcmp(paths[i], paths[j]) || j < i))
+				covered = true;
+		if (covered)
+			continue;
+		s = &w->src[w->n_src];
+		r = cgstream_tree_open(paths[i], &w->opts, &s->t);
+		if (r < 0) {
+			r = add_error(w, args[i], r);
+			break;
+		}
+		s->mode = cgstream_mode_name(cgstream_tree_mode(s->t));
+		w->n_src++;
+	}
+	free(paths);
+	return r;
+}
+
+static void close_sources(struct watch *w)
+{
+	for (size_t i = 0; i < w->n_src; i++) {
+		cgstream_group_free(w->src[i].g);
+		cgstream_tree_close(w->src[i].t);
+	}
+	free(w->src);
+}
+
+/* trees in kernel modes, and groups, hold an fd per cgroup */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static int cmd_watch(int argc, char **argv)
@@ -566,9 +400,11 @@ static int cmd_watch(int argc, char **argv)
 	};
 	struct watch w = { .opts = { .sz = sizeof(struct cgstream_opts) }, .out = stdout };
 	const char *output = NULL;
-	struct pollfd pfd[3];
+	struct pollfd *pfd = NULL;
 	char rootbuf[PATH_MAX];
-	int sfd = -1, tfd = -1, npfd, r, opt, ret = EXIT_RUNTIME;
+	int sfd = -1, r, opt, ret = EXIT_RUNTIME;
+	bool fmt_ready = false, kernel = false;
+	enum fmt_style style;
 	sigset_t mask;
 	uint32_t v;
 
@@ -589,12 +425,15 @@ static int cmd_watch(int argc, char **argv)
 		case 'm':
 			if (!strcmp(optarg, "auto"))
 				w.opts.mode = CGSTREAM_MODE_AUTO;
+			else if (!strcmp(optarg, "subtree"))
+				w.opts.mode = CGSTREAM_MODE_SUBTREE;
 			else if (!strcmp(optarg, "kernel"))
 				w.opts.mode = CGSTREAM_MODE_KERNEL;
 			else if (!strcmp(optarg, "fallback"))
 				w.opts.mode = CGSTREAM_MODE_FALLBACK;
 			else {
-				fprintf(stderr, "cgstream: --mode is auto, kernel or fallback, not '%s'\n", optarg);
+				fprintf(stderr, "cgstream: --mode is auto, subtree, kernel or fallback, not '%s'\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -627,47 +466,20 @@ static int cmd_watch(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (w.opts.mode == CGSTREAM_MODE_SUBTREE && !w.recursive) {
+		fprintf(stderr, "cgstream: --mode subtree watches whole subtrees: it needs --recursive\n");
+		return EXIT_USAGE;
+	}
 
 	r = cgstream_resolve_path("/", &w.opts, rootbuf, sizeof(rootbuf));
 	if (r < 0)
 		return r == -ENODEV ? no_cgroup2() : add_error(&w, "/", r);
-	w.rootlen = strcmp(rootbuf, "/") ? strlen(rootbuf) : 0;
-
-	r = cgstream_group_new(&w.opts, &w.g);
-	if (r < 0) {
-		if (r == -EOPNOTSUPP) {
-			fputs(msg_no_kernel, stderr);
-			return EXIT_NO_KERNEL;
-		}
-		if (r == -ENODEV)
-			return no_cgroup2();
-		fprintf(stderr, "cgstream: cannot set up the watch: %s\n", strerror(-r));
-		return EXIT_RUNTIME;
-	}
-	w.mode_name = cgstream_mode_name(cgstream_group_mode(w.g));
-
-	w.roots = calloc((size_t)(argc - optind), sizeof(*w.roots));
-	if (!w.roots)
+	raise_fd_limit();
+	r = open_sources(&w, argv + optind, argc - optind);
+	if (r) {
+		ret = r;
 		goto out;
-	for (int i = optind; i < argc; i++) {
-		char path[PATH_MAX];
-
-		r = cgstream_resolve_path(argv[i], &w.opts, path, sizeof(path));
-		if (r == 0)
-			r = watch_add(&w, path);
-		if (r == -EEXIST)
-			continue;
-		if (r < 0) {
-			ret = add_error(&w, argv[i], r);
-			goto out;
-		}
-		w.roots[w.n_roots] = strdup(path);
-		if (!w.roots[w.n_roots])
-			goto out;
-		w.n_roots++;
 	}
-	if (w.recursive)
-		rescan(&w);
 
 	if (output) {
 		w.out = fopen(output, "ae");
@@ -678,10 +490,15 @@ static int cmd_watch(int argc, char **argv)
 		}
 	}
 	setvbuf(w.out, NULL, _IOLBF, 0);
-	w.tty = !w.json && isatty(fileno(w.out));
+	style = w.json ? FMT_JSON : isatty(fileno(w.out)) ? FMT_TABLE : FMT_LINES;
+	if (fmt_init(&w.fmt, w.out, style, w.every, w.recursive,
+		     strcmp(rootbuf, "/") ? strlen(rootbuf) : 0) < 0)
+		goto out;
+	fmt_ready = true;
 
-	if (cgstream_group_mode(w.g) == CGSTREAM_MODE_KERNEL &&
-	    cgstream_get_interval(&w.opts, &v) == 0 && v == 0)
+	for (size_t i = 0; i < w.n_src; i++)
+		kernel |= strcmp(w.src[i].mode, "fallback") != 0;
+	if (kernel && cgstream_get_interval(&w.opts, &v) == 0 && v == 0)
 		fprintf(stderr, "cgstream: the kernel's flush interval is 0 (streaming off): "
 			"no samples until it is set, e.g. 'cgstream interval 1000'\n");
 
@@ -690,35 +507,32 @@ static int cmd_watch(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
+	pfd = calloc(w.n_src + 1, sizeof(*pfd));
+	if (sfd < 0 || !pfd) {
 		fprintf(stderr, "cgstream: signalfd: %s\n", strerror(errno));
 		goto out;
 	}
-	pfd[0] = (struct pollfd){ .fd = cgstream_group_fd(w.g), .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-	npfd = 2;
-	if (w.recursive) {
-		struct itimerspec its = { .it_interval = { RESCAN_SECONDS, 0 },
-					  .it_value = { RESCAN_SECONDS, 0 } };
+	pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	for (size_t i = 0; i < w.n_src; i++) {
+		struct source *s = &w.src[i];
 
-		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
-			fprintf(stderr, "cgstream: timerfd: %s\n", strerror(errno));
-			goto out;
-		}
-		pfd[2] = (struct pollfd){ .fd = tfd, .events = POLLIN };
-		npfd = 3;
+		pfd[i + 1] = (struct pollfd){
+			.fd = s->t ? cgstream_tree_fd(s->t) : cgstream_group_fd(s->g),
+			.events = POLLIN,
+		};
 	}
 
 	sd_notify_send("READY=1");
 	for (;;) {
-		if (poll(pfd, (nfds_t)npfd, -1) < 0) {
+		size_t live = 0;
+
+		if (poll(pfd, (nfds_t)w.n_src + 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "cgstream: poll: %s\n", strerror(errno));
 			goto out;
 		}
-		if (pfd[1].revents) {
+		if (pfd[0].revents) {
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -728,41 +542,37 @@ static int cmd_watch(int argc, char **argv)
 				goto out;
 			}
 		}
-		if (npfd > 2 && pfd[2].revents) {
-			uint64_t ticks;
-
-			if (read(tfd, &ticks, sizeof(ticks)) == sizeof(ticks))
-				rescan(&w);
+		for (size_t i = 0; i < w.n_src; i++) {
+			if (!pfd[i + 1].revents || w.src[i].done)
+				continue;
+			if (drain(&w, &w.src[i]) < 0)
+				goto out;
+			if (w.src[i].done)
+				pfd[i + 1].fd = -1;	/* poll() skips it */
 		}
-		if (pfd[0].revents) {
-			r = handle_events(&w);
-			if (r < 0)
-				goto out;
-			if (r > 0) {
-				ret = EXIT_OK;
-				goto out;
-			}
-			if (cgstream_group_size(w.g) == 0 && !w.recursive) {
-				fprintf(stderr, "cgstream: no cgroups left to watch\n");
-				ret = EXIT_OK;
-				goto out;
-			}
+		if (fflush(w.out) != 0 || ferror(w.out)) {
+			fprintf(stderr, "cgstream: writing the output: %s\n", strerror(errno));
+			goto out;
+		}
+		if (counted_out(&w)) {
+			ret = EXIT_OK;
+			goto out;
+		}
+		for (size_t i = 0; i < w.n_src; i++)
+			live += !w.src[i].done;
+		if (!live) {
+			fprintf(stderr, "cgstream: no cgroups left to watch\n");
+			ret = EXIT_OK;
+			goto out;
 		}
 	}
 out:
-	cgstream_group_free(w.g);
-	for (size_t i = 0; i < w.n_cgs; i++) {
-		free(w.cgs[i]->path);
-		free(w.cgs[i]);
-	}
-	free(w.cgs);
-	for (size_t i = 0; i < w.n_roots; i++)
-		free(w.roots[i]);
-	free(w.roots);
+	close_sources(&w);
+	if (fmt_ready)
+		fmt_fini(&w.fmt);
+	free(pfd);
 	if (sfd >= 0)
 		close(sfd);
-	if (tfd >= 0)
-		close(tfd);
 	if (w.out != stdout && fclose(w.out) != 0 && ret == EXIT_OK) {
 		fprintf(stderr, "cgstream: %s: %s\n", output, strerror(errno));
 		ret = EXIT_RUNTIME;
@@ -781,7 +591,8 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("cgstream %d.%d\n", CGSTREAM_VERSION_MAJOR, CGSTREAM_VERSION_MINOR);
+		printf("cgstream %d.%d (libcgstream %s)\n", CGSTREAM_VERSION_MAJOR,
+		       CGSTREAM_VERSION_MINOR, cgstream_version());
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "interval"))

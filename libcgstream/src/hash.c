@@ -13,15 +13,10 @@ static size_t cgs_hash_slot(uint64_t key, unsigned int shift)
 	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> shift);
 }
 
-static size_t cgs_hash_nbuckets(const struct cgs_hash *h)
-{
-	return h->buckets ? (size_t)1 << (64 - h->shift) : 0;
-}
-
 static int cgs_hash_resize(struct cgs_hash *h, unsigned int bits)
 {
 	unsigned int shift = 64 - bits;
-	size_t old = cgs_hash_nbuckets(h);
+	size_t old = h->buckets ? cgs_hash_buckets(h) : 0;
 	struct cgs_hnode **b;
 
 	if (bits > 8 * sizeof(size_t) - 4)
@@ -63,7 +58,7 @@ void cgs_hash_add(struct cgs_hash *h, struct cgs_hnode *n, uint64_t key)
 {
 	size_t s;
 
-	if (h->count >= cgs_hash_nbuckets(h))
+	if (h->count >= cgs_hash_buckets(h))
 		(void)cgs_hash_resize(h, 64 - h->shift + 1);	/* else longer chains */
 	n->key = key;
 	s = cgs_hash_slot(key, h->shift);

@@ -36,6 +36,11 @@ void cgs_hash_del(struct cgs_hash *h, struct cgs_hnode *n);
 /* the first node with @key, then the next one with the same key, or NULL */
 struct cgs_hnode *cgs_hash_first(const struct cgs_hash *h, uint64_t key);
 struct cgs_hnode *cgs_hash_next(const struct cgs_hnode *n);
+/* the number of buckets: walk buckets[0..n) and each chain's ->next */
+static inline size_t cgs_hash_buckets(const struct cgs_hash *h)
+{
+	return (size_t)1 << (64 - h->shift);
+}
 /* a key for a string */
 uint64_t cgs_hash_str(const char *s);
 

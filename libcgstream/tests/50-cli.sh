@@ -1,6 +1,7 @@
 #!/bin/bash
-# The cgstream command on the host: exit codes, messages, --json lines,
-# plain lines, --output, --recursive, sd_notify READY/STOPPING, SIGTERM.
+# The cgstream command on the host: exit codes, messages, --json lines
+# (with cgroup ids), plain lines, --output, --recursive (a tree: added and
+# removed events), sd_notify READY/STOPPING, SIGTERM.
 # Fallback mode only (the host kernel has no cpu.stat.stream).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,7 +33,7 @@ expect() {
 }
 
 expect 0 '' "$cgstream" --version
-grep -q '^cgstream 1\.1$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
+grep -Eq '^cgstream 1\.1 \(libcgstream 1\.1\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
 expect 0 '' "$cgstream" --help
 grep -q 'cgstream watch' "$tmp/out" || fail "--help lacks the watch usage"
 expect 2 'Usage' "$cgstream"
@@ -44,7 +45,8 @@ expect 2 '^cgstream: -5 is not a valid interval' "$cgstream" interval -- -5
 expect 2 '3600001 is not a valid interval' "$cgstream" interval 3600001
 expect 2 'at most one argument' "$cgstream" interval 1 2
 expect 2 'at least one cgroup' "$cgstream" watch
-expect 2 "--mode is auto, kernel or fallback" "$cgstream" watch --mode bogus /
+expect 2 "--mode is auto, subtree, kernel or fallback" "$cgstream" watch --mode bogus /
+expect 2 "--mode subtree .* needs --recursive" "$cgstream" watch --mode subtree /
 expect 2 'count' "$cgstream" watch --count 0 /
 expect 2 'count' "$cgstream" watch --count x /
 expect 2 'fallback-interval' "$cgstream" watch --fallback-interval 5 /
@@ -66,21 +68,27 @@ else
 	expect 5 '^cgstream: this kernel has no cpu.stat.stream \(cgroup stat streaming\); use --mode fallback or a kernel with the cgstream patches$' "$cgstream" interval
 	expect 5 'no cpu.stat.stream' "$cgstream" interval 100
 	expect 5 'no cpu.stat.stream' "$cgstream" watch --mode kernel /
+	expect 5 'no cpu.stat.stream' "$cgstream" watch --mode kernel --recursive /
+fi
+if [[ ! -e $root/cpu.stat.stream.subtree ]]; then
+	expect 5 '^cgstream: this kernel has no cpu.stat.stream.subtree' \
+		"$cgstream" watch --mode subtree --recursive /
 fi
 
 # --json: one object per sample per line
 expect 0 '' "$cgstream" watch --json --count 3 --fallback-interval 100 /
 python3 - "$tmp/out" "$root" <<'PY' || fail "--json output: see above"
-import json, sys
+import json, os, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 3, lines
-keys = ["cgroup", "seq", "flush_time_usec", "usage_usec", "user_usec", "system_usec",
+keys = ["cgroup", "cgroup_id", "seq", "flush_time_usec", "usage_usec", "user_usec", "system_usec",
         "nice_usec", "nr_periods", "nr_throttled", "throttled_usec", "nr_bursts",
         "burst_usec", "cpu_percent", "mode"]
 objs = [json.loads(l) for l in lines]
 for i, o in enumerate(objs):
     assert list(o) == keys, list(o)
     assert o["cgroup"] == sys.argv[2], o
+    assert o["cgroup_id"] == os.stat(sys.argv[2]).st_ino, o
     assert o["mode"] == "fallback", o
     assert o["seq"] == i + 1, o
     assert isinstance(o["usage_usec"], int) and o["usage_usec"] > 0, o
@@ -126,16 +134,18 @@ else
 	"$cgstream" watch --json --fallback-interval 100 "$parent/a" "$parent/b" >"$tmp/rm" 2>"$tmp/rm.err" &
 	pid=$!
 	sleep 0.5
+	a_id=$(stat -c %i "$parent/a")
 	rmdir "$parent/a"
 	sleep 0.5
 	kill -TERM $pid
 	wait $pid; rc=$?
 	[[ $rc == 0 ]] || fail "watch exited $rc after SIGTERM: $(cat "$tmp/rm.err")"
-	n=$(grep -c "\"cgroup\": \"$parent/a\", \"event\": \"removed\"" "$tmp/rm")
+	n=$(grep -c "\"cgroup\": \"$parent/a\", \"cgroup_id\": $a_id, \"event\": \"removed\"" "$tmp/rm")
 	[[ $n == 1 ]] || fail "$n removal events: $(cat "$tmp/rm")"
 	after=$(sed -n "/\"event\": \"removed\"/,\$p" "$tmp/rm" | grep -c "\"cgroup\": \"$parent/a\"")
 	[[ $after == 1 ]] || fail "samples of $parent/a after its removal"
-	grep -q "\"cgroup\": \"$parent/b\", \"seq\"" "$tmp/rm" || fail "no samples of $parent/b"
+	grep -q "\"cgroup\": \"$parent/b\", \"cgroup_id\": $(stat -c %i "$parent/b"), \"seq\"" "$tmp/rm" ||
+		fail "no samples of $parent/b"
 	echo "ok: removal event once, SIGTERM exits 0"
 
 	# the only cgroup removed: watch ends by itself
@@ -151,18 +161,56 @@ else
 	grep -q "/cgstest-cli-$$/a: removed" "$tmp/rm2" || fail "no removal line: $(cat "$tmp/rm2")"
 	echo "ok: watch ends when nothing is left"
 
-	# --recursive: descendants at start, and new ones (rescan every 5 s)
+	# --recursive: the tree, and cgroups made, removed, and removed and made
+	# again while watching: each "added" / "removed" once, by id
 	mkdir -p "$parent/b/c/d" && cgs+=("$parent/b/c" "$parent/b/c/d")
-	"$cgstream" watch --recursive --json --fallback-interval 200 "$parent" >"$tmp/rec" 2>"$tmp/rec.err" &
+	"$cgstream" watch --recursive --json --fallback-interval 100 "$parent" >"$tmp/rec" 2>"$tmp/rec.err" &
 	pid=$!
-	sleep 1
+	sleep 0.5
 	mkdir "$parent/new" && cgs+=("$parent/new")
-	sleep 7
+	old_id=$(stat -c %i "$parent/b/c/d")
+	rmdir "$parent/b/c/d" && mkdir "$parent/b/c/d"
+	new_id=$(stat -c %i "$parent/b/c/d")
+	sleep 0.5
 	kill -TERM $pid; wait $pid
-	for c in "$parent" "$parent/b" "$parent/b/c" "$parent/b/c/d" "$parent/new"; do
-		grep -q "\"cgroup\": \"$c\", \"seq\"" "$tmp/rec" || fail "--recursive: no samples of $c"
-	done
-	echo "ok: --recursive watches descendants and picks up new ones"
+	python3 - "$tmp/rec" "$parent" "$old_id" "$new_id" <<'PY' || fail "--recursive: see above"
+import json, os, sys
+lines = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+parent, old_id, new_id = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+added, removed, sampled, ids = {}, {}, {}, {}
+for o in lines:
+    i = o["cgroup_id"]
+    assert "parent_id" in o, o
+    if o.get("event") == "added":
+        assert i not in added, ("added twice", o)
+        added[i] = o
+    elif o.get("event") == "removed":
+        assert i not in removed, ("removed twice", o)
+        removed[i] = o
+    else:
+        assert "event" not in o, o
+        assert i in added and i not in removed, ("sample outside added..removed", o)
+        sampled.setdefault(i, []).append(o["seq"])
+    ids[i] = o["cgroup"]
+want = [parent, parent + "/b", parent + "/b/c", parent + "/b/c/d", parent + "/new", parent + "/a"]
+for c in want:
+    i = os.stat(c).st_ino if os.path.exists(c) else None
+    assert i is None or i in sampled, ("no samples", c)
+assert ids[old_id] == ids[new_id] == parent + "/b/c/d", ids
+assert old_id in removed and new_id in added, (removed.keys(), added.keys())
+assert lines.index(removed[old_id]) < lines.index(added[new_id]), "removed after added"
+assert added[os.stat(parent + "/b/c").st_ino]["parent_id"] == os.stat(parent + "/b").st_ino
+for i, q in sampled.items():
+    assert q == sorted(set(q)), (ids[i], q)
+print("ok: --recursive: %d cgroups, made/removed/made again each told once" % len(added))
+PY
+
+	# two arguments, one below the other: one tree, each cgroup once
+	"$cgstream" watch --recursive --json --count 2 --fallback-interval 100 \
+		"$parent" "$parent/b" >"$tmp/rec2" 2>/dev/null || fail "watch of nested arguments"
+	n=$(grep -c "\"cgroup\": \"$parent/b\", .*\"seq\": 1," "$tmp/rec2")
+	[[ $n == 1 ]] || fail "$parent/b sampled $n times in cycle 1"
+	echo "ok: nested arguments watched once"
 
 	# permission denied: a cgroup the nobody user may not open
 	chmod 700 "$parent/b"

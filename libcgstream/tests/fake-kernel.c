@@ -18,7 +18,8 @@
  *      more tests a future size) and an unknown kind of record follows
  *      every 7th.
  *  Both: ENODEV once the cgroup is gone.  access() finds them.
- * fake_kernel_reads() counts the preads of subtree files.
+ * The interval starts at $FAKE_INTERVAL_MS (else 0, off); it is this
+ * process's own.  fake_kernel_reads() counts the preads of subtree files.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -27,6 +28,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +84,16 @@ static uint64_t now_usec(void)
 /* the latest flush: its number and time */
 static uint64_t flush_seq(uint64_t *when)
 {
+	static bool started;
 	uint64_t k = 0;
+
+	if (!started) {	/* $FAKE_INTERVAL_MS: streaming on from the start */
+		const char *e = getenv("FAKE_INTERVAL_MS");
+
+		started = true;
+		interval_ms = e ? (uint32_t)atoi(e) : 0;
+		t0_usec = now_usec();
+	}
 
 	if (interval_ms)
 		k = (now_usec() - t0_usec) / (interval_ms * 1000ull);
@@ -100,11 +111,10 @@ static struct fake *fake_of(int fd)
 static void arm(int fd)
 {
 	struct itimerspec its = { 0 };
+	uint64_t when, next;
 
+	flush_seq(&when);	/* (the clock starts) */
 	if (interval_ms) {
-		uint64_t when, next;
-
-		flush_seq(&when);
 		next = when + interval_ms * 1000ull;
 		its.it_interval.tv_sec = interval_ms / 1000;
 		its.it_interval.tv_nsec = (long)(interval_ms % 1000) * 1000000L;
@@ -187,6 +197,7 @@ static int fake_open(int kind, const char *dir, int flags)
 		char text[32];
 
 		/* a snapshot of the value, readable as a file */
+		flush_seq(NULL);
 		fd = memfd_create("interval", MFD_CLOEXEC);
 		snprintf(text, sizeof(text), "%u\n", interval_ms);
 		if (fd < 0 || write(fd, text, strlen(text)) < 0)

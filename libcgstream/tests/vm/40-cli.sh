@@ -1,7 +1,8 @@
 #!/bin/bash
 # The cgstream command on the patched kernel (root, in the VM): interval
 # get/set and its errors, watch in kernel mode with --json (kernel seq,
-# bandwidth fields, cpu_percent), removal, plain lines, exit codes.
+# bandwidth fields, cpu_percent), --recursive (subtree and kernel modes),
+# removal, plain lines, exit codes.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
@@ -90,6 +91,31 @@ assert all(isinstance(by[parent + "/a/x"][0][k], int) for k in ("usage_usec", "u
 print("ok: --json kernel mode: seqs, bandwidth fields, cpu.max 20%% -> %.1f%%" % rate)
 PY
 
+# --recursive: the whole subtree through cpu.stat.stream.subtree, and
+# through a stream per cgroup with --mode kernel; ids and parents
+for mode in auto kernel; do
+	expect 0 '' "$cgstream" watch --recursive --json --count 3 --mode $mode "$parent"
+	"$python" - "$tmp/out" "$parent" "$mode" <<'PY' || fail "--recursive --mode $mode"
+import json, os, sys
+out, parent, mode = sys.argv[1:]
+want = {parent, parent + "/a", parent + "/a/x", parent + "/b", parent + "/bw"}
+added, seen = {}, {}
+for o in map(json.loads, open(out).read().splitlines()):
+    assert o["cgroup_id"] == os.stat(o["cgroup"]).st_ino, o
+    if o.get("event") == "added":
+        added[o["cgroup"]] = o
+        continue
+    assert "event" not in o, o
+    assert o["mode"] == ("subtree" if mode == "auto" else "kernel"), o
+    seen.setdefault(o["cgroup"], []).append(o["seq"])
+assert set(added) == want and set(seen) == want, (set(added), set(seen))
+assert added[parent]["parent_id"] == 0
+assert added[parent + "/a/x"]["parent_id"] == os.stat(parent + "/a").st_ino
+assert all(len(q) >= 2 for q in seen.values()), seen
+print("ok: --recursive (%s): %d cgroups added, sampled" % (mode, len(seen)))
+PY
+done
+
 # plain lines show throttling
 expect 0 '' "$cgstream" watch --mode kernel --count 3 "$parent/bw"
 grep -Eq "^seq [0-9]+ /cgstest-vmcli-$$/bw: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\), throttled [0-9]+ times for [0-9.]+ ms$" "$tmp/out" ||
@@ -105,7 +131,7 @@ sleep 1.5
 kill -TERM $pid
 wait $pid; rc=$?
 [[ $rc == 0 ]] || fail "watch exited $rc on SIGTERM"
-n=$(grep -c "\"cgroup\": \"$parent/b\", \"event\": \"removed\"" "$tmp/rm")
+n=$(grep -Ec "\"cgroup\": \"$parent/b\", \"cgroup_id\": [0-9]+, \"event\": \"removed\"" "$tmp/rm")
 [[ $n == 1 ]] || fail "$n removal events: $(cat "$tmp/rm")"
 n=$(sed -n '/"event": "removed"/,$p' "$tmp/rm" | grep -c "\"cgroup\": \"$parent/b\"")
 [[ $n == 1 ]] || fail "samples of $parent/b after its removal"

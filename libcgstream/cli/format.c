@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The one printer of cgstream watch: JSON lines, plain lines and the live
+ * table, for a group and for trees alike (see format.h).  A cgroup's state
+ * (its last printed sample) is keyed by its id: a cgroup made again under
+ * the same path starts afresh.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+
+struct fmt_cg {
+	struct cgs_hnode node;		/* by cgroup id */
+	char *path;
+	bool have_prev, have_delta;
+	struct cgstream_sample prev;	/* the last printed sample (or the first seen) */
+	uint64_t window;		/* --every: flush_seq / N of prev */
+	/* the last printed cycle, for the table */
+	double cpu, user, sys;
+	uint64_t thr_n, thr_usec;
+	bool has_thr;
+};
+
+int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
+	     size_t rootlen)
+{
+	*f = (struct fmt){ .out = out, .style = style, .every = every, .parents = parents,
+			   .rootlen = rootlen };
+	return cgs_hash_init(&f->by_id);
+}
+
+static struct fmt_cg *fmt_find(struct fmt *f, uint64_t id)
+{
+	struct cgs_hnode *n = cgs_hash_first(&f->by_id, id);
+
+	return n ? cgs_container_of(n, struct fmt_cg, node) : NULL;
+}
+
+static void fmt_forget(struct fmt *f, struct fmt_cg *c)
+{
+	cgs_hash_del(&f->by_id, &c->node);
+	f->n_cgroups--;
+	free(c->path);
+	free(c);
+}
+
+void fmt_fini(struct fmt *f)
+{
+	struct cgs_hnode *n;
+
+	for (size_t i = 0; i < cgs_hash_buckets(&f->by_id); i++)
+		while ((n = f->by_id.buckets[i]))
+			fmt_forget(f, cgs_container_of(n, struct fmt_cg, node));
+	cgs_hash_free(&f->by_id);
+}
+
+static struct fmt_cg *fmt_get(struct fmt *f, const struct cgstream_event *ev)
+{
+	struct fmt_cg *c = fmt_find(f, ev->sample.cgroup_id);
+
+	if (c)
+		return c;
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->path = strdup(ev->path))) {
+		free(c);
+		return NULL;
+	}
+	cgs_hash_add(&f->by_id, &c->node, ev->sample.cgroup_id);
+	f->n_cgroups++;
+	return c;
+}
+
+static const char *fmt_shown(const struct fmt *f, const char *path)
+{
+	const char *p = path + f->rootlen;
+
+	return strlen(path) > f->rootlen && *p ? p : "/";
+}
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* {"cgroup": ..., "cgroup_id": N[, "parent_id": N] */
+static void json_head(const struct fmt *f, const struct cgstream_event *ev)
+{
+	fputs("{\"cgroup\": ", f->out);
+	json_string(f->out, ev->path);
+	fprintf(f->out, ", \"cgroup_id\": %llu", (unsigned long long)ev->sample.cgroup_id);
+	if (f->parents)
+		fprintf(f->out, ", \"parent_id\": %llu", (unsigned long long)ev->parent_id);
+}
+
+static void json_u64(FILE *out, const char *key, const struct cgstream_sample *s,
+		     uint64_t bit, uint64_t v)
+{
+	fprintf(out, ", \"%s\": ", key);
+	if (s->present & bit)
+		fprintf(out, "%llu", (unsigned long long)v);
+	else
+		fputs("null", out);
+}
+
+static double pct(uint64_t a, uint64_t b, uint64_t dt)
+{
+	return b >= a ? 100.0 * (double)(b - a) / (double)dt : 0.0;
+}
+
+static void fmt_json_sample(const struct fmt *f, const struct fmt_cg *c,
+			    const struct cgstream_event *ev, const char *mode)
+{
+	const struct cgstream_sample *s = &ev->sample;
+	FILE *out = f->out;
+
+	json_head(f, ev);
+	json_u64(out, "seq", s, CGSTREAM_F_SEQ, s->seq);
+	json_u64(out, "flush_time_usec", s, CGSTREAM_F_FLUSH_TIME, s->flush_time_usec);
+	json_u64(out, "usage_usec", s, CGSTREAM_F_USAGE, s->usage_usec);
+	json_u64(out, "user_usec", s, CGSTREAM_F_USER, s->user_usec);
+	json_u64(out, "system_usec", s, CGSTREAM_F_SYSTEM, s->system_usec);
+	json_u64(out, "nice_usec", s, CGSTREAM_F_NICE, s->nice_usec);
+	json_u64(out, "nr_periods", s, CGSTREAM_F_NR_PERIODS, s->nr_periods);
+	json_u64(out, "nr_throttled", s, CGSTREAM_F_NR_THROTTLED, s->nr_throttled);
+	json_u64(out, "throttled_usec", s, CGSTREAM_F_THROTTLED, s->throttled_usec);
+	json_u64(out, "nr_bursts", s, CGSTREAM_F_NR_BURSTS, s->nr_bursts);
+	json_u64(out, "burst_usec", s, CGSTREAM_F_BURST, s->burst_usec);
+	if (c->have_delta)
+		fprintf(out, ", \"cpu_percent\": %.2f", c->cpu);
+	else
+		fputs(", \"cpu_percent\": null", out);
+	fprintf(out, ", \"mode\": \"%s\"}\n", mode);
+}
+
+static void fmt_line_sample(const struct fmt *f, const struct fmt_cg *c,
+			    const struct cgstream_sample *s)
+{
+	fprintf(f->out, "seq %llu %s: ", (unsigned long long)s->seq, fmt_shown(f, c->path));
+	if (!c->have_delta) {
+		fprintf(f->out, "first sample, %.3f s of CPU so far\n", (double)s->usage_usec / 1e6);
+		return;
+	}
+	fprintf(f->out, "cpu %.1f%% (user %.1f%%, system %.1f%%)", c->cpu, c->user, c->sys);
+	if (c->has_thr)
+		fprintf(f->out, ", throttled %llu times for %.1f ms",
+			(unsigned long long)c->thr_n, (double)c->thr_usec / 1000.0);
+	fputc('\n', f->out);
+}
+
+static bool fmt_sample(struct fmt *f, const struct cgstream_event *ev, const char *mode)
+{
+	const struct cgstream_sample *s = &ev->sample;
+	struct fmt_cg *c = fmt_get(f, ev);
+	const struct cgstream_sample *p;
+
+	if (!c)
+		return false;	/* no memory: this one is not shown */
+	p = &c->prev;
+	if (f->every > 1) {
+		uint64_t window = s->seq / f->every;
+
+		if (!c->have_prev) {
+			/* the base of the first printed CPU% */
+			c->prev = *s;
+			c->have_prev = true;
+			c->window = window;
+			return false;
+		}
+		/* by window, not seq % N: a missed cycle must not skip one */
+		if (window <= c->window)
+			return false;
+		c->window = window;
+	}
+
+	c->have_delta = c->have_prev && s->flush_time_usec > p->flush_time_usec;
+	if (c->have_delta) {
+		uint64_t dt = s->flush_time_usec - p->flush_time_usec;
+
+		c->cpu = pct(p->usage_usec, s->usage_usec, dt);
+		c->user = pct(p->user_usec, s->user_usec, dt);
+		c->sys = pct(p->system_usec, s->system_usec, dt);
+		c->has_thr = (s->present & p->present & CGSTREAM_F_NR_THROTTLED) &&
+			     (s->present & p->present & CGSTREAM_F_THROTTLED);
+		c->thr_n = c->has_thr && s->nr_throttled >= p->nr_throttled ?
+			   s->nr_throttled - p->nr_throttled : 0;
+		c->thr_usec = c->has_thr && s->throttled_usec >= p->throttled_usec ?
+			      s->throttled_usec - p->throttled_usec : 0;
+	}
+	if (f->style == FMT_JSON)
+		fmt_json_sample(f, c, ev, mode);
+	else if (f->style == FMT_LINES)
+		fmt_line_sample(f, c, s);
+	c->prev = *s;
+	c->have_prev = true;
+	return true;
+}
+
+static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
+{
+	static const char *const names[] = {
+		[CGSTREAM_EVENT_REMOVED] = "removed",
+		[CGSTREAM_EVENT_ERROR] = "error",
+		[CGSTREAM_EVENT_ADDED] = "added",
+	};
+	const char *what = names[ev->type];
+	struct fmt_cg *c;
+
+	if (ev->type == CGSTREAM_EVENT_ERROR)
+		fprintf(stderr, "cgstream: %s: %s\n", ev->path, strerror(-ev->error));
+	if (f->style == FMT_JSON) {
+		json_head(f, ev);
+		fprintf(f->out, ", \"event\": \"%s\"", what);
+		if (ev->type == CGSTREAM_EVENT_ERROR)
+			fprintf(f->out, ", \"error\": \"%s\"", strerror(-ev->error));
+		fputs("}\n", f->out);
+	} else if (f->style == FMT_LINES) {
+		fprintf(f->out, "%s: %s\n", fmt_shown(f, ev->path), what);
+	} else if (ev->type != CGSTREAM_EVENT_ADDED) {
+		size_t n = strlen(f->removed_note);
+
+		snprintf(f->removed_note + n, sizeof(f->removed_note) - n, "%s%s",
+			 n ? ", " : "", fmt_shown(f, ev->path));
+	}
+	/* gone, or (error) starting afresh when it can be read again */
+	c = ev->type == CGSTREAM_EVENT_ADDED ? NULL : fmt_find(f, ev->sample.cgroup_id);
+	if (c)
+		fmt_forget(f, c);
+}
+
+bool fmt_event(struct fmt *f, const struct cgstream_event *ev, const char *mode)
+{
+	switch (ev->type) {
+	case CGSTREAM_EVENT_SAMPLE:
+		return fmt_sample(f, ev, mode);
+	case CGSTREAM_EVENT_REMOVED:
+	case CGSTREAM_EVENT_ERROR:
+	case CGSTREAM_EVENT_ADDED:
+		fmt_change(f, ev);
+		break;
+	}
+	return false;
+}
+
+static int cmp_cg(const void *a, const void *b)
+{
+	return strcmp((*(struct fmt_cg *const *)a)->path, (*(struct fmt_cg *const *)b)->path);
+}
+
+void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
+{
+	struct fmt_cg **v;
+	size_t n = 0;
+	FILE *out = f->out;
+
+	if (f->style != FMT_TABLE)
+		return;
+	v = malloc((f->n_cgroups ? f->n_cgroups : 1) * sizeof(*v));
+	if (!v)
+		return;
+	for (size_t i = 0; i < cgs_hash_buckets(&f->by_id); i++)
+		for (struct cgs_hnode *h = f->by_id.buckets[i]; h; h = h->next)
+			v[n++] = cgs_container_of(h, struct fmt_cg, node);
+	qsort(v, n, sizeof(v[0]), cmp_cg);
+	fputs("\033[H\033[2J", out);
+	fprintf(out, "cgstream: %zu cgroups, %s mode, seq %llu  (Ctrl-C quits)\n\n", n, mode,
+		(unsigned long long)seq);
+	fprintf(out, "%-40s %7s %7s %7s %10s %10s\n", "CGROUP", "CPU%", "USER%", "SYS%",
+		"THROTTLED", "THR-MS");
+	for (size_t i = 0; i < n; i++) {
+		const struct fmt_cg *c = v[i];
+
+		fprintf(out, "%-40s ", fmt_shown(f, c->path));
+		if (!c->have_delta) {
+			fprintf(out, "%7s %7s %7s %10s %10s\n", "-", "-", "-", "-", "-");
+			continue;
+		}
+		fprintf(out, "%7.1f %7.1f %7.1f ", c->cpu, c->user, c->sys);
+		if (c->has_thr)
+			fprintf(out, "%10llu %10.1f\n", (unsigned long long)c->thr_n,
+				(double)c->thr_usec / 1000.0);
+		else
+			fprintf(out, "%10s %10s\n", "-", "-");
+	}
+	if (f->removed_note[0])
+		fprintf(out, "\nremoved: %s\n", f->removed_note);
+	fflush(out);
+	f->removed_note[0] = '\0';
+	free(v);
+}
