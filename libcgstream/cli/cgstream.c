@@ -310,7 +310,7 @@ static bool under(const char *path, const char *root)
 /* the sources of the arguments; 0 or an exit status */
 static int open_sources(struct watch *w, char **args, int n_args)
 {
-	char (*paths)[PATH_MAX] = calloc((size_t)n_args, sizeof(*paths));
+	char **paths = calloc((size_t)n_args, sizeof(*paths));
 	int r = 0;
 
 	w->src = calloc((size_t)n_args, sizeof(*w->src));
@@ -319,9 +319,13 @@ static int open_sources(struct watch *w, char **args, int n_args)
 		return EXIT_RUNTIME;
 	}
 	for (int i = 0; i < n_args && r == 0; i++) {
-		r = cgstream_resolve_path(args[i], &w->opts, paths[i], sizeof(paths[i]));
+		char path[PATH_MAX];
+
+		r = cgstream_resolve_path(args[i], &w->opts, path, sizeof(path));
 		if (r < 0)
 			r = add_error(w, args[i], r);
+		else if (!(paths[i] = strdup(path)))
+			r = EXIT_RUNTIME;
 	}
 	if (r == 0 && !w->recursive) {
 		struct source *s = &w->src[w->n_src++];
@@ -361,6 +365,8 @@ static int open_sources(struct watch *w, char **args, int n_args)
 		s->mode = cgstream_mode_name(cgstream_tree_mode(s->t));
 		w->n_src++;
 	}
+	for (int i = 0; i < n_args; i++)
+		free(paths[i]);
 	free(paths);
 	return r;
 }
