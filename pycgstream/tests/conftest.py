@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import pytest
 
@@ -68,6 +68,34 @@ def run_python(code: str, env: Optional[dict[str, str]] = None, timeout: float =
     """Run code in a fresh interpreter (behind the command @prefix)."""
     return subprocess.run([*prefix, sys.executable, "-c", code], env=python_env(env),
                           text=True, capture_output=True, timeout=timeout)
+
+
+NOBODY = 65534
+
+
+def as_nobody(func: Callable[[], int]) -> int:
+    """The exit status of func() run as uid and gid 65534 (no groups) in a
+    forked child of this interpreter.  Not in a new interpreter: that would
+    be loaded from the checkout (the .venv's python, pycgstream from src/,
+    libcgstream from the build), which that user may not reach (a checkout
+    in root's mode-0700 home); the child has them all loaded already, the
+    library included (loaded here first).  It is quicker too: a new
+    interpreter takes minutes to start in a TCG guest on a busy host.
+    Tests that use it are marked other_user (tests/host/60-private-checkout
+    runs them from such a checkout)."""
+    pycgstream.load_library()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            status = func()
+        except BaseException as e:
+            print(f"as_nobody: {e!r}", file=sys.stderr, flush=True)
+            status = 99
+        os._exit(status)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 class Cgroups:

@@ -15,13 +15,13 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import pytest
 
 import pycgstream
 from pycgstream import CgroupRemovedError, Removed, Sample, cli
-from conftest import CHECKOUT, Cgroups, kernel_has_stream
+from conftest import CHECKOUT, Cgroups, as_nobody, kernel_has_stream
 
 INTERVAL_MS = 100
 TEST_TIME_LIMIT = 150
@@ -102,30 +102,16 @@ def test_interval_get_set(patched_kernel: None) -> None:
         pycgstream.set_interval(old)
 
 
-def in_child(func: Callable[[], int]) -> int:
-    """Run func in a forked child (no new interpreter: starting one takes
-    minutes in a TCG guest on a busy host); its exit status."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os._exit(func())
-        except BaseException:
-            os._exit(99)
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-
-
+@pytest.mark.other_user
 def test_set_interval_needs_privilege(interval: int) -> None:
     def unprivileged() -> int:
-        os.setgroups([])
-        os.setgid(65534)
-        os.setuid(65534)
         try:
             pycgstream.set_interval(500)
         except PermissionError as e:
             return 0 if e.errno in (errno.EPERM, errno.EACCES) else 2
         return 1
 
-    assert in_child(unprivileged) == 0
+    assert as_nobody(unprivileged) == 0
     assert pycgstream.get_interval() == interval
 
 
@@ -341,7 +327,8 @@ def test_cancelled_async_iteration_leaves_no_reader(patched_kernel: None, cgroup
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
-    """python -m pycgstream ARGS, in this process (see in_child)."""
+    """python -m pycgstream ARGS, in this process (a new interpreter takes
+    minutes to start in a TCG guest on a busy host)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = cli.main(list(args))
