@@ -403,53 +403,50 @@ static const struct cgs_set_ops cgs_tree_ops = {
 
 /* --- the object --- */
 
-/* the mode @mode means for a tree at @path; its tick fd in *@tick */
+/*
+ * The kernel file of @kmode in the tree's directory @dfd, if @mode (the
+ * caller's) takes it: @kmode with its fd in *@tick; 0 to try the next
+ * mode (AUTO, and the file is not there); -EOPNOTSUPP when @mode asked
+ * for exactly that one.
+ */
+static int cgs_tree_try(int dfd, const char *file, int kmode, int mode, int *tick)
+{
+	int fd;
+
+	if (mode != CGSTREAM_MODE_AUTO && mode != kmode)
+		return 0;
+	fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		*tick = fd;
+		return kmode;
+	}
+	if (errno == ENOENT)
+		return mode == kmode ? -EOPNOTSUPP : 0;
+	return -errno;
+}
+
+/* the mode @o->mode means for a tree at @path; its tick fd in *@tick */
 static int cgs_tree_pick(const char *path, const struct cgs_opts *o, const char *mount,
 			 int *tick)
 {
-	int dfd, fd, mode = o->mode;
+	int dfd, r;
 
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return errno == ENOTDIR ? -ENOENT : -errno;
-	if (mode == CGSTREAM_MODE_AUTO || mode == CGSTREAM_MODE_SUBTREE) {
-		fd = openat(dfd, CGS_SUBTREE_FILE, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			close(dfd);
-			*tick = fd;
-			return CGSTREAM_MODE_SUBTREE;
-		}
-		if (errno != ENOENT || mode == CGSTREAM_MODE_SUBTREE) {
-			int err = errno;
-
-			close(dfd);
-			return err == ENOENT ? -EOPNOTSUPP : -err;
-		}
-		mode = CGSTREAM_MODE_AUTO;
-	}
-	if (mode == CGSTREAM_MODE_AUTO || mode == CGSTREAM_MODE_KERNEL) {
-		fd = openat(dfd, CGS_STREAM_FILE, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			close(dfd);
-			*tick = fd;
-			return CGSTREAM_MODE_KERNEL;
-		}
-		if (errno != ENOENT || mode == CGSTREAM_MODE_KERNEL) {
-			int err = errno;
-
-			close(dfd);
-			return err == ENOENT ? -EOPNOTSUPP : -err;
-		}
-	}
-	/* a cgroup at all? (the timer does not look) */
-	fd = faccessat(dfd, CGS_STAT_FILE, F_OK, 0);
+	r = cgs_tree_try(dfd, CGS_SUBTREE_FILE, CGSTREAM_MODE_SUBTREE, o->mode, tick);
+	if (r == 0)
+		r = cgs_tree_try(dfd, CGS_STREAM_FILE, CGSTREAM_MODE_KERNEL, o->mode, tick);
+	/* fallback: a cgroup at all? (the timer does not look) */
+	if (r == 0 && faccessat(dfd, CGS_STAT_FILE, F_OK, 0) < 0)
+		r = errno == ENOENT ? -ENOENT : -errno;
 	close(dfd);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -errno;
-	fd = cgs_timerfd(cgs_fallback_ms(mount, o->fallback_interval_ms));
-	if (fd < 0)
-		return fd;
-	*tick = fd;
+	if (r)
+		return r;
+	r = cgs_timerfd(cgs_fallback_ms(mount, o->fallback_interval_ms));
+	if (r < 0)
+		return r;
+	*tick = r;
 	return CGSTREAM_MODE_FALLBACK;
 }
 

@@ -118,24 +118,6 @@ static void test_stream(const char *root, const struct cgstream_opts *o)
 	cgstream_close(st);
 }
 
-/* the next non-empty batch, through the 1.0 event size */
-static int batch_1_0(struct cgstream_group *g, struct event_1_0 *ev, size_t max)
-{
-	uint64_t start = t_now_ms();
-
-	for (;;) {
-		int n;
-
-		T_ASSERT(cgstream_group_wait(g, 5000) >= 0);
-		n = cgstream_group_process(g, (struct cgstream_event *)ev, max, sizeof(ev[0]));
-		T_ASSERT(n >= 0);
-		if (n > 0)
-			return n;
-		if (t_now_ms() - start > 10000)
-			T_FAIL("no batch within 10 s");
-	}
-}
-
 static void test_group(const char *root, const struct cgstream_opts *o)
 {
 	static struct event_1_0 ev[N_EV + 1];
@@ -153,7 +135,7 @@ static void test_group(const char *root, const struct cgstream_opts *o)
 		T_EQ(cgstream_group_add(g, paths[i], &tags[i]), 0);
 
 	memset(ev, CANARY, sizeof(ev));
-	n = batch_1_0(g, ev, N_EV);
+	n = t_group_batch(g, ev, N_EV, sizeof(ev[0]));
 	T_EQ(n, made + 1);
 	for (int i = 0; i < n; i++) {
 		int k = (int *)ev[i].userdata - tags;
@@ -175,7 +157,7 @@ static void test_group(const char *root, const struct cgstream_opts *o)
 
 		T_EQ(t_cg_remove(paths[made]), 0);
 		for (int b = 0; b < 3 && !removed; b++) {
-			n = batch_1_0(g, ev, N_EV);
+			n = t_group_batch(g, ev, N_EV, sizeof(ev[0]));
 			for (int i = 0; i < n; i++)
 				if (ev[i].type == CGSTREAM_EVENT_REMOVED) {
 					T_ASSERT(ev[i].userdata == &tags[made]);

@@ -25,25 +25,6 @@ struct member {
 static struct member members[N_CHILDREN + 1];
 static size_t n_members;
 
-/* the next non-empty batch; the caller's array has room for @max */
-static int next_batch(struct cgstream_group *g, struct cgstream_event *ev, size_t max)
-{
-	uint64_t start = t_now_ms();
-	int n;
-
-	for (;;) {
-		int w = cgstream_group_wait(g, 5000);
-
-		T_ASSERT(w >= 0);
-		n = cgstream_group_process(g, ev, max, sizeof(ev[0]));
-		T_ASSERT(n >= 0);
-		if (n > 0)
-			return n;
-		if (t_now_ms() - start > 10000)
-			T_FAIL("no batch within 10 s");
-	}
-}
-
 static struct member *member_of(const struct cgstream_event *e)
 {
 	struct member *m = e->userdata;
@@ -95,7 +76,7 @@ int main(void)
 
 	/* batches: every member once, one seq per batch, seq +1 */
 	for (int b = 0; b < 6; b++) {
-		n = next_batch(g, ev, 64);
+		n = t_group_batch(g, ev, 64, sizeof(ev[0]));
 		T_EQ(n, n_members);
 		batches++;
 		for (int i = 0; i < n; i++) {
@@ -125,7 +106,7 @@ int main(void)
 		uint64_t before = burning->last.usage_usec;
 
 		for (int b = 0; b < 5; b++) {
-			n = next_batch(g, ev, 64);
+			n = t_group_batch(g, ev, 64, sizeof(ev[0]));
 			for (int i = 0; i < n; i++)
 				member_of(&ev[i])->last = ev[i].sample;
 			seq = ev[0].sample.seq;
@@ -177,7 +158,7 @@ int main(void)
 		gone->created = false;
 
 		for (int b = 0; b < 4; b++) {
-			n = next_batch(g, ev, 64);
+			n = t_group_batch(g, ev, 64, sizeof(ev[0]));
 			for (int i = 0; i < n; i++) {
 				struct member *m = member_of(&ev[i]);
 
@@ -198,7 +179,7 @@ int main(void)
 		/* and back: a re-added cgroup reports again */
 		T_EQ(cgstream_group_add(g, dropped->path, dropped), 0);
 		T_EQ(cgstream_group_add(g, dropped->path, dropped), -EEXIST);
-		n = next_batch(g, ev, 64);
+		n = t_group_batch(g, ev, 64, sizeof(ev[0]));
 		T_EQ(n, n_members - 1);
 	}
 
@@ -206,7 +187,7 @@ int main(void)
 	if (created >= 8) {
 		size_t size = cgstream_group_size(g), got = 0;
 
-		n = next_batch(g, ev, 5);
+		n = t_group_batch(g, ev, 5, sizeof(ev[0]));
 		T_EQ(n, 5);
 		got = 5;
 		while (got < size) {

@@ -35,23 +35,6 @@ static void cleanup(void)
 		rmdir(parent);
 }
 
-static int next_batch(struct cgstream_group *g, struct cgstream_event *ev, size_t max)
-{
-	uint64_t start = t_now_ms();
-
-	for (;;) {
-		int n;
-
-		T_ASSERT(cgstream_group_wait(g, 2000) >= 0);
-		n = cgstream_group_process(g, ev, max, sizeof(ev[0]));
-		T_ASSERT(n >= 0);
-		if (n > 0)
-			return n;
-		if (t_now_ms() - start > 5000)
-			T_FAIL("no batch within 5 s");
-	}
-}
-
 /* a group of the parent and its children, then one child removed */
 static void check_group(void)
 {
@@ -65,7 +48,7 @@ static void check_group(void)
 	for (int i = 0; i < n_kids; i++)
 		T_EQ(cgstream_group_add(g, kids[i], &kids[i]), 0);
 	for (int b = 0; b < 5; b++) {
-		n = next_batch(g, ev, 2 * N_CHILDREN);
+		n = t_group_batch(g, ev, 2 * N_CHILDREN, sizeof(ev[0]));
 		T_EQ(n, n_kids + 1);
 		for (int i = 0; i < n; i++) {
 			T_EQ(ev[i].type, CGSTREAM_EVENT_SAMPLE);
@@ -74,7 +57,7 @@ static void check_group(void)
 	}
 	T_EQ(t_cg_remove(kids[victim]), 0);
 	for (int b = 0; b < 3; b++) {
-		n = next_batch(g, ev, 2 * N_CHILDREN);
+		n = t_group_batch(g, ev, 2 * N_CHILDREN, sizeof(ev[0]));
 		for (int i = 0; i < n; i++)
 			if (ev[i].type == CGSTREAM_EVENT_REMOVED) {
 				T_ASSERT(ev[i].userdata == &kids[victim]);
@@ -175,15 +158,6 @@ static void in_child(const char *name, int (*setup)(void))
 	t_log("%s: group and tree work with plain syscalls", name);
 }
 
-#define SYSCTL "/proc/sys/kernel/io_uring_disabled"
-static char old_sysctl[16];
-
-static void restore_sysctl(void)
-{
-	if (old_sysctl[0] && t_write_file(SYSCTL, old_sysctl) == 0)
-		old_sysctl[0] = '\0';
-}
-
 static int set_env(void)
 {
 	return setenv("CGSTREAM_NO_IO_URING", "1", 1) < 0 ? -errno : 0;
@@ -192,7 +166,6 @@ static int set_env(void)
 int main(void)
 {
 	const char *root = t_cgroup_root();
-	int r;
 
 	if (!root)
 		t_skip("no cgroup2 mount");
@@ -209,15 +182,12 @@ int main(void)
 	in_child("CGSTREAM_NO_IO_URING=1", set_env);
 	in_child("seccomp: io_uring_setup fails with EPERM", deny_io_uring);
 
-	r = t_read_file(SYSCTL, old_sysctl, sizeof(old_sysctl));
-	if (r > 0 && geteuid() == 0) {
-		atexit(restore_sysctl);
-		T_EQ(t_write_file(SYSCTL, "2"), 0);
+	if (geteuid() == 0 && t_io_uring_disable()) {
 		in_child("kernel.io_uring_disabled=2", NULL);
-		restore_sysctl();
+		t_io_uring_restore();
 	} else {
 		t_log("kernel.io_uring_disabled: not tested (%s)",
-		      r > 0 ? "needs root" : "no such sysctl");
+		      geteuid() ? "needs root" : "no such sysctl");
 	}
 	t_log("no-io-uring: all passed");
 	return 0;

@@ -215,6 +215,54 @@ static inline int t_count_fds(const char *what)
 	return n - (what ? 0 : 1);	/* not the directory's own fd */
 }
 
+/*
+ * The next non-empty batch of @g: up to @max events of @size bytes each
+ * (the caller's struct, maybe an older one) at @ev; fails after 10 s.
+ */
+static inline int t_group_batch(struct cgstream_group *g, void *ev, size_t max, size_t size)
+{
+	uint64_t start = t_now_ms();
+
+	for (;;) {
+		int n;
+
+		T_ASSERT(cgstream_group_wait(g, 5000) >= 0);
+		n = cgstream_group_process(g, (struct cgstream_event *)ev, max, size);
+		T_ASSERT(n >= 0);
+		if (n > 0)
+			return n;
+		if (t_now_ms() - start > 10000)
+			T_FAIL("no batch within 10 s");
+	}
+}
+
+/* --- kernel.io_uring_disabled, set for a while and restored (at exit too) --- */
+#define T_IO_URING_SYSCTL "/proc/sys/kernel/io_uring_disabled"
+static char t_io_uring_saved[16];
+
+static inline void t_io_uring_restore(void)
+{
+	if (t_io_uring_saved[0] && t_write_file(T_IO_URING_SYSCTL, t_io_uring_saved) == 0)
+		t_io_uring_saved[0] = '\0';
+}
+
+/* io_uring refused to everyone (2); false when there is no such sysctl */
+static inline bool t_io_uring_disable(void)
+{
+	static bool registered;
+
+	if (t_read_file(T_IO_URING_SYSCTL, t_io_uring_saved, sizeof(t_io_uring_saved)) <= 0) {
+		t_io_uring_saved[0] = '\0';
+		return false;
+	}
+	if (!registered) {
+		atexit(t_io_uring_restore);
+		registered = true;
+	}
+	T_EQ(t_write_file(T_IO_URING_SYSCTL, "2"), 0);
+	return true;
+}
+
 /* a name unique to this test run */
 static inline const char *t_name(const char *what)
 {

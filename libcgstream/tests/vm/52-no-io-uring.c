@@ -7,16 +7,6 @@
  */
 #include "treecheck.h"
 
-#define SYSCTL "/proc/sys/kernel/io_uring_disabled"
-
-static char old_sysctl[16];
-
-static void restore_sysctl(void)
-{
-	if (old_sysctl[0] && t_write_file(SYSCTL, old_sysctl) == 0)
-		old_sysctl[0] = '\0';
-}
-
 static void group_kernel(void)
 {
 	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_KERNEL };
@@ -44,10 +34,8 @@ int main(void)
 	char sub[PATH_MAX];
 
 	t_require_kernel_stream();
-	if (t_read_file(SYSCTL, old_sysctl, sizeof(old_sysctl)) <= 0)
+	if (!t_io_uring_disable())
 		t_skip("no kernel.io_uring_disabled sysctl");
-	atexit(restore_sysctl);
-	T_EQ(t_write_file(SYSCTL, "2"), 0);
 	t_log("kernel.io_uring_disabled=2");
 	t_use_interval(100);
 	group_kernel();
@@ -55,7 +43,7 @@ int main(void)
 	snprintf(sub, sizeof(sub), "%s/cpu.stat.stream.subtree", t_cgroup_root());
 	if (access(sub, F_OK) == 0)
 		tc_run(CGSTREAM_MODE_SUBTREE, 1000, 100, 50, "nouring-sub");
-	restore_sysctl();
+	t_io_uring_restore();
 	t_log("no-io-uring: all passed");
 	return 0;
 }
