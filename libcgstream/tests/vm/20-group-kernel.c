@@ -3,7 +3,7 @@
  * A group of 120 cgroups in kernel mode (patched kernel, root, in the VM):
  * every cgroup reports each cycle, a batch carries one cycle, rmdir gives
  * one REMOVED per cgroup and then nothing (process returns 0, the fd stays
- * quiet), the caller's remove/add work while polls are in flight, and the
+ * quiet), the caller's remove/add work between cycles, and the
  * group wakes about once per cycle.
  */
 #include "testutil.h"
@@ -217,7 +217,7 @@ int main(void)
 		T_EQ(t_cg_remove(m[i * 40].path), 0);
 		m[i * 40].rmdired = true;
 	}
-	/* the caller drops ten while their polls are in flight */
+	/* the caller drops ten between cycles: never reported again */
 	for (int i = 0; i < N_DROP; i++) {
 		T_EQ(cgstream_group_remove(g, m[1 + i].path), 0);
 		m[1 + i].dropped = true;
@@ -277,7 +277,7 @@ int main(void)
 	for (int i = 0; i < N_DROP; i++)
 		T_ASSERT(m[1 + i].samples >= 2);
 
-	/* freed with 107 polls in flight */
+	/* freed while streaming, 107 members */
 	cgstream_group_free(g);
 	t_log("group-kernel: all passed");
 	return 0;
