@@ -118,45 +118,40 @@ static bool cgs_tree_open_data(struct cgstream_tree *t, struct cgs_cg *m)
 static struct cgs_cg *cgs_tree_add(struct cgstream_tree *t, struct cgs_cg *parent,
 				   const char *name, size_t len, uint64_t id)
 {
-	size_t plen = strlen(parent->path);
+	char path[PATH_MAX];
 	struct cgs_cg *m;
-	char *path;
+	int plen;
 
-	path = malloc(plen + 1 + len + 1);
-	if (!path)
-		return NULL;
-	memcpy(path, parent->path, plen);
-	path[plen] = '/';
-	memcpy(path + plen + 1, name, len);
-	path[plen + 1 + len] = '\0';
-	m = cgs_cg_new(path, plen + 1 + len);
-	free(path);
+	plen = snprintf(path, sizeof(path), "%s/%.*s", parent->path, (int)len, name);
+	if (plen < 0 || (size_t)plen >= sizeof(path))
+		return NULL;	/* no file in it could be opened either */
+	m = cgs_cg_new(path, (size_t)plen);
 	if (!m)
 		return NULL;
 	m->id = id;
 	m->parent_id = parent->id;
-	if (cgs_tree_reads(t)) {
-		if (!cgs_tree_open_data(t, m)) {
-			cgs_cg_free(m);
-			return NULL;
-		}
-		if (t->inotify_fd >= 0 && !t->walk_always) {
-			m->wd = inotify_add_watch(t->inotify_fd, m->path, CGS_INOTIFY_MASK);
-			if (m->wd < 0)
-				t->walk_always = true;	/* ENOSPC: out of watches */
-		}
-	}
 	if (cgs_set_link(&t->set, m) < 0) {
-		if (m->wd >= 0)
-			inotify_rm_watch(t->inotify_fd, m->wd);
 		cgs_cg_free(m);
 		return NULL;
 	}
 	cgs_hash_add(&t->by_id, &m->key, m->id);
-	if (m->wd >= 0)
-		cgs_hash_add(&t->by_wd, &m->wd_key, (uint64_t)m->wd);
-	if (m->fd < 0 && cgs_tree_reads(t))
-		t->n_unopened++;
+	if (!cgs_tree_reads(t))
+		return m;
+	t->n_unopened++;
+	if (!cgs_tree_open_data(t, m)) {
+		/* gone already: never announced, so no event */
+		cgs_set_drop(&t->set, m, CGSTREAM_EVENT_REMOVED, 0);
+		return NULL;
+	}
+	if (m->fd >= 0)
+		t->n_unopened--;
+	if (t->inotify_fd >= 0 && !t->walk_always) {
+		m->wd = inotify_add_watch(t->inotify_fd, m->path, CGS_INOTIFY_MASK);
+		if (m->wd >= 0)
+			cgs_hash_add(&t->by_wd, &m->wd_key, (uint64_t)m->wd);
+		else
+			t->walk_always = true;	/* ENOSPC: out of watches */
+	}
 	return m;
 }
 
