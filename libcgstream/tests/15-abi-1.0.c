@@ -201,11 +201,7 @@ static void test_tree(const char *root, const struct cgstream_opts *o)
 	T_EQ(t_cg_make(top, "kid", kid, sizeof(kid)), 0);
 	T_EQ(cgstream_tree_open(top, o, &t), 0);
 	memset(ev, CANARY, sizeof(ev));
-	do {
-		T_ASSERT(cgstream_tree_wait(t, 5000) == 1);
-		n = cgstream_tree_process(t, (struct cgstream_event *)ev, N_EV, sizeof(ev[0]));
-		T_ASSERT(n >= 0);
-	} while (n == 0);
+	n = t_tree_batch(t, ev, N_EV, sizeof(ev[0]));
 	T_EQ(n, 4);
 	for (int i = 0; i < n; i++) {
 		T_ASSERT(!strcmp(ev[i].path, i % 2 ? kid : top));

@@ -83,11 +83,7 @@ static void check_tree(void)
 	T_EQ(cgstream_tree_mode(t), CGSTREAM_MODE_FALLBACK);
 	T_EQ(t_count_fds("anon_inode:[io_uring]"), 0);
 	for (int b = 0; b < 5; b++) {
-		do {
-			T_ASSERT(cgstream_tree_wait(t, 2000) == 1);
-			n = cgstream_tree_process(t, ev, 3 * N_CHILDREN, sizeof(ev[0]));
-			T_ASSERT(n >= 0);
-		} while (n == 0);
+		n = t_tree_batch(t, ev, 3 * N_CHILDREN, sizeof(ev[0]));
 		samples = 0;
 		for (int i = 0; i < n; i++)
 			samples += ev[i].type == CGSTREAM_EVENT_SAMPLE;
@@ -95,8 +91,7 @@ static void check_tree(void)
 	}
 	T_EQ(t_cg_remove(kids[0]), 0);
 	while (!removed && t_now_ms() - start < 5000) {
-		T_ASSERT(cgstream_tree_wait(t, 2000) == 1);
-		n = cgstream_tree_process(t, ev, 3 * N_CHILDREN, sizeof(ev[0]));
+		n = t_tree_batch(t, ev, 3 * N_CHILDREN, sizeof(ev[0]));
 		for (int i = 0; i < n; i++)
 			if (ev[i].type == CGSTREAM_EVENT_REMOVED) {
 				T_ASSERT(!strcmp(ev[i].path, kids[0]));

@@ -41,11 +41,7 @@ static void out_of_fds(void)
 		T_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
 		T_EQ(cgstream_tree_open(top, &o, &t), 0);
 		for (int b = 0; b < 5; b++) {
-			do {
-				T_ASSERT(cgstream_tree_wait(t, 5000) == 1);
-				n = cgstream_tree_process(t, ev, 400, sizeof(ev[0]));
-				T_ASSERT(n >= 0);
-			} while (n == 0);
+			n = t_tree_batch(t, ev, 400, sizeof(ev[0]));
 			for (int i = 0; i < n; i++) {
 				if (ev[i].type == CGSTREAM_EVENT_ERROR) {
 					T_EQ(ev[i].error, -EMFILE);
@@ -58,11 +54,7 @@ static void out_of_fds(void)
 		T_ASSERT(errors > 10 && errors < 100);
 		T_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
 		for (int b = 0; b < 3; b++) {
-			do {
-				T_ASSERT(cgstream_tree_wait(t, 5000) == 1);
-				n = cgstream_tree_process(t, ev, 400, sizeof(ev[0]));
-				T_ASSERT(n >= 0);
-			} while (n == 0);
+			n = t_tree_batch(t, ev, 400, sizeof(ev[0]));
 			samples = 0;
 			for (int i = 0; i < n; i++) {
 				T_ASSERT(ev[i].type != CGSTREAM_EVENT_ERROR);

@@ -236,6 +236,24 @@ static inline int t_group_batch(struct cgstream_group *g, void *ev, size_t max, 
 	}
 }
 
+/* the same for a tree */
+static inline int t_tree_batch(struct cgstream_tree *t, void *ev, size_t max, size_t size)
+{
+	uint64_t start = t_now_ms();
+
+	for (;;) {
+		int n;
+
+		T_ASSERT(cgstream_tree_wait(t, 5000) >= 0);
+		n = cgstream_tree_process(t, (struct cgstream_event *)ev, max, size);
+		T_ASSERT(n >= 0);
+		if (n > 0)
+			return n;
+		if (t_now_ms() - start > 10000)
+			T_FAIL("no batch within 10 s");
+	}
+}
+
 /* --- kernel.io_uring_disabled, set for a while and restored (at exit too) --- */
 #define T_IO_URING_SYSCTL "/proc/sys/kernel/io_uring_disabled"
 static char t_io_uring_saved[16];
