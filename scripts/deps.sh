@@ -18,6 +18,8 @@ packages=(
 	qemu-system-x86 udev busybox-static
 	# userspace
 	pkg-config liburing-dev valgrind python3-venv
+	# host fuzzers (tests/fuzz): clang and its libFuzzer/sanitizer runtimes
+	clang libclang-rt-14-dev
 	# systemd integration tests (systemd-analyze, systemd as guest init)
 	systemd systemd-container dbus
 	# benchmarks: cgcreate/cgexec
