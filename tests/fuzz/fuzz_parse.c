@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libFuzzer target: any bytes -> cgstream_parse(), with the full sample
+ * size and with the 1.0 size.  Besides the sanitizers' checks (the input
+ * sits in a buffer of exactly its length, so reading past it is caught),
+ * it asserts what the parser promises:
+ *  - the result is 0 or -EBADMSG (the arguments are always valid), the
+ *    same both times and for both sizes;
+ *  - on success usage_usec is present, @present has only defined bits and
+ *    never the cgroup id, a field without its bit is 0, every present
+ *    field's key starts a line of the input, and the sample printed back
+ *    as "key value" lines parses to the same sample;
+ *  - a 1.0-sized caller gets the same prefix and nothing is written past
+ *    its size; on failure the output is untouched.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CHECK(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
+			abort();					\
+		}							\
+	} while (0)
+
+/* the keys of cpu.stat and cpu.stat.stream as the header documents them */
+#define F(n, field, b) { n, offsetof(struct cgstream_sample, field), b }
+static const struct field {
+	const char *key;
+	size_t off;
+	uint64_t bit;
+} fields[] = {
+	F("usage_usec", usage_usec, CGSTREAM_F_USAGE),
+	F("user_usec", user_usec, CGSTREAM_F_USER),
+	F("system_usec", system_usec, CGSTREAM_F_SYSTEM),
+	F("nice_usec", nice_usec, CGSTREAM_F_NICE),
+	F("nr_periods", nr_periods, CGSTREAM_F_NR_PERIODS),
+	F("nr_throttled", nr_throttled, CGSTREAM_F_NR_THROTTLED),
+	F("throttled_usec", throttled_usec, CGSTREAM_F_THROTTLED),
+	F("nr_bursts", nr_bursts, CGSTREAM_F_NR_BURSTS),
+	F("burst_usec", burst_usec, CGSTREAM_F_BURST),
+	F(CGROUP_STAT_STREAM_KEY_SEQ, seq, CGSTREAM_F_SEQ),
+	F(CGROUP_STAT_STREAM_KEY_TIME, flush_time_usec, CGSTREAM_F_FLUSH_TIME),
+	F(CGROUP_STAT_STREAM_KEY_MISSED, flush_missed, CGSTREAM_F_FLUSH_MISSED),
+};
+#undef F
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+static uint64_t value_of(const struct cgstream_sample *s, const struct field *f)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)s + f->off, sizeof(v));
+	return v;
+}
+
+/* does "@key " start a line of @buf? */
+static int key_starts_line(const char *buf, size_t len, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (size_t i = 0; i + klen < len; i++)
+		if ((i == 0 || buf[i - 1] == '\n') && memcmp(buf + i, key, klen) == 0 &&
+		    buf[i + klen] == ' ')
+			return 1;
+	return 0;
+}
+
+static void check_sample(const char *buf, size_t len, const struct cgstream_sample *s)
+{
+	uint64_t known = 0;
+	char text[NFIELDS * 48];
+	size_t n = 0;
+	struct cgstream_sample again;
+
+	for (size_t i = 0; i < NFIELDS; i++) {
+		const struct field *f = &fields[i];
+
+		known |= f->bit;
+		if (!(s->present & f->bit)) {
+			CHECK(value_of(s, f) == 0);
+			continue;
+		}
+		CHECK(key_starts_line(buf, len, f->key));
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s %llu\n", f->key,
+				      (unsigned long long)value_of(s, f));
+	}
+	CHECK(s->present & CGSTREAM_F_USAGE);
+	CHECK((s->present & ~known) == 0);
+	CHECK(s->cgroup_id == 0);
+
+	CHECK(cgstream_parse(text, n, &again, sizeof(again)) == 0);
+	CHECK(memcmp(&again, s, sizeof(again)) == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *buf = (const char *)data;
+	struct cgstream_sample full, twice;
+	/* a 1.0 caller's sample, then bytes it does not own */
+	unsigned char old[CGS_SAMPLE_SIZE_1_0 + 16];
+	int r;
+
+	memset(&full, 0xa5, sizeof(full));
+	memset(old, 0x5a, sizeof(old));
+	r = cgstream_parse(buf, size, &full, sizeof(full));
+	CHECK(r == 0 || r == -EBADMSG);
+	CHECK(cgstream_parse(buf, size, (struct cgstream_sample *)old,
+			     CGS_SAMPLE_SIZE_1_0) == r);
+	for (size_t i = CGS_SAMPLE_SIZE_1_0; i < sizeof(old); i++)
+		CHECK(old[i] == 0x5a);
+	if (r < 0) {
+		for (size_t i = 0; i < sizeof(full); i++)
+			CHECK(((unsigned char *)&full)[i] == 0xa5);
+		for (size_t i = 0; i < CGS_SAMPLE_SIZE_1_0; i++)
+			CHECK(old[i] == 0x5a);
+		return 0;
+	}
+
+	CHECK(size > 0 && !memchr(buf, '\0', size));
+	CHECK(memcmp(old, &full, CGS_SAMPLE_SIZE_1_0) == 0);
+	CHECK(cgstream_parse(buf, size, &twice, sizeof(twice)) == 0);
+	CHECK(memcmp(&twice, &full, sizeof(full)) == 0);
+	check_sample(buf, size, &full);
+	return 0;
+}
