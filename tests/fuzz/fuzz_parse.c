@@ -19,14 +19,7 @@
 #include <string.h>
 
 #include "internal.h"
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			abort();					\
-		}							\
-	} while (0)
+#include "check.h"
 
 /* the keys of cpu.stat and cpu.stat.stream as the header documents them */
 #define F(n, field, b) { n, offsetof(struct cgstream_sample, field), b }

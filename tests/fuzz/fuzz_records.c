@@ -21,14 +21,7 @@
 #include <string.h>
 
 #include "internal.h"
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			abort();					\
-		}							\
-	} while (0)
+#include "check.h"
 
 typedef struct cgroup_stat_stream_record rec_t;
 
