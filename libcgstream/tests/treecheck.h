@@ -273,9 +273,17 @@ static void tc_setup(int mode, int n, uint32_t fallback_ms, const char *name)
 	T_ASSERT(tc.nodes && tc.slots && tc.ev);
 	/* kernel and fallback modes hold an fd per cgroup */
 	T_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	if (rl.rlim_cur < tc.cap + 64 && rl.rlim_max > rl.rlim_cur) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < tc.cap + 64) {
+		/* root (the VM tests) may raise the hard limit too */
+		struct rlimit want = { .rlim_cur = tc.cap + 64, .rlim_max = tc.cap + 64 };
+
+		if (want.rlim_max < rl.rlim_max)
+			want.rlim_max = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &want) && rl.rlim_max > rl.rlim_cur) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		T_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
 	}
 	if (mode != CGSTREAM_MODE_SUBTREE && rl.rlim_cur < tc.cap + 64)
 		t_skip("RLIMIT_NOFILE is too low for this many cgroups");
@@ -518,6 +526,10 @@ static inline void tc_run(int mode, int n, uint32_t interval_ms, int cycles, con
 		_exit(0);	/* not the parent's atexit handlers */
 	}
 	T_EQ(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		t_log("== %s tree of %d cgroups: skipped", cgstream_mode_name(mode), n);
+		return;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		T_FAIL("%s tree of %d cgroups: failed (status 0x%x)", cgstream_mode_name(mode), n,
 		       status);
