@@ -163,6 +163,17 @@ class Cgroups:
                 self.remove(path)
 
 
+@pytest.fixture(params=["io_uring", "plain"])
+def io(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways libcgstream reads cpu.stat in fallback mode: io_uring, and
+    plain syscalls ($CGSTREAM_NO_IO_URING, as where io_uring is refused)."""
+    if request.param == "plain":
+        monkeypatch.setenv("CGSTREAM_NO_IO_URING", "1")
+    else:
+        monkeypatch.delenv("CGSTREAM_NO_IO_URING", raising=False)
+    return str(request.param)
+
+
 @pytest.fixture
 def cgroups(mount: Path, request: pytest.FixtureRequest) -> Iterator[Cgroups]:
     c = Cgroups(mount, request.node.name[:24].replace("[", "-").replace("]", ""))

@@ -9,8 +9,13 @@ ImportError) says how to get it otherwise.
         for sample in stream:            # one Sample per flush
             print(sample.usage_usec)
 
-    async for batch in pycgstream.Group(["a", "b"]):   # one list per flush
-        ...
+    async with pycgstream.Group(["a", "b"]) as group:
+        async for batch in group:        # one list of events per flush
+            ...
+
+    with pycgstream.Tree("system.slice") as tree:   # a whole subtree
+        for batch in tree:               # Added/Removed/Failed, then a Sample per cgroup
+            ...
 
 Errors from the library are OSError subclasses carrying the errno
 (FileNotFoundError for a missing cgroup, PermissionError, OSError with
@@ -19,6 +24,7 @@ errno.EOPNOTSUPP for kernel mode on a kernel without cpu.stat.stream).
 
 from ._lib import LibraryNotFoundError, load as load_library
 from ._stream import (
+    Added,
     CgroupRemovedError,
     Event,
     Failed,
@@ -26,14 +32,17 @@ from ._stream import (
     Removed,
     Sample,
     Stream,
+    Tree,
     cpu_percent,
     get_interval,
+    library_version,
     parse,
     resolve_path,
     set_interval,
 )
 
 __all__ = [
+    "Added",
     "CgroupRemovedError",
     "Event",
     "Failed",
@@ -42,12 +51,14 @@ __all__ = [
     "Removed",
     "Sample",
     "Stream",
+    "Tree",
     "cpu_percent",
     "get_interval",
+    "library_version",
     "load_library",
     "parse",
     "resolve_path",
     "set_interval",
 ]
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"

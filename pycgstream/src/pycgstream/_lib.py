@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib
 import os
+import struct
 import threading
 from ctypes import (
     POINTER,
@@ -22,6 +24,7 @@ from ctypes import (
     c_uint64,
     c_void_p,
 )
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 SONAME = "libcgstream.so.1"
@@ -31,6 +34,7 @@ LIBRARY_ENV = "CGSTREAM_LIBRARY"
 MODE_AUTO = 0
 MODE_KERNEL = 1
 MODE_FALLBACK = 2
+MODE_SUBTREE = 3
 
 # enum cgstream_field: bits of cgstream_sample.present
 F_SEQ = 1 << 0
@@ -45,11 +49,13 @@ F_THROTTLED = 1 << 8
 F_NR_BURSTS = 1 << 9
 F_BURST = 1 << 10
 F_FLUSH_MISSED = 1 << 11
+F_CGROUP_ID = 1 << 12
 
 # enum cgstream_event_type
 EVENT_SAMPLE = 1
 EVENT_REMOVED = 2
 EVENT_ERROR = 3
+EVENT_ADDED = 4
 
 
 class LibraryNotFoundError(ImportError):
@@ -80,6 +86,7 @@ class SampleStruct(Structure):
         ("nr_bursts", c_uint64),
         ("burst_usec", c_uint64),
         ("flush_missed", c_uint64),
+        ("cgroup_id", c_uint64),
     ]
 
 
@@ -103,6 +110,7 @@ class EventStruct(Structure):
         ("path", c_char_p),
         ("userdata", c_void_p),
         ("sample", SampleStruct),
+        ("parent_id", c_uint64),
     ]
 
 
@@ -114,8 +122,20 @@ class GroupHandle(Structure):
     """opaque struct cgstream_group"""
 
 
+class TreeHandle(Structure):
+    """opaque struct cgstream_tree"""
+
+
 StreamPtr = POINTER(StreamHandle)
 GroupPtr = POINTER(GroupHandle)
+TreePtr = POINTER(TreeHandle)
+
+# struct cgstream_event as Python's struct module reads an array of them
+# (the decode of a whole batch in one pass): type, error, path, userdata,
+# the sample's present and its fields in SAMPLE_FIELDS order, parent_id
+EVENT_LAYOUT = struct.Struct("@iiPP" + "Q" * len(SampleStruct._fields_) + "Q")
+if EVENT_LAYOUT.size != ctypes.sizeof(EventStruct):
+    raise ImportError("pycgstream: struct cgstream_event layout mismatch")
 
 # Sample fields and the present bit that says the kernel reported each one.
 SAMPLE_FIELDS: tuple[tuple[str, int], ...] = (
@@ -131,6 +151,7 @@ SAMPLE_FIELDS: tuple[tuple[str, int], ...] = (
     ("nr_bursts", F_NR_BURSTS),
     ("burst_usec", F_BURST),
     ("flush_missed", F_FLUSH_MISSED),
+    ("cgroup_id", F_CGROUP_ID),
 )
 
 
@@ -176,6 +197,18 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
         [GroupPtr, POINTER(EventStruct), c_size_t, c_size_t],
         None,
     ),
+    "cgstream_tree_open": (c_int, [c_char_p, POINTER(OptsStruct), POINTER(TreePtr)], 0),
+    "cgstream_tree_close": (None, [TreePtr], _RAW),
+    "cgstream_tree_fd": (c_int, [TreePtr], None),
+    "cgstream_tree_mode": (c_int, [TreePtr], None),
+    "cgstream_tree_path": (c_char_p, [TreePtr], _RAW),
+    "cgstream_tree_size": (c_size_t, [TreePtr], _RAW),
+    "cgstream_tree_wait": (c_int, [TreePtr, c_int], None),
+    "cgstream_tree_process": (
+        c_int,
+        [TreePtr, POINTER(EventStruct), c_size_t, c_size_t],
+        None,
+    ),
     "cgstream_get_interval": (c_int, [POINTER(OptsStruct), POINTER(c_uint32)], None),
     "cgstream_set_interval": (c_int, [POINTER(OptsStruct), c_uint32], None),
     "cgstream_parse": (
@@ -184,6 +217,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
         None,
     ),
     "cgstream_mode_name": (c_char_p, [c_int], _RAW),
+    "cgstream_version": (c_char_p, [], _RAW),
     "cgstream_resolve_path": (
         c_int,
         [c_char_p, POINTER(OptsStruct), c_char_p, c_size_t],
@@ -201,12 +235,31 @@ _lib: Optional[ctypes.CDLL] = None
 _lib_lock = threading.Lock()
 
 
+def _beside() -> Optional[str]:
+    """The library that came with this copy of the package, if it is there:
+    the one ``make install`` put in LIBDIR (pycgstream's Makefile records it
+    in ``_install.py``), or in a checkout the build next to the sources
+    (libcgstream/build), as the in-tree ``cgstream`` command finds its own."""
+    try:
+        libdir = importlib.import_module("._install", __package__).LIBDIR
+        path = os.path.join(libdir, SONAME)
+    except ImportError:
+        parents = Path(__file__).resolve().parents
+        if len(parents) < 4 or not (parents[2] / "pyproject.toml").is_file():
+            return None
+        path = str(parents[3] / "libcgstream" / "build" / SONAME)
+    return path if os.path.isfile(path) else None
+
+
 def _candidates() -> tuple[list[str], bool]:
     """Where to look, and whether the user chose the place explicitly."""
     override = os.environ.get(LIBRARY_ENV)
     if override:
         return [override], True
     names = []
+    beside = _beside()
+    if beside:
+        names.append(beside)
     found = ctypes.util.find_library("cgstream")
     if found:
         names.append(found)
@@ -236,8 +289,10 @@ def load() -> ctypes.CDLL:
     """Load and bind libcgstream once; LibraryNotFoundError if impossible.
 
     Order: $CGSTREAM_LIBRARY (a full path; when set, nothing else is
-    tried), then ctypes.util.find_library("cgstream"), then the soname
-    through the dynamic loader's search path.
+    tried), then the library that came with this copy of the package
+    (installed with it, or built in the same checkout), then
+    ctypes.util.find_library("cgstream"), then the soname through the
+    dynamic loader's search path.
     """
     global _lib
     if _lib is not None:

@@ -1,33 +1,33 @@
-"""Stream, Group and their events: the Pythonic layer over ``_lib``."""
+"""Stream, Group, Tree and their events: the Pythonic layer over ``_lib``."""
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
 import errno
-import math
 import os
+import select
 import threading
-import time
 import warnings
-from dataclasses import dataclass
-from typing import Iterable, Optional, Union
+from dataclasses import dataclass, field, fields
+from typing import Iterable, Optional, Sequence, TypeVar, Union
 
 from . import _lib
 
 StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
-_MODES = {"auto": _lib.MODE_AUTO, "kernel": _lib.MODE_KERNEL,
-          "fallback": _lib.MODE_FALLBACK}
+_MODES = {"auto": _lib.MODE_AUTO, "subtree": _lib.MODE_SUBTREE,
+          "kernel": _lib.MODE_KERNEL, "fallback": _lib.MODE_FALLBACK}
+_STREAM_MODES = ("auto", "kernel", "fallback")
 _U32_MAX = 0xFFFFFFFF
-_INT_MAX = 0x7FFFFFFF
 
 
 class CgroupRemovedError(OSError):
     """The cgroup was removed (errno ENODEV).
 
-    Raised by :meth:`Stream.read` and :meth:`Stream.wait`; iterating over a
-    :class:`Stream` simply ends instead.
+    Raised by :meth:`Stream.read` and :meth:`Stream.wait` once a stream's
+    cgroup is gone, and by :meth:`Tree.read` once a tree's root is gone;
+    iterating over them simply ends instead.
     """
 
 
@@ -41,9 +41,17 @@ class Sample:
     CLOCK_MONOTONIC.  In fallback mode ``seq`` is the library's own cycle
     count, ``flush_time_usec`` the time of its read of cpu.stat and
     ``flush_missed`` the timer periods it skipped.
+
+    ``cgroup_id`` is the cgroup's id (the inode number of its directory):
+    a cgroup removed and made again under the same path has a new one.
+    Every sample of a Stream, Group or Tree has it (:func:`parse` has no
+    cgroup: None).  ``parent_id`` is, in a :class:`Tree`, the parent's id
+    (0 for the tree's root), None elsewhere.  Both are keyword-only.
     """
 
     cgroup: str
+    cgroup_id: Optional[int] = field(default=None, kw_only=True)
+    parent_id: Optional[int] = field(default=None, kw_only=True)
     seq: Optional[int] = None
     flush_time_usec: Optional[int] = None
     usage_usec: Optional[int] = None
@@ -57,31 +65,43 @@ class Sample:
     burst_usec: Optional[int] = None
     flush_missed: Optional[int] = None
 
-    @classmethod
-    def _from_struct(cls, cgroup: str, s: _lib.SampleStruct) -> "Sample":
-        present = s.present
-        values = {name: (getattr(s, name) if present & bit else None)
-                  for name, bit in _lib.SAMPLE_FIELDS}
-        return cls(cgroup, **values)
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """Tree event: the cgroup appeared (or was there when the tree was
+    opened); it comes before the cgroup's first sample, a parent before its
+    children."""
+
+    cgroup: str
+    cgroup_id: int
+    parent_id: int
 
 
 @dataclass(frozen=True, slots=True)
 class Removed:
-    """Group event: the cgroup was removed and is no longer watched."""
+    """The cgroup was removed.  In a Group it is no longer watched; in a
+    Tree it may come back under the same path with a new ``cgroup_id``
+    (an :class:`Added` in the same batch)."""
 
     cgroup: str
+    cgroup_id: Optional[int] = field(default=None, kw_only=True)
+    parent_id: Optional[int] = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """Group event: reading the cgroup failed with ``error`` (an OSError
-    subclass carrying the errno) and it is no longer watched."""
+    """Reading the cgroup failed with ``error`` (an OSError subclass
+    carrying the errno).  A Group drops the cgroup; a Tree keeps it and its
+    samples come back once it can be read again (EMFILE: the tree holds an
+    fd per cgroup in kernel and fallback mode)."""
 
     cgroup: str
     error: OSError
+    cgroup_id: Optional[int] = field(default=None, kw_only=True)
+    parent_id: Optional[int] = field(default=None, kw_only=True)
 
 
-Event = Union[Sample, Removed, Failed]
+Event = Union[Sample, Added, Removed, Failed]
 
 
 def cpu_percent(previous: Sample, current: Sample, field: str = "usage_usec") -> Optional[float]:
@@ -98,11 +118,10 @@ def cpu_percent(previous: Sample, current: Sample, field: str = "usage_usec") ->
     return 100.0 * (after - before) / dt if after >= before else 0.0
 
 
-def _mode_number(mode: str) -> int:
-    try:
-        return _MODES[mode]
-    except (KeyError, TypeError):
-        raise ValueError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}") from None
+def _mode_number(mode: str, allowed: Iterable[str]) -> int:
+    if not isinstance(mode, str) or mode not in allowed:
+        raise ValueError(f"mode must be one of {', '.join(allowed)}, not {mode!r}")
+    return _MODES[mode]
 
 
 def _mode_name(number: int) -> str:
@@ -118,46 +137,81 @@ def _u32(value: int, what: str) -> int:
     return value
 
 
-def _make_opts(mode: str, fallback_interval_ms: int,
-               cgroup_root: Optional[StrPath]) -> _lib.OptsStruct:
+def _make_opts(mode: str, fallback_interval_ms: int, cgroup_root: Optional[StrPath],
+               allowed: Iterable[str] = _STREAM_MODES) -> _lib.OptsStruct:
     root = os.fsencode(cgroup_root) if cgroup_root is not None else None
-    return _lib.make_opts(_mode_number(mode),
+    return _lib.make_opts(_mode_number(mode, allowed),
                           _u32(fallback_interval_ms, "fallback_interval_ms"),
                           root)
 
 
-def _timeout_ms(deadline: Optional[float]) -> int:
-    if deadline is None:
-        return -1
-    left = deadline - time.monotonic()
-    return min(_INT_MAX, max(0, math.ceil(left * 1000)))
+# A Tree makes a Sample for every cgroup every cycle: they are filled
+# through their slots (a frozen dataclass's __init__ goes through
+# object.__setattr__ for each field, twice as slow), with the fields each
+# ``present`` mask leaves out worked out once per mask.
+_SAMPLE_SLOTS = tuple(Sample.__dict__[f.name].__set__ for f in fields(Sample))
+_ABSENT: dict[int, tuple[int, ...]] = {}
+
+
+def _sample(path: str, values: Sequence[int], present: int,
+            parent_id: Optional[int] = None) -> Sample:
+    """A Sample from the fields of a struct cgstream_sample after
+    ``present``, in SAMPLE_FIELDS order (absent ones None)."""
+    absent = _ABSENT.get(present)
+    if absent is None:
+        absent = _ABSENT[present] = tuple(
+            i for i, (_, bit) in enumerate(_lib.SAMPLE_FIELDS) if not present & bit)
+    v: list[Optional[int]] = list(values)
+    for i in absent:
+        v[i] = None
+    sample = object.__new__(Sample)
+    for put, value in zip(_SAMPLE_SLOTS, (path, v[-1], parent_id, *v[:-1])):
+        put(sample, value)
+    return sample
+
+
+def _poll_zero(fd: int) -> bool:
+    """Is @fd readable right now?"""
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    return bool(p.poll(0))
+
+
+_P = TypeVar("_P", bound="_Pollable")
+_AsyncWait = tuple[asyncio.AbstractEventLoop, int, "asyncio.Future[None]"]
 
 
 class _Pollable:
-    """What Stream and Group share: the fd, closing, and waiting in a
+    """What Stream, Group and Tree share: the fd, closing, and waiting in a
     blocking loop or in asyncio.
 
-    Not thread-safe beyond this: the C object is only touched under a lock,
-    so a close() from another thread waits for a running call instead of
-    freeing memory under it.
+    Threads: the C object is only called under ``_lock``, and only with
+    calls that do not wait (read, process, add, ...), so a close() from
+    another thread never frees memory under a running call and never waits
+    longer than such a call.  Waiting happens here, in poll(2) on the
+    library's fd and an eventfd that close() makes readable: a thread
+    blocked in wait() or a blocking iteration wakes at once when another
+    thread closes the object (wait() raises ValueError, iteration ends).
     """
 
     _handle: Optional[ctypes._Pointer]  # type: ignore[type-arg]
 
     def __init__(self) -> None:
         self._handle = None
-        self._call_lock = threading.Lock()
-        self._async_wait: Optional[tuple[asyncio.AbstractEventLoop, int, asyncio.Future[None]]] = None
+        self._fd = -1
+        self._lock = threading.Lock()
+        self._wake: Optional[int] = None   # the eventfd close() writes to
+        self._waiters = 0                  # threads in poll() on it
+        self._async_wait: Optional[_AsyncWait] = None
 
     # subclass hooks
     def _free(self, handle: ctypes._Pointer) -> None:  # type: ignore[type-arg]
         raise NotImplementedError
 
-    def _fd(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
-        raise NotImplementedError
-
-    def _c_wait(self, handle: ctypes._Pointer, timeout_ms: int) -> int:  # type: ignore[type-arg]
-        raise NotImplementedError
+    def _opened(self, handle: ctypes._Pointer, fd: int) -> None:  # type: ignore[type-arg]
+        """Set up with a new C object and its fd (which never changes)."""
+        self._fd = fd
+        self._handle = handle
 
     def _check_open(self) -> ctypes._Pointer:  # type: ignore[type-arg]
         if self._handle is None:
@@ -170,47 +224,111 @@ class _Pollable:
 
     def fileno(self) -> int:
         """The fd to poll: readable when a new sample (batch) can be read."""
-        with self._call_lock:
-            return self._fd(self._check_open())
+        with self._lock:
+            self._check_open()
+            return self._fd
 
     def close(self) -> None:
-        """Free the C object and its fds; an async iteration waiting on this
-        object ends (StopAsyncIteration).  Closing twice is fine."""
-        if self._async_wait is not None:
-            loop, fd, fut = self._async_wait
-            self._async_wait = None
-            loop.remove_reader(fd)
-            if not fut.done():
-                fut.set_result(None)
-        with self._call_lock:
+        """Free the C object and its fds.  Waiters end: a wait() in another
+        thread raises ValueError, a blocking iteration ends (StopIteration),
+        an ``async for`` ends (StopAsyncIteration).  Closing twice is fine;
+        any thread may close."""
+        with self._lock:
             handle, self._handle = self._handle, None
-            if handle is not None:
-                self._free(handle)
+            if self._wake is not None:
+                os.eventfd_write(self._wake, 1)
+                if self._waiters == 0:
+                    os.close(self._wake)
+                    self._wake = None
+        # after the handle is gone: a task woken now finds it closed, and
+        # does not wait again on an fd about to be closed
+        self._end_async_wait()
+        # no call can start any more, and none is running: free it outside
+        # the lock (freeing may wait for io_uring reads in flight)
+        if handle is not None:
+            self._free(handle)
 
-    def __enter__(self):  # type: ignore[no-untyped-def]
+    def __enter__(self: _P) -> _P:
         self._check_open()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    async def __aenter__(self: _P) -> _P:
+        self._check_open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        # the library may wait for io_uring reads in flight: not on the loop
+        self._end_async_wait()
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
     def __del__(self) -> None:
         if getattr(self, "_handle", None) is not None:
             warnings.warn(f"unclosed {self!r}", ResourceWarning, source=self)
             self.close()
 
+    def _poll(self, timeout: Optional[float]) -> Optional[bool]:
+        """Block until the fd is readable (True), ``timeout`` seconds pass
+        (False) or another thread closes this object (None)."""
+        with self._lock:
+            self._check_open()
+            if self._wake is None:
+                self._wake = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+            wake, fd = self._wake, self._fd
+            self._waiters += 1
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            poller.register(wake, select.POLLIN)
+            # PEP 475: signal handlers run, then poll goes on with the time left
+            ready = poller.poll(None if timeout is None else max(0.0, timeout * 1000))
+        finally:
+            with self._lock:
+                self._waiters -= 1
+                closed = self._handle is None
+                if closed and self._waiters == 0 and self._wake is not None:
+                    os.close(self._wake)
+                    self._wake = None
+        return None if closed else bool(ready)
+
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Block until something can be read (True) or ``timeout`` seconds
-        pass (False); None waits without limit."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            try:
-                with self._call_lock:
-                    return self._c_wait(self._check_open(), _timeout_ms(deadline)) > 0
-            except InterruptedError:
-                # PEP 475: let Python run its signal handlers (returning
-                # here does that), then wait for the rest of the time
-                continue
+        pass (False); None waits without limit.  ValueError when the
+        object is (or gets, from another thread) closed."""
+        ready = self._poll(timeout)
+        if ready is None:
+            raise ValueError(f"{type(self).__name__} closed while waiting")
+        return ready
+
+    def _end_async_wait(self) -> None:
+        """End a task's wait in _readable(), from any thread."""
+        aw = self._async_wait
+        if aw is None:
+            return
+        loop, fd, fut = aw
+
+        def end() -> None:
+            if self._async_wait is aw:
+                self._async_wait = None
+                loop.remove_reader(fd)
+            if not fut.done():
+                fut.set_result(None)
+
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            end()
+            return
+        try:
+            # the fd may be closed before the loop runs this: the loop's
+            # selector forgets a closed fd quietly
+            loop.call_soon_threadsafe(end)
+        except RuntimeError:
+            pass    # that loop is closed: nothing waits in it
 
     async def _readable(self) -> bool:
         """Wait in the running loop until the fd is readable.  The reader is
@@ -219,19 +337,27 @@ class _Pollable:
         if self._async_wait is not None:
             raise RuntimeError(f"another task is already iterating {self!r}")
         loop = asyncio.get_running_loop()
-        fd = self.fileno()
         fut: asyncio.Future[None] = loop.create_future()
 
         def ready() -> None:
             if not fut.done():
                 fut.set_result(None)
 
-        loop.add_reader(fd, ready)
-        self._async_wait = (loop, fd, fut)
+        with self._lock:
+            if self._handle is None:
+                return False
+            fd = self._fd
+            aw = self._async_wait = (loop, fd, fut)
         try:
+            try:
+                loop.add_reader(fd, ready)
+            except OSError:
+                if self._handle is None:    # closed by another thread meanwhile
+                    return False
+                raise
             await fut
         finally:
-            if self._async_wait is not None and self._async_wait[2] is fut:
+            if self._async_wait is aw:
                 self._async_wait = None
                 loop.remove_reader(fd)
         return self._handle is not None
@@ -249,7 +375,8 @@ class Stream(_Pollable):
 
     Iterating (``for sample in stream`` or ``async for``) yields one
     :class:`Sample` per cycle and ends when the cgroup is removed
-    (``removed`` is True then).  :meth:`read` never blocks.
+    (``removed`` is True then) or the stream is closed.  :meth:`read` never
+    blocks.
     """
 
     def __init__(self, cgroup: StrPath, mode: str = "auto",
@@ -260,13 +387,14 @@ class Stream(_Pollable):
         lib = _lib.load()
         # the library may keep opts->cgroup_root: keep it alive with us
         self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root)
+        self._sample = _lib.SampleStruct()  # every read's, reused
         handle = _lib.StreamPtr()
         lib.cgstream_open(os.fsencode(cgroup), ctypes.byref(self._opts),
                           ctypes.byref(handle))
-        self._handle = handle
         self._lib = lib
         self._path = os.fsdecode(lib.cgstream_path(handle))
         self._mode = _mode_name(lib.cgstream_mode(handle))
+        self._opened(handle, int(lib.cgstream_fd(handle)))
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else self._mode
@@ -290,83 +418,143 @@ class Stream(_Pollable):
     def _free(self, handle: ctypes._Pointer) -> None:  # type: ignore[type-arg]
         self._lib.cgstream_close(handle)
 
-    def _fd(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
-        return int(self._lib.cgstream_fd(handle))
-
-    def _c_wait(self, handle: ctypes._Pointer, timeout_ms: int) -> int:  # type: ignore[type-arg]
-        return int(self._lib.cgstream_wait(handle, timeout_ms))
-
-    def _removed_error(self, e: OSError) -> CgroupRemovedError:
+    def _removed_error(self) -> CgroupRemovedError:
         self._removed = True
         return CgroupRemovedError(errno.ENODEV, os.strerror(errno.ENODEV), self._path)
 
     def read(self) -> Optional[Sample]:
         """The sample of a cycle not returned before, or None when there is
         none yet.  CgroupRemovedError once the cgroup is gone."""
-        s = _lib.SampleStruct()
+        s = self._sample
         try:
-            with self._call_lock:
+            with self._lock:
                 self._lib.cgstream_read(self._check_open(), ctypes.byref(s),
                                         ctypes.sizeof(s))
+                values = tuple(getattr(s, name) for name, _ in _lib.SAMPLE_FIELDS)
+                present = s.present
         except BlockingIOError:
             return None
         except OSError as e:
             if e.errno == errno.ENODEV:
-                raise self._removed_error(e) from None
+                raise self._removed_error() from None
             if e.filename is None:
                 e.filename = self._path
             raise
-        return Sample._from_struct(self._path, s)
+        return _sample(self._path, values, present)
 
     def wait(self, timeout: Optional[float] = None) -> bool:
-        try:
-            return super().wait(timeout)
-        except OSError as e:
-            if e.errno == errno.ENODEV:
-                raise self._removed_error(e) from None
-            if e.filename is None:
-                e.filename = self._path
-            raise
+        if self._removed:
+            self._check_open()
+            return True     # the next read says so at once
+        return super().wait(timeout)
 
-    def __iter__(self) -> "Stream":
+    def __iter__(self) -> Stream:
         return self
 
     def __next__(self) -> Sample:
         while True:
             try:
                 sample = self.read()
-                if sample is not None:
-                    return sample
-                self.wait()
             except CgroupRemovedError:
                 raise StopIteration from None
+            if sample is not None:
+                return sample
+            if self._poll(None) is None:
+                raise StopIteration     # closed by another thread
 
-    def __aiter__(self) -> "Stream":
+    def __aiter__(self) -> Stream:
         return self
 
     async def __anext__(self) -> Sample:
-        while True:
+        # only read() on the loop, and only once the fd is readable
+        while not self._removed:
+            if not await self._readable():
+                break
             try:
                 sample = self.read()
             except CgroupRemovedError:
-                raise StopAsyncIteration from None
+                break
             if sample is not None:
                 return sample
-            if not await self._readable():
-                raise StopAsyncIteration
+        raise StopAsyncIteration
 
 
-class Group(_Pollable):
-    """Many cgroups watched at once (io_uring in the library), one batch per
-    cycle through a single fd.
+class _Batches(_Pollable):
+    """What Group and Tree share: one batch of events per cycle from a
+    process call, into an event array kept from call to call."""
+
+    _MIN_ROOM = 64
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._events = (_lib.EventStruct * self._MIN_ROOM)()
+
+    def _process(self, handle: ctypes._Pointer, events: ctypes.Array,  # type: ignore[type-arg]
+                 room: int) -> int:
+        raise NotImplementedError
+
+    def _size(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
+        raise NotImplementedError
+
+    def _decode(self, n: int, tree: bool) -> list[Event]:
+        """The first @n events of the array as Python events (their paths
+        are valid until the next process call)."""
+        out: list[Event] = []
+        size = ctypes.sizeof(_lib.EventStruct)
+        raw = memoryview(self._events).cast("B")[:n * size]
+        for etype, error, path_ptr, _userdata, present, *values, parent_id in \
+                _lib.EVENT_LAYOUT.iter_unpack(raw):
+            path = os.fsdecode(ctypes.string_at(path_ptr)) if path_ptr else ""
+            parent = parent_id if tree else None
+            if etype == _lib.EVENT_SAMPLE:
+                out.append(_sample(path, values, present, parent))
+                continue
+            cgroup_id = values[-1] if present & _lib.F_CGROUP_ID else None
+            if etype == _lib.EVENT_ADDED:
+                out.append(Added(path, cgroup_id or 0, parent_id))
+            elif etype == _lib.EVENT_REMOVED:
+                out.append(Removed(path, cgroup_id=cgroup_id, parent_id=parent))
+            elif etype == _lib.EVENT_ERROR:
+                err = -error
+                out.append(Failed(path, OSError(err, os.strerror(err), path),
+                                  cgroup_id=cgroup_id, parent_id=parent))
+        return out
+
+    def _read_batch(self, tree: bool) -> list[Event]:
+        """One cycle's batch, over as many process calls as it takes."""
+        events: list[Event] = []
+        with self._lock:
+            handle = self._check_open()
+            # room for the whole batch as a rule: every cgroup's sample
+            # and some events (it grows, and stays grown, when that was short)
+            want = self._size(handle) * 5 // 4 + self._MIN_ROOM
+            if len(self._events) < want:
+                self._events = (_lib.EventStruct * want)()
+            while True:
+                room = len(self._events)
+                n = self._process(handle, self._events, room)
+                events += self._decode(n, tree)
+                if n < room:
+                    return events
+                # Full: the rest of the batch comes from the next calls.
+                # The fd polls readable while some of it is left; when it
+                # does not, the batch is complete.
+                self._events = (_lib.EventStruct * (2 * room))()
+                if not _poll_zero(self._fd):
+                    return events
+
+
+class Group(_Batches):
+    """Many cgroups watched at once, one batch per cycle through a single
+    fd.
 
     Options are those of :class:`Stream`.  Iterating yields, per cycle, a
     list of events: a :class:`Sample` for each cgroup with a new sample,
     :class:`Removed` for a removed cgroup, :class:`Failed` for one that
     could not be read (both are dropped from the group).  Iteration ends
-    once the group watches no cgroup.  A batch keeps a cycle's samples
-    together, which is what per-cycle consumers (sums, one timestamp per
-    export) want; flatten it when you want single events.
+    once the group watches no cgroup, or it is closed.  A batch keeps a
+    cycle's samples together, which is what per-cycle consumers (sums, one
+    timestamp per export) want; flatten it when you want single events.
     """
 
     def __init__(self, cgroups: Iterable[StrPath] = (), mode: str = "auto",
@@ -377,9 +565,9 @@ class Group(_Pollable):
         self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root)
         handle = _lib.GroupPtr()
         lib.cgstream_group_new(ctypes.byref(self._opts), ctypes.byref(handle))
-        self._handle = handle
         self._lib = lib
         self._mode = _mode_name(lib.cgstream_group_mode(handle))
+        self._opened(handle, int(lib.cgstream_group_fd(handle)))
         try:
             for cgroup in cgroups:
                 self.add(cgroup)
@@ -400,75 +588,186 @@ class Group(_Pollable):
     def _free(self, handle: ctypes._Pointer) -> None:  # type: ignore[type-arg]
         self._lib.cgstream_group_free(handle)
 
-    def _fd(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
-        return int(self._lib.cgstream_group_fd(handle))
+    def _process(self, handle: ctypes._Pointer, events: ctypes.Array,  # type: ignore[type-arg]
+                 room: int) -> int:
+        return int(self._lib.cgstream_group_process(
+            handle, events, room, ctypes.sizeof(_lib.EventStruct)))
 
-    def _c_wait(self, handle: ctypes._Pointer, timeout_ms: int) -> int:  # type: ignore[type-arg]
-        return int(self._lib.cgstream_group_wait(handle, timeout_ms))
+    def _size(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
+        return int(self._lib.cgstream_group_size(handle))
 
     def add(self, cgroup: StrPath) -> None:
         """Watch one more cgroup: FileExistsError when already watched,
         otherwise the errors of :class:`Stream`."""
-        with self._call_lock:
+        with self._lock:
             self._lib.cgstream_group_add(self._check_open(), os.fsencode(cgroup), None)
 
     def remove(self, cgroup: StrPath) -> None:
         """Stop watching a cgroup: FileNotFoundError when not watched."""
-        with self._call_lock:
+        with self._lock:
             self._lib.cgstream_group_remove(self._check_open(), os.fsencode(cgroup))
 
     def __len__(self) -> int:
-        with self._call_lock:
-            return int(self._lib.cgstream_group_size(self._check_open()))
+        with self._lock:
+            return self._size(self._check_open())
 
     def read(self) -> list[Event]:
         """Non-blocking: the events since the last call (one cycle's batch),
         an empty list when there is nothing new."""
-        events: list[Event] = []
-        with self._call_lock:
-            handle = self._check_open()
-            while True:
-                room = self._lib.cgstream_group_size(handle) + 8
-                array = (_lib.EventStruct * room)()
-                n = self._lib.cgstream_group_process(
-                    handle, array, room, ctypes.sizeof(_lib.EventStruct))
-                for ev in array[:n]:
-                    # ev.path is only valid until the next process call
-                    path = os.fsdecode(ev.path) if ev.path else ""
-                    if ev.type == _lib.EVENT_SAMPLE:
-                        events.append(Sample._from_struct(path, ev.sample))
-                    elif ev.type == _lib.EVENT_REMOVED:
-                        events.append(Removed(path))
-                    elif ev.type == _lib.EVENT_ERROR:
-                        err = -ev.error
-                        events.append(Failed(path, OSError(err, os.strerror(err), path)))
-                if n < room:
-                    return events
+        return self._read_batch(tree=False)
 
-    def __iter__(self) -> "Group":
+    def __iter__(self) -> Group:
+        return self
+
+    def __next__(self) -> list[Event]:
+        while len(self):
+            batch = self.read()
+            if batch:
+                return batch
+            if self._poll(None) is None:
+                break       # closed by another thread
+        raise StopIteration
+
+    def __aiter__(self) -> Group:
+        return self
+
+    async def __anext__(self) -> list[Event]:
+        # only process calls on the loop, and only once the fd is readable
+        while len(self):
+            if not await self._readable():
+                break
+            batch = self.read()
+            if batch:
+                return batch
+        raise StopAsyncIteration
+
+
+class Tree(_Batches):
+    """A cgroup and every cgroup below it, those made while it is watched
+    included, one batch per cycle through a single fd.
+
+    ``mode``: "auto" (the best the kernel has), "subtree" (the whole
+    subtree in one read per flush through cpu.stat.stream.subtree; OSError
+    EOPNOTSUPP on kernels without it), "kernel" (each cgroup's
+    cpu.stat.stream) or "fallback" (a timer and each cgroup's cpu.stat,
+    every ``fallback_interval_ms``); "kernel" and "fallback" hold an fd
+    per cgroup.  Other options as for :class:`Stream`.
+
+    Iterating yields, per cycle, a list of events: :class:`Removed` for
+    cgroups gone since the last cycle and :class:`Failed` for those that
+    could not be read, :class:`Added` for cgroups seen for the first time
+    (parents first), then a :class:`Sample` for every cgroup of the
+    subtree.  Every event has ``cgroup_id`` and ``parent_id``: a cgroup
+    removed and made again under the same path is a Removed (old id) and an
+    Added (new id).  Iteration ends after the batch that reports the root's
+    own removal (``removed`` is True then), or when the tree is closed.
+    """
+
+    def __init__(self, cgroup: StrPath, mode: str = "auto",
+                 fallback_interval_ms: int = 0,
+                 cgroup_root: Optional[StrPath] = None) -> None:
+        super().__init__()
+        self._removed = False
+        lib = _lib.load()
+        self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root, _MODES)
+        handle = _lib.TreePtr()
+        lib.cgstream_tree_open(os.fsencode(cgroup), ctypes.byref(self._opts),
+                               ctypes.byref(handle))
+        self._lib = lib
+        self._path = os.fsdecode(lib.cgstream_tree_path(handle))
+        self._mode = _mode_name(lib.cgstream_tree_mode(handle))
+        self._opened(handle, int(lib.cgstream_tree_fd(handle)))
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return f"<pycgstream.Tree {self._path!r} closed>"
+        return f"<pycgstream.Tree {self._path!r} {len(self)} cgroups {self._mode}>"
+
+    @property
+    def path(self) -> str:
+        """Canonical absolute path of the tree's root."""
+        return self._path
+
+    @property
+    def mode(self) -> str:
+        """"subtree", "kernel" or "fallback"."""
+        return self._mode
+
+    @property
+    def removed(self) -> bool:
+        """True once the tree's root cgroup is gone (after the batch that
+        said so)."""
+        return self._removed
+
+    def _free(self, handle: ctypes._Pointer) -> None:  # type: ignore[type-arg]
+        self._lib.cgstream_tree_close(handle)
+
+    def _process(self, handle: ctypes._Pointer, events: ctypes.Array,  # type: ignore[type-arg]
+                 room: int) -> int:
+        return int(self._lib.cgstream_tree_process(
+            handle, events, room, ctypes.sizeof(_lib.EventStruct)))
+
+    def _size(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
+        return int(self._lib.cgstream_tree_size(handle))
+
+    def __len__(self) -> int:
+        """The cgroups the tree knows now."""
+        with self._lock:
+            return self._size(self._check_open())
+
+    def read(self) -> list[Event]:
+        """Non-blocking: the current cycle's batch, an empty list when
+        there is nothing new.  CgroupRemovedError once the root is gone
+        (after the batch with its Removed)."""
+        if self._removed:
+            self._check_open()
+            raise CgroupRemovedError(errno.ENODEV, os.strerror(errno.ENODEV), self._path)
+        try:
+            return self._read_batch(tree=True)
+        except OSError as e:
+            if e.errno == errno.ENODEV:
+                self._removed = True
+                raise CgroupRemovedError(errno.ENODEV, os.strerror(errno.ENODEV),
+                                         self._path) from None
+            if e.filename is None:
+                e.filename = self._path
+            raise
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        if self._removed:
+            self._check_open()
+            return True     # the next read says so at once
+        return super().wait(timeout)
+
+    def __iter__(self) -> Tree:
         return self
 
     def __next__(self) -> list[Event]:
         while True:
-            if len(self) == 0:
-                raise StopIteration
-            batch = self.read()
+            try:
+                batch = self.read()
+            except CgroupRemovedError:
+                raise StopIteration from None
             if batch:
                 return batch
-            self.wait()
+            if self._poll(None) is None:
+                raise StopIteration     # closed by another thread
 
-    def __aiter__(self) -> "Group":
+    def __aiter__(self) -> Tree:
         return self
 
     async def __anext__(self) -> list[Event]:
-        while True:
-            if len(self) == 0:
-                raise StopAsyncIteration
-            batch = self.read()
+        # only process calls on the loop, and only once the fd is readable
+        while not self._removed:
+            if not await self._readable():
+                break
+            try:
+                batch = self.read()
+            except CgroupRemovedError:
+                break
             if batch:
                 return batch
-            if not await self._readable():
-                raise StopAsyncIteration
+        raise StopAsyncIteration
 
 
 def get_interval(cgroup_root: Optional[StrPath] = None) -> int:
@@ -517,4 +816,10 @@ def parse(text: Union[str, bytes], cgroup: str = "") -> Sample:
     data = text.encode() if isinstance(text, str) else bytes(text)
     s = _lib.SampleStruct()
     lib.cgstream_parse(data, len(data), ctypes.byref(s), ctypes.sizeof(s))
-    return Sample._from_struct(cgroup, s)
+    return _sample(cgroup, tuple(getattr(s, name) for name, _ in _lib.SAMPLE_FIELDS),
+                   s.present)
+
+
+def library_version() -> str:
+    """The loaded libcgstream's version, "MAJOR.MINOR.PATCH"."""
+    return os.fsdecode(_lib.load().cgstream_version())

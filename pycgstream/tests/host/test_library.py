@@ -10,12 +10,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
 from pycgstream import _lib
-from conftest import HEADER, run_python
+from conftest import CHECKOUT, HEADER, PACKAGE_DIR, run_python
 
 
 def env_without_library() -> dict[str, str]:
@@ -49,7 +51,21 @@ def test_override_is_not_second_guessed() -> None:
     assert r.stdout.strip() == "(['/nonexistent/x.so'], True)"
 
 
-def test_not_installed_and_no_override() -> None:
+def run_copy(tmp_path: Path, code: str, env: dict[str, str],
+             libdir: Optional[Path] = None) -> subprocess.CompletedProcess[str]:
+    """Run code against a copy of the package outside any checkout
+    (installed by make install with LIBDIR=@libdir, when given)."""
+    copy = tmp_path / "site"
+    shutil.copytree(PACKAGE_DIR / "src" / "pycgstream", copy / "pycgstream",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if libdir is not None:
+        (copy / "pycgstream" / "_install.py").write_text(f"LIBDIR = {str(libdir)!r}\n")
+    return subprocess.run([sys.executable, "-c", code], text=True, capture_output=True,
+                          env=dict(env, PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1"),
+                          cwd=tmp_path, timeout=60)
+
+
+def test_not_installed_and_no_override(tmp_path: Path) -> None:
     # asked in a fresh process: this one may have loaded it already, and
     # dlopen() of a soname finds a loaded library
     probe = run_python("import ctypes, ctypes.util\n"
@@ -58,15 +74,44 @@ def test_not_installed_and_no_override() -> None:
                        "except OSError:\n    print('missing')\n", env_without_library())
     if probe.stdout.split() != ["None", "missing"]:
         pytest.skip(f"libcgstream is installed on this system: {probe.stdout.split()}")
-    r = run_python(
-        "import pycgstream\n"
-        "try:\n"
-        "    pycgstream.get_interval()\n"
-        "except pycgstream.LibraryNotFoundError as e:\n"
-        "    print(e)\n", env_without_library())
+    # a copy outside the checkout: nothing came with it
+    r = run_copy(tmp_path,
+                 "import pycgstream\n"
+                 "try:\n"
+                 "    pycgstream.get_interval()\n"
+                 "except pycgstream.LibraryNotFoundError as e:\n"
+                 "    print(e)\n", env_without_library())
     assert r.returncode == 0, r.stderr
     assert "libcgstream (libcgstream.so.1) not found" in r.stdout
     assert "CGSTREAM_LIBRARY=" in r.stdout
+
+
+def test_the_checkouts_build_comes_first() -> None:
+    """From a checkout's src/, the library built beside it (as the in-tree
+    cgstream command finds its own), before the loader's search path."""
+    build = CHECKOUT / "libcgstream" / "build" / "libcgstream.so.1"
+    if not build.exists():
+        pytest.skip(f"{build} is not built")
+    r = run_python("from pycgstream import _lib; print(_lib._candidates()[0][0]); "
+                   "print(_lib.load()._name)", env_without_library())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(build)] * 2
+
+
+def test_an_installed_copy_finds_its_libdir(tmp_path: Path) -> None:
+    """make install records LIBDIR in _install.py: the library installed
+    with the package is found without ldconfig or LD_LIBRARY_PATH."""
+    build = CHECKOUT / "libcgstream" / "build" / "libcgstream.so.1"
+    if not build.exists():
+        pytest.skip(f"{build} is not built")
+    libdir = tmp_path / "lib"
+    libdir.mkdir()
+    shutil.copy(build, libdir / "libcgstream.so.1")
+    code = ("from pycgstream import _lib; print(_lib._candidates()[0][0]); "
+            "print(_lib.load()._name)")
+    r = run_copy(tmp_path, code, env_without_library(), libdir)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(libdir / "libcgstream.so.1")] * 2
 
 
 def test_a_library_that_is_not_libcgstream() -> None:
@@ -132,10 +177,12 @@ int main(void)
 	printf("cgstream_opts %zu\n", sizeof(struct cgstream_opts));
 	printf("cgstream_event %zu\n", sizeof(struct cgstream_event));
 	O(cgstream_sample, present); O(cgstream_sample, flush_missed);
+	O(cgstream_sample, cgroup_id);
 	O(cgstream_opts, mode); O(cgstream_opts, fallback_interval_ms);
 	O(cgstream_opts, cgroup_root);
 	O(cgstream_event, error); O(cgstream_event, path);
 	O(cgstream_event, userdata); O(cgstream_event, sample);
+	O(cgstream_event, parent_id);
 	return 0;
 }
 """
@@ -157,6 +204,10 @@ def test_struct_layout_matches_the_header(tmp_path: Path) -> None:
         expected[struct] = ctypes.sizeof(name)
         for field, *_ in name._fields_:
             expected[f"{struct}.{field}"] = getattr(name, field).offset
-    for line in out.splitlines():
+    lines = out.splitlines()
+    assert len(lines) == 14
+    for line in lines:
         key, value = line.split()
         assert expected[key] == int(value), key
+    # the batch decoder reads events with struct, in the same layout
+    assert _lib.EVENT_LAYOUT.size == expected["cgstream_event"]
