@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -17,7 +18,7 @@ from conftest import CHECKOUT, Cgroups, kernel_has_stream, python_env
 
 pytestmark = pytest.mark.usefixtures("library")
 
-SAMPLE_KEYS = ["cgroup", "seq", "flush_time_usec", "usage_usec", "user_usec",
+SAMPLE_KEYS = ["cgroup", "cgroup_id", "seq", "flush_time_usec", "usage_usec", "user_usec",
                "system_usec", "nice_usec", "nr_periods", "nr_throttled",
                "throttled_usec", "nr_bursts", "burst_usec", "cpu_percent", "mode"]
 C_COMMAND = CHECKOUT / "libcgstream" / "build" / "cgstream"
@@ -25,8 +26,8 @@ C_COMMAND = CHECKOUT / "libcgstream" / "build" / "cgstream"
 
 def sample_line_pattern(cgroup: str, mode: str) -> re.Pattern[str]:
     """A sample line exactly as cgstream watch --json prints it."""
-    ints = ", ".join(f'"{k}": (?:\\d+|null)' for k in SAMPLE_KEYS[1:12])
-    return re.compile(f'^{{"cgroup": {re.escape(json.dumps(cgroup))}, {ints}, '
+    ints = ", ".join(f'"{k}": (?:\\d+|null)' for k in SAMPLE_KEYS[2:13])
+    return re.compile(f'^{{"cgroup": {re.escape(json.dumps(cgroup))}, "cgroup_id": \\d+, {ints}, '
                       f'"cpu_percent": (?:null|\\d+\\.\\d\\d), "mode": "{mode}"}}$')
 
 
@@ -91,6 +92,7 @@ def test_json_lines_match_the_c_command(cgroup: Path) -> None:
 
 
 def test_watch_reports_removal_and_ends(cgroups: Cgroups, cgroup: Path) -> None:
+    cgroup_id = cgroup.stat().st_ino
     p = subprocess.Popen([sys.executable, "-m", "pycgstream", *fallback_watch(str(cgroup))],
                          env=python_env(), text=True, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
@@ -104,7 +106,9 @@ def test_watch_reports_removal_and_ends(cgroups: Cgroups, cgroup: Path) -> None:
         p.wait()
     assert p.returncode == 0, err
     assert sample_line_pattern(str(cgroup), "fallback").match(first.rstrip("\n")), first
-    assert out.splitlines()[-1] == f'{{"cgroup": "{cgroup}", "event": "removed"}}'
+    assert json.loads(first)["cgroup_id"] == cgroup_id
+    assert out.splitlines()[-1] == (f'{{"cgroup": "{cgroup}", "cgroup_id": {cgroup_id}, '
+                                    '"event": "removed"}')
     assert err == "pycgstream: no cgroups left to watch\n"
 
 
@@ -199,3 +203,109 @@ def test_signals_end_the_watch_quietly(cgroup: Path, sig: signal.Signals) -> Non
     finally:
         p.kill()
         p.wait()
+
+
+def both(*args: str) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    """The C command and the Python one with the same arguments."""
+    if not C_COMMAND.exists():
+        pytest.skip(f"{C_COMMAND} is not built")
+    c = subprocess.run([str(C_COMMAND), *args], capture_output=True, text=True, timeout=60)
+    return c, cli(*args)
+
+
+def same_lines(out: str) -> list[str]:
+    """Output lines with the flush times (of each command's own reads) out."""
+    return [re.sub(r'"flush_time_usec": \d+', '"flush_time_usec": T', x) for x in out.splitlines()]
+
+
+def subtree(cgroups: Cgroups) -> Path:
+    top = cgroups.make()
+    (top / "a" / "b").mkdir(parents=True)
+    cgroups.made += [top / "a", top / "a" / "b"]
+    return top
+
+
+@pytest.mark.parametrize("json_lines", [True, False])
+def test_recursive_output_matches_the_c_command(cgroups: Cgroups, json_lines: bool) -> None:
+    """--recursive: added events (parents first), then every cgroup's
+    samples, with parent_id in JSON; an argument inside another's subtree
+    is watched once.  Line for line what cgstream prints (empty cgroups:
+    no CPU use to differ)."""
+    top = subtree(cgroups)
+    args = ["watch", "--recursive", "--mode", "fallback", "--fallback-interval", "50",
+            "--count", "2", str(top), str(top / "a")] + (["--json"] if json_lines else [])
+    c, py = both(*args)
+    assert c.returncode == py.returncode == 0, (c.stderr, py.stderr)
+    assert same_lines(py.stdout) == same_lines(c.stdout)
+    assert len(py.stdout.splitlines()) == 9
+    if json_lines:
+        lines = [json.loads(x) for x in py.stdout.splitlines()]
+        ids = {p: Path(p).stat().st_ino for p in (str(top), str(top / "a"), str(top / "a" / "b"))}
+        for line in lines:
+            assert line["cgroup_id"] == ids[line["cgroup"]]
+            parent = str(Path(line["cgroup"]).parent)
+            assert line["parent_id"] == (0 if line["cgroup"] == str(top) else ids[parent])
+        assert [x["event"] for x in lines[:3]] == ["added"] * 3
+        assert list(lines[3]) == SAMPLE_KEYS[:2] + ["parent_id"] + SAMPLE_KEYS[2:]
+
+
+@pytest.mark.parametrize("args, status", [
+    (["--mode", "subtree"], 2),
+    (["--recursive", "--mode", "kernel"], 5),
+    (["--recursive", "--mode", "subtree"], 5),
+])
+def test_recursive_errors_match_the_c_command(mount: Path, cgroup: Path, args: list[str],
+                                              status: int) -> None:
+    if kernel_has_stream(mount):
+        pytest.skip("this kernel has cpu.stat.stream")
+    c, py = both("watch", *args, str(cgroup))
+    assert c.returncode == py.returncode == status
+    assert py.stderr == c.stderr.replace("cgstream:", "pycgstream:")
+
+
+def test_mode_names_subtree() -> None:
+    r = cli("watch", "--recursive", "--mode", "fast", "/")
+    assert r.returncode == 2
+    assert "--mode is auto, subtree, kernel or fallback, not 'fast'" in r.stderr
+
+
+def test_recursive_watch_follows_the_subtree(cgroups: Cgroups) -> None:
+    """A cgroup made while watching is added, one removed is removed, and
+    when the whole subtree goes the watch ends."""
+    top = subtree(cgroups)
+    p = subprocess.Popen([sys.executable, "-m", "pycgstream", "watch", "--recursive",
+                          *fallback_watch(str(top))[1:]],
+                         env=python_env(), text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    seen: list[dict[str, object]] = []
+    try:
+        assert p.stdout is not None
+
+        def until(pred: Callable[[dict[str, object]], bool]) -> dict[str, object]:
+            for raw in p.stdout:  # type: ignore[union-attr]
+                seen.append(json.loads(raw))
+                if pred(seen[-1]):
+                    return seen[-1]
+            pytest.fail(f"the watch ended: {seen[-5:]}")
+
+        until(lambda x: x.get("seq") == 1)
+        (top / "new").mkdir()
+        cgroups.made.append(top / "new")
+        added = until(lambda x: x.get("event") == "added")
+        assert (added["cgroup"], added["parent_id"]) == (str(top / "new"), top.stat().st_ino)
+        b_id = (top / "a" / "b").stat().st_ino
+        (top / "a" / "b").rmdir()
+        removed = until(lambda x: x.get("event") == "removed")
+        assert (removed["cgroup"], removed["cgroup_id"]) == (str(top / "a" / "b"), b_id)
+        for d in (top / "new", top / "a", top):
+            d.rmdir()
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode == 0, err
+    gone = [json.loads(x) for x in out.splitlines() if '"event"' in x]
+    assert sorted(x["cgroup"] for x in gone) == sorted(str(d) for d in (top / "new", top / "a", top))
+    assert all(x["event"] == "removed" for x in gone)
+    assert gone[-1]["cgroup"] == str(top)
+    assert err == "pycgstream: no cgroups left to watch\n"
