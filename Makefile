@@ -86,6 +86,7 @@ bench: deps kernel-bench userspace
 install: userspace
 	@$(MAKE) -s -C libcgstream install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	@$(MAKE) -s -C systemd install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	@$(MAKE) -s -C pycgstream install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 clean:
 	rm -rf $(BUILD)/vm-* $(SERIES_OUT)

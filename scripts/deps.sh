@@ -16,8 +16,8 @@ packages=(
 	python3-ply python3-git
 	# VM: qemu, and udev for virtme-ng-init's virtio-serial ports
 	qemu-system-x86 udev busybox-static
-	# userspace
-	pkg-config liburing-dev valgrind python3-venv
+	# userspace; python3-pip builds pycgstream offline for `make install`
+	pkg-config liburing-dev valgrind python3-venv python3-pip
 	# host fuzzers (tests/fuzz): clang and its libFuzzer/sanitizer runtimes
 	clang libclang-rt-14-dev
 	# systemd integration tests (systemd-analyze, systemd as guest init)
@@ -46,5 +46,18 @@ if [[ ! -x $venv/bin/python || ! -f $stamp || $(sha256sum <"$req") != "$(cat "$s
 	"$venv/bin/pip" install -q --upgrade pip
 	"$venv/bin/pip" install -q -r "$req"
 	sha256sum <"$req" >"$stamp"
+fi
+
+# pycgstream itself, editable: `.venv/bin/python -m pycgstream` and the
+# tests run the checkout's code as it is.  What an editable install takes
+# from the package is pyproject.toml (metadata, the command): reinstalled
+# when that changes, or when the venv cannot import it.
+pkg=$here/../pycgstream
+pstamp=$venv/.pycgstream.sha
+if [[ ! -f $pstamp || $(sha256sum <"$pkg/pyproject.toml") != "$(cat "$pstamp")" ]] ||
+	! "$venv/bin/python" -I -c 'import pycgstream' 2>/dev/null; then
+	echo ">> installing pycgstream into $venv (editable)"
+	"$venv/bin/pip" install -q --no-deps -e "$pkg"
+	sha256sum <"$pkg/pyproject.toml" >"$pstamp"
 fi
 echo ">> dependencies ready"

@@ -3,6 +3,7 @@ works from an installed location."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 
 from conftest import PACKAGE_DIR
 
@@ -49,3 +51,98 @@ def test_wheel_is_pure_typed_and_importable(tmp_path: Path, library: object) -> 
     assert r.stdout.splitlines() == [str(target / "pycgstream" / "__init__.py"), "7"]
     script = target / "bin" / "pycgstream"
     assert script.exists()
+
+
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+def system_python_with_pip() -> None:
+    if not SYSTEM_PYTHON.exists():
+        pytest.skip(f"no {SYSTEM_PYTHON}")
+    if subprocess.run([str(SYSTEM_PYTHON), "-m", "pip", "--version"],
+                      capture_output=True).returncode != 0:
+        pytest.skip(f"{SYSTEM_PYTHON} has no pip (Debian: python3-pip, make deps installs it)")
+
+
+def make_install(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # the install builds from a copy: nothing is written next to the sources
+    before = sorted(p.name for p in PACKAGE_DIR.iterdir())
+    r = subprocess.run(["make", "-s", "-C", str(PACKAGE_DIR), "install", *args],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(p.name for p in PACKAGE_DIR.iterdir()) == before
+    return r
+
+
+def system_python(code: str, pythonpath: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The system's python3 in a clean environment (no library override,
+    no loader path) with only @pythonpath added."""
+    return subprocess.run([*argv] if argv else [str(SYSTEM_PYTHON), "-c", code],
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(pythonpath),
+                               "PYTHONDONTWRITEBYTECODE": "1"},
+                          capture_output=True, text=True, cwd="/", timeout=120)
+
+
+def test_make_install_destdir_for_the_system_python(tmp_path: Path) -> None:
+    """DESTDIR staging, default PREFIX: the package, its .dist-info and the
+    command where Debian's python3 looks for /usr/local's packages, no
+    --break-system-packages needed, LIBDIR recorded."""
+    system_python_with_pip()
+    make_install(tmp_path, f"DESTDIR={tmp_path}")
+    sitedirs = subprocess.run([str(SYSTEM_PYTHON), "-c",
+                               "import site; print('\\n'.join(site.getsitepackages()))"],
+                              capture_output=True, text=True, check=True).stdout.split()
+    local = [d for d in sitedirs if d.startswith("/usr/local/lib/")]
+    if not local:
+        pytest.skip(f"{SYSTEM_PYTHON} has no site directory under /usr/local: {sitedirs}")
+    staged = tmp_path / local[0].lstrip("/")
+    assert (staged / "pycgstream" / "py.typed").exists()
+    assert len(list(staged.glob("pycgstream-*.dist-info"))) == 1
+    script = tmp_path / "usr/local/bin/pycgstream"
+    assert script.read_text().startswith(f"#!{SYSTEM_PYTHON}\n")
+    r = system_python("import pycgstream, pycgstream._install as i; "
+                      "print(pycgstream.__file__); print(i.LIBDIR); print(pycgstream.__version__)",
+                      staged)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(staged / "pycgstream" / "__init__.py"), "/usr/local/lib",
+                                "1.1.0"]
+    # again: replaced, not doubled
+    make_install(tmp_path, f"DESTDIR={tmp_path}")
+    assert len(list(staged.glob("pycgstream-*.dist-info"))) == 1
+
+
+def test_make_install_prefix_finds_its_library(tmp_path: Path, library: object) -> None:
+    """PREFIX elsewhere, the library put in its LIBDIR as libcgstream's make
+    install does: the installed command runs, loading that library without
+    ldconfig, LD_LIBRARY_PATH or CGSTREAM_LIBRARY."""
+    system_python_with_pip()
+    prefix = tmp_path / "prefix"
+    (prefix / "lib").mkdir(parents=True)
+    build = PACKAGE_DIR.parent / "libcgstream" / "build" / "libcgstream.so.1"
+    shutil.copy(build, prefix / "lib" / "libcgstream.so.1")
+    r = make_install(tmp_path, f"PREFIX={prefix}")
+    site = next(prefix.glob("lib/python3*/site-packages"))
+    assert "add it to PYTHONPATH" in r.stdout        # not where python3 looks by itself
+    r = system_python("from pycgstream import _lib; print(_lib.load()._name)", site)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(prefix / "lib" / "libcgstream.so.1")]
+    r = system_python("", site, str(prefix / "bin" / "pycgstream"), "watch", "--json",
+                      "--mode", "fallback", "--count", "1", "/")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["cgroup"] == system_python(
+        "import pycgstream; print(pycgstream.resolve_path('/'))", site).stdout.strip()
+
+
+def test_the_venv_has_the_checkouts_package() -> None:
+    """make deps installs pycgstream into .venv, editable: its python runs
+    `python -m pycgstream` from anywhere, with the checkout's code."""
+    venv_python = PACKAGE_DIR.parent / ".venv" / "bin" / "python"
+    if Path(sys.prefix) != venv_python.parent.parent:
+        pytest.skip("not run by the checkout's .venv")
+    r = subprocess.run([str(venv_python), "-I", "-c", "import pycgstream; print(pycgstream.__file__)"],
+                       capture_output=True, text=True, cwd="/")
+    assert r.returncode == 0, f"pycgstream is not installed in .venv: run make deps\n{r.stderr}"
+    assert r.stdout.strip() == str(PACKAGE_DIR / "src" / "pycgstream" / "__init__.py")
+    r = subprocess.run([str(venv_python), "-I", "-m", "pycgstream", "watch", "--help"],
+                       capture_output=True, text=True, cwd="/")
+    assert r.returncode == 0 and "--recursive" in r.stdout, r.stderr
