@@ -39,6 +39,7 @@ class Node:
     added: int = 0
     removed: int = 0
     samples: int = 0
+    added_at: int = 0       # the batch of its Added
 
 
 @dataclass
@@ -117,6 +118,7 @@ class TreeModel:
                 assert all(n.removed or not n.added for n in older), \
                     f"Added of a path made again before the old one's Removed: {ev}"
                 node.added += 1
+                node.added_at = self.batches
                 self.known.add(node.id)
             else:
                 assert node.id in self.known, f"a sample of a cgroup not Added or Removed: {ev}"
@@ -134,6 +136,14 @@ class TreeModel:
         for seq in seqs:
             assert seq is not None and seq > self.last_seq, (seq, self.last_seq)
             self.last_seq = seq
+
+    def check_sampled_mostly(self) -> None:
+        """Not exact (kernel mode): every cgroup there still sampled in at
+        least half the batches since its Added, whatever the splits."""
+        for node in self.nodes.values():
+            if node.alive and node.added:
+                since = self.batches - node.added_at + 1
+                assert node.samples >= since // 2, (node, since)
 
     def settled(self) -> bool:
         """Every cgroup there is Added, and every one removed is Removed

@@ -10,60 +10,19 @@ import io
 import itertools
 import json
 import os
-import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 import pycgstream
 from pycgstream import CgroupRemovedError, Removed, Sample, cli
-from conftest import CHECKOUT, Cgroups, as_nobody, kernel_has_stream
+from conftest import CHECKOUT, Cgroups, as_nobody
+from vmfixtures import interval, patched_kernel, time_limit  # noqa: F401 (fixtures)
 
-INTERVAL_MS = 100
-TEST_TIME_LIMIT = 150
 BANDWIDTH = ("nr_periods", "nr_throttled", "throttled_usec", "nr_bursts", "burst_usec")
-
-
-class TimeLimitExceeded(Exception):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def time_limit() -> Iterator[None]:
-    """A hung test fails (with its traceback) instead of eating the whole
-    VM run: SIGALRM interrupts even a wait in C (which returns EINTR)."""
-    def expire(signum: int, frame: object) -> None:
-        raise TimeLimitExceeded(f"over {TEST_TIME_LIMIT} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(TEST_TIME_LIMIT)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-@pytest.fixture(autouse=True)
-def patched_kernel(mount: Path, library: object) -> None:
-    if not kernel_has_stream(mount):
-        pytest.skip("no cpu.stat.stream: not the patched kernel")
-    if os.geteuid() != 0:
-        pytest.skip("needs root")
-
-
-@pytest.fixture
-def interval(patched_kernel: None) -> Iterator[int]:
-    """The kernel streaming at INTERVAL_MS for the test; the old setting
-    back afterwards."""
-    old = pycgstream.get_interval()
-    pycgstream.set_interval(INTERVAL_MS)
-    yield INTERVAL_MS
-    pycgstream.set_interval(old)
 
 
 def increasing(seqs: list[int]) -> bool:

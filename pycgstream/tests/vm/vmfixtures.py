@@ -1,0 +1,59 @@
+"""Fixtures of the VM tests (patched kernel, root), imported by each test
+module (a second conftest.py would shadow tests/conftest.py): the
+kernel's interval for a test, and a time limit per test."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import pycgstream
+from conftest import kernel_has_stream
+
+INTERVAL_MS = 100
+TEST_TIME_LIMIT = 150       # seconds; @pytest.mark.time_limit(N) for more
+
+
+class TimeLimitExceeded(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def time_limit(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A hung test fails (with its traceback) instead of eating the whole
+    VM run: SIGALRM interrupts a wait too (poll() in Python, PEP 475)."""
+    marker = request.node.get_closest_marker("time_limit")
+    limit = int(marker.args[0]) if marker else TEST_TIME_LIMIT
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeLimitExceeded(f"over {limit} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(limit)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(autouse=True)
+def patched_kernel(mount: Path, library: object) -> None:
+    if not kernel_has_stream(mount):
+        pytest.skip("no cpu.stat.stream: not the patched kernel")
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+
+
+@pytest.fixture
+def interval(patched_kernel: None) -> Iterator[int]:
+    """The kernel streaming at INTERVAL_MS for the test; the old setting
+    back afterwards."""
+    old = pycgstream.get_interval()
+    pycgstream.set_interval(INTERVAL_MS)
+    yield INTERVAL_MS
+    pycgstream.set_interval(old)
