@@ -1,9 +1,10 @@
 """pycgstream: cgroup v2 CPU statistics once per kernel flush, from Python.
 
 A binding of libcgstream (ctypes, no compiler needed).  The C library is
-loaded on first use: from $CGSTREAM_LIBRARY when set, else from the
-dynamic loader's path (libcgstream.so.1); LibraryNotFoundError (an
-ImportError) says how to get it otherwise.
+loaded on first use: from $CGSTREAM_LIBRARY when set, else the one that
+came with the package (installed with it, or built in the same checkout),
+else from the dynamic loader's path (libcgstream.so.1);
+LibraryNotFoundError (an ImportError) says how to get it otherwise.
 
     with pycgstream.Stream("system.slice") as stream:
         for sample in stream:            # one Sample per flush
@@ -20,6 +21,7 @@ ImportError) says how to get it otherwise.
 Errors from the library are OSError subclasses carrying the errno
 (FileNotFoundError for a missing cgroup, PermissionError, OSError with
 errno.EOPNOTSUPP for kernel mode on a kernel without cpu.stat.stream).
+Any thread may close() an object; a wait or iteration on it elsewhere ends.
 """
 
 from ._lib import LibraryNotFoundError, load as load_library
