@@ -206,6 +206,27 @@ def remove_all(model: TreeModel, tree: pycgstream.Tree, limit: int = 200) -> Non
         tree.read()
 
 
+def check_no_growth(model: TreeModel, tree: pycgstream.Tree, batches: int = 1000) -> None:
+    """@batches batches with 10 cgroups removed and made again every 100:
+    the same fds, and memory within 1 MiB, at the end as after the first
+    hundred (measured on a host: not a page more)."""
+    done = 0
+    at: list[tuple[int, int]] = []
+    for round_ in range(batches // 100):
+        for node in model.leaves()[:10]:
+            model.rmdir(node.path)
+            model.mkdir(node.path)
+        done += read_until_settled(model, tree)
+        while done < 100 * (round_ + 1):
+            model.check(next(tree))
+            done += 1
+        if round_ in (0, batches // 100 - 1):
+            at.append((fd_count(), rss_kib()))
+    (fds0, rss0), (fds1, rss1) = at
+    assert fds1 == fds0, (fds0, fds1)
+    assert rss1 - rss0 < 1024, f"RSS grew {rss1 - rss0} KiB over {done - 100} batches"
+
+
 def raise_fd_limit(needed: int) -> None:
     """Kernel and fallback trees hold an fd per cgroup: the soft limit up
     to the hard one, or a skip (as root in the VM, the hard one too)."""

@@ -10,7 +10,7 @@ import select
 import threading
 import warnings
 from dataclasses import dataclass, field, fields
-from typing import Iterable, Optional, Sequence, TypeVar, Union
+from typing import Any, Generic, Iterable, Optional, Sequence, TypeVar, Union
 
 from . import _lib
 
@@ -177,13 +177,15 @@ def _poll_zero(fd: int) -> bool:
     return bool(p.poll(0))
 
 
-_P = TypeVar("_P", bound="_Pollable")
+_P = TypeVar("_P", bound="_Pollable[Any]")
+_Item = TypeVar("_Item")
 _AsyncWait = tuple[asyncio.AbstractEventLoop, int, "asyncio.Future[None]"]
 
 
-class _Pollable:
-    """What Stream, Group and Tree share: the fd, closing, and waiting in a
-    blocking loop or in asyncio.
+class _Pollable(Generic[_Item]):
+    """What Stream, Group and Tree share: the fd, closing, waiting in a
+    blocking loop or in asyncio, and iterating over what read() returns
+    (a Sample, a batch) until nothing more can come.
 
     Threads: the C object is only called under ``_lock``, and only with
     calls that do not wait (read, process, add, ...), so a close() from
@@ -199,6 +201,7 @@ class _Pollable:
     def __init__(self) -> None:
         self._handle = None
         self._fd = -1
+        self._removed = False              # the (root) cgroup is gone
         self._lock = threading.Lock()
         self._wake: Optional[int] = None   # the eventfd close() writes to
         self._waiters = 0                  # threads in poll() on it
@@ -208,10 +211,26 @@ class _Pollable:
     def _free(self, handle: ctypes._Pointer) -> None:  # type: ignore[type-arg]
         raise NotImplementedError
 
-    def _opened(self, handle: ctypes._Pointer, fd: int) -> None:  # type: ignore[type-arg]
-        """Set up with a new C object and its fd (which never changes)."""
+    def read(self) -> Optional[_Item]:
+        """Non-blocking: what a cycle brought, or nothing (None, [])."""
+        raise NotImplementedError
+
+    def _more(self) -> bool:
+        """Can anything come still?  (Not once the cgroup is gone.)"""
+        return not self._removed
+
+    def _opened(self, handle: ctypes._Pointer, fd: int,  # type: ignore[type-arg]
+                mode: int) -> None:
+        """Set up with a new C object, its fd (which never changes) and mode."""
         self._fd = fd
+        self._mode = _mode_name(mode)
         self._handle = handle
+
+    @property
+    def mode(self) -> str:
+        """How samples are produced: "kernel" or "fallback", a Tree's also
+        "subtree"."""
+        return self._mode
 
     def _check_open(self) -> ctypes._Pointer:  # type: ignore[type-arg]
         if self._handle is None:
@@ -297,6 +316,9 @@ class _Pollable:
         """Block until something can be read (True) or ``timeout`` seconds
         pass (False); None waits without limit.  ValueError when the
         object is (or gets, from another thread) closed."""
+        if self._removed:
+            self._check_open()
+            return True     # the next read says so at once
         ready = self._poll(timeout)
         if ready is None:
             raise ValueError(f"{type(self).__name__} closed while waiting")
@@ -362,8 +384,61 @@ class _Pollable:
                 loop.remove_reader(fd)
         return self._handle is not None
 
+    def _gone(self, path: str) -> CgroupRemovedError:
+        self._removed = True
+        return CgroupRemovedError(errno.ENODEV, os.strerror(errno.ENODEV), path)
 
-class Stream(_Pollable):
+    def __iter__(self: _P) -> _P:
+        return self
+
+    def __next__(self) -> _Item:
+        while self._more():
+            try:
+                item = self.read()
+            except CgroupRemovedError:
+                break
+            if item:
+                return item
+            if self._poll(None) is None:
+                break       # closed by another thread
+        raise StopIteration
+
+    def __aiter__(self: _P) -> _P:
+        return self
+
+    async def __anext__(self) -> _Item:
+        # only read() on the loop, and only once the fd is readable
+        while self._more():
+            if not await self._readable():
+                break
+            try:
+                item = self.read()
+            except CgroupRemovedError:
+                break
+            if item:
+                return item
+        raise StopAsyncIteration
+
+
+class _Rooted:
+    """Stream and Tree: one cgroup (a tree's root), which may go away."""
+
+    _path: str
+    _removed: bool
+
+    @property
+    def path(self) -> str:
+        """Canonical absolute path of the cgroup (a tree's root)."""
+        return self._path
+
+    @property
+    def removed(self) -> bool:
+        """True once the library said that the cgroup (a tree's root) is
+        gone (a tree: after the batch with its Removed)."""
+        return self._removed
+
+
+class Stream(_Rooted, _Pollable[Sample]):
     """The cpu.stat of one cgroup, once per flush.
 
     ``cgroup`` is an absolute path or a path relative to the cgroup2 mount
@@ -383,7 +458,6 @@ class Stream(_Pollable):
                  fallback_interval_ms: int = 0,
                  cgroup_root: Optional[StrPath] = None) -> None:
         super().__init__()
-        self._removed = False
         lib = _lib.load()
         # the library may keep opts->cgroup_root: keep it alive with us
         self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root)
@@ -393,34 +467,14 @@ class Stream(_Pollable):
                           ctypes.byref(handle))
         self._lib = lib
         self._path = os.fsdecode(lib.cgstream_path(handle))
-        self._mode = _mode_name(lib.cgstream_mode(handle))
-        self._opened(handle, int(lib.cgstream_fd(handle)))
+        self._opened(handle, int(lib.cgstream_fd(handle)), lib.cgstream_mode(handle))
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else self._mode
         return f"<pycgstream.Stream {self._path!r} {state}>"
 
-    @property
-    def path(self) -> str:
-        """Canonical absolute path of the cgroup."""
-        return self._path
-
-    @property
-    def mode(self) -> str:
-        """"kernel" or "fallback": how samples are produced."""
-        return self._mode
-
-    @property
-    def removed(self) -> bool:
-        """True once the library reported that the cgroup is gone."""
-        return self._removed
-
     def _free(self, handle: ctypes._Pointer) -> None:  # type: ignore[type-arg]
         self._lib.cgstream_close(handle)
-
-    def _removed_error(self) -> CgroupRemovedError:
-        self._removed = True
-        return CgroupRemovedError(errno.ENODEV, os.strerror(errno.ENODEV), self._path)
 
     def read(self) -> Optional[Sample]:
         """The sample of a cycle not returned before, or None when there is
@@ -436,50 +490,14 @@ class Stream(_Pollable):
             return None
         except OSError as e:
             if e.errno == errno.ENODEV:
-                raise self._removed_error() from None
+                raise self._gone(self._path) from None
             if e.filename is None:
                 e.filename = self._path
             raise
         return _sample(self._path, values, present)
 
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        if self._removed:
-            self._check_open()
-            return True     # the next read says so at once
-        return super().wait(timeout)
 
-    def __iter__(self) -> Stream:
-        return self
-
-    def __next__(self) -> Sample:
-        while True:
-            try:
-                sample = self.read()
-            except CgroupRemovedError:
-                raise StopIteration from None
-            if sample is not None:
-                return sample
-            if self._poll(None) is None:
-                raise StopIteration     # closed by another thread
-
-    def __aiter__(self) -> Stream:
-        return self
-
-    async def __anext__(self) -> Sample:
-        # only read() on the loop, and only once the fd is readable
-        while not self._removed:
-            if not await self._readable():
-                break
-            try:
-                sample = self.read()
-            except CgroupRemovedError:
-                break
-            if sample is not None:
-                return sample
-        raise StopAsyncIteration
-
-
-class _Batches(_Pollable):
+class _Batches(_Pollable[list[Event]]):
     """What Group and Tree share: one batch of events per cycle from a
     process call, into an event array kept from call to call."""
 
@@ -495,6 +513,11 @@ class _Batches(_Pollable):
 
     def _size(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
         raise NotImplementedError
+
+    def __len__(self) -> int:
+        """The cgroups watched (a tree: it knows) now."""
+        with self._lock:
+            return self._size(self._check_open())
 
     def _decode(self, n: int, tree: bool) -> list[Event]:
         """The first @n events of the array as Python events (their paths
@@ -566,8 +589,7 @@ class Group(_Batches):
         handle = _lib.GroupPtr()
         lib.cgstream_group_new(ctypes.byref(self._opts), ctypes.byref(handle))
         self._lib = lib
-        self._mode = _mode_name(lib.cgstream_group_mode(handle))
-        self._opened(handle, int(lib.cgstream_group_fd(handle)))
+        self._opened(handle, int(lib.cgstream_group_fd(handle)), lib.cgstream_group_mode(handle))
         try:
             for cgroup in cgroups:
                 self.add(cgroup)
@@ -579,11 +601,6 @@ class Group(_Batches):
         if self.closed:
             return "<pycgstream.Group closed>"
         return f"<pycgstream.Group {len(self)} cgroups {self._mode}>"
-
-    @property
-    def mode(self) -> str:
-        """"kernel" or "fallback"."""
-        return self._mode
 
     def _free(self, handle: ctypes._Pointer) -> None:  # type: ignore[type-arg]
         self._lib.cgstream_group_free(handle)
@@ -607,42 +624,16 @@ class Group(_Batches):
         with self._lock:
             self._lib.cgstream_group_remove(self._check_open(), os.fsencode(cgroup))
 
-    def __len__(self) -> int:
-        with self._lock:
-            return self._size(self._check_open())
-
     def read(self) -> list[Event]:
         """Non-blocking: the events since the last call (one cycle's batch),
         an empty list when there is nothing new."""
         return self._read_batch(tree=False)
 
-    def __iter__(self) -> Group:
-        return self
-
-    def __next__(self) -> list[Event]:
-        while len(self):
-            batch = self.read()
-            if batch:
-                return batch
-            if self._poll(None) is None:
-                break       # closed by another thread
-        raise StopIteration
-
-    def __aiter__(self) -> Group:
-        return self
-
-    async def __anext__(self) -> list[Event]:
-        # only process calls on the loop, and only once the fd is readable
-        while len(self):
-            if not await self._readable():
-                break
-            batch = self.read()
-            if batch:
-                return batch
-        raise StopAsyncIteration
+    def _more(self) -> bool:
+        return len(self) > 0
 
 
-class Tree(_Batches):
+class Tree(_Rooted, _Batches):
     """A cgroup and every cgroup below it, those made while it is watched
     included, one batch per cycle through a single fd.
 
@@ -667,7 +658,6 @@ class Tree(_Batches):
                  fallback_interval_ms: int = 0,
                  cgroup_root: Optional[StrPath] = None) -> None:
         super().__init__()
-        self._removed = False
         lib = _lib.load()
         self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root, _MODES)
         handle = _lib.TreePtr()
@@ -675,29 +665,12 @@ class Tree(_Batches):
                                ctypes.byref(handle))
         self._lib = lib
         self._path = os.fsdecode(lib.cgstream_tree_path(handle))
-        self._mode = _mode_name(lib.cgstream_tree_mode(handle))
-        self._opened(handle, int(lib.cgstream_tree_fd(handle)))
+        self._opened(handle, int(lib.cgstream_tree_fd(handle)), lib.cgstream_tree_mode(handle))
 
     def __repr__(self) -> str:
         if self.closed:
             return f"<pycgstream.Tree {self._path!r} closed>"
         return f"<pycgstream.Tree {self._path!r} {len(self)} cgroups {self._mode}>"
-
-    @property
-    def path(self) -> str:
-        """Canonical absolute path of the tree's root."""
-        return self._path
-
-    @property
-    def mode(self) -> str:
-        """"subtree", "kernel" or "fallback"."""
-        return self._mode
-
-    @property
-    def removed(self) -> bool:
-        """True once the tree's root cgroup is gone (after the batch that
-        said so)."""
-        return self._removed
 
     def _free(self, handle: ctypes._Pointer) -> None:  # type: ignore[type-arg]
         self._lib.cgstream_tree_close(handle)
@@ -710,64 +683,21 @@ class Tree(_Batches):
     def _size(self, handle: ctypes._Pointer) -> int:  # type: ignore[type-arg]
         return int(self._lib.cgstream_tree_size(handle))
 
-    def __len__(self) -> int:
-        """The cgroups the tree knows now."""
-        with self._lock:
-            return self._size(self._check_open())
-
     def read(self) -> list[Event]:
         """Non-blocking: the current cycle's batch, an empty list when
         there is nothing new.  CgroupRemovedError once the root is gone
         (after the batch with its Removed)."""
         if self._removed:
             self._check_open()
-            raise CgroupRemovedError(errno.ENODEV, os.strerror(errno.ENODEV), self._path)
+            raise self._gone(self._path)
         try:
             return self._read_batch(tree=True)
         except OSError as e:
             if e.errno == errno.ENODEV:
-                self._removed = True
-                raise CgroupRemovedError(errno.ENODEV, os.strerror(errno.ENODEV),
-                                         self._path) from None
+                raise self._gone(self._path) from None
             if e.filename is None:
                 e.filename = self._path
             raise
-
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        if self._removed:
-            self._check_open()
-            return True     # the next read says so at once
-        return super().wait(timeout)
-
-    def __iter__(self) -> Tree:
-        return self
-
-    def __next__(self) -> list[Event]:
-        while True:
-            try:
-                batch = self.read()
-            except CgroupRemovedError:
-                raise StopIteration from None
-            if batch:
-                return batch
-            if self._poll(None) is None:
-                raise StopIteration     # closed by another thread
-
-    def __aiter__(self) -> Tree:
-        return self
-
-    async def __anext__(self) -> list[Event]:
-        # only process calls on the loop, and only once the fd is readable
-        while not self._removed:
-            if not await self._readable():
-                break
-            try:
-                batch = self.read()
-            except CgroupRemovedError:
-                break
-            if batch:
-                return batch
-        raise StopAsyncIteration
 
 
 def get_interval(cgroup_root: Optional[StrPath] = None) -> int:
