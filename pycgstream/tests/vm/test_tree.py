@@ -99,7 +99,9 @@ def test_auto_mode_is_subtree(interval: int, subtree_file: None, cgroup: Path) -
 
 
 @pytest.mark.time_limit(900)
-@pytest.mark.parametrize("n", [1000, 10000])
+# per-cgroup streams at 10,000 took over ten minutes in libcgstream's own VM
+# test under TCG; 3,000 as there (subtree mode is the one at 10,000)
+@pytest.mark.parametrize("n", [1000, 3000])
 def test_kernel_mode(interval: int, loose_model: TreeModel, n: int) -> None:
     raise_fd_limit(n + 1000)
     populate(loose_model, n)
