@@ -25,7 +25,7 @@ stage() {
 }
 stage host tests/host/run.sh
 stage harness scripts/vm/selftest-warning.sh --cpus "$cpus" --memory "$memory"
-stage vm env CGSTREAM_VM_SETTLE=12 scripts/vm/vm-run.sh --cpus "$cpus" --memory "$memory" \
+stage vm env CGSTREAM_VM_SETTLE=12 CGSTREAM_VM_TIMEOUT=${CGSTREAM_VM_TIMEOUT:-3600} scripts/vm/vm-run.sh --cpus "$cpus" --memory "$memory" \
 	--out "$top/build/vm-check" -- tests/vm/run.sh
 stage systemd env CGSTREAM_VM_TIMEOUT=${CGSTREAM_VM_TIMEOUT:-900} tests/vm-systemd/run.sh \
 	--out "$top/build/vm-systemd"
