@@ -22,8 +22,12 @@ packages=(
 	clang libclang-rt-14-dev
 	# systemd integration tests (systemd-analyze, systemd as guest init)
 	systemd systemd-container dbus
-	# benchmarks: cgcreate/cgexec
-	cgroup-tools
+	# benchmarks: cgcreate/cgexec; pahole for the bench kernel's BTF, libcap
+	# for the kernel tree's bpftool
+	cgroup-tools dwarves libcap-dev
+	# the exporter: its client library for the system python3 (the service),
+	# a real Prometheus server and promtool for its tests; tmux for `cgstream top`'s test
+	prometheus python3-prometheus-client tmux
 )
 
 missing=()
