@@ -15,8 +15,11 @@
  *
  *   cgbench read      --mode classic|stream --readers N --seconds S
  *                     [--max-samples X] CGROUP_DIR...|--list FILE
- *   cgbench telemetry --mode classic|stream --readers R --period-ms T
- *                     --seconds S CGROUP_DIR...|--list FILE
+ *   cgbench telemetry --mode classic|stream|stream1|subtree|bpf|bpfmap
+ *                     --readers R --period-ms T --seconds S
+ *                     [--subtree DIR] CGROUP_DIR...|--list FILE
+ *   cgbench hop       --list FILE        (forever: one process per CPU
+ *                     moves itself through its share of the cgroups)
  *   cgbench latency   --seconds S CGROUP_DIR...|--list FILE   (poll loop)
  *   cgbench work      --procs P --seconds S        (CPU-bound loop counter)
  *   cgbench churn     --work-us W --period-us P --mem-kb K     (forever)
@@ -24,6 +27,18 @@
  *   cgbench kworkers  (print the kworkers' total CPU ns; for checks)
  *
  * CGROUP_DIR is a directory of the cgroup2 mount (absolute path).
+ *
+ * The telemetry ways: "classic" reads every cgroup's cpu.stat on a fixed
+ * grid (each read flushes); "stream" epolls every cgroup's cpu.stat.stream
+ * and reads the ready ones, "stream1" epolls one and reads all (no flush
+ * in either: the kernel's flusher did it); "subtree" polls DIR's
+ * cpu.stat.stream.subtree and takes the whole subtree in one read of
+ * binary records; "bpf" and "bpfmap" run, on the classic grid, a BPF
+ * cgroup iterator over DIR that flushes once and hands back one binary
+ * record per cgroup, through the iterator's read(2) ("bpf") or a hash map
+ * drained with one batch lookup ("bpfmap": what below does, see
+ * bpf/cgstat.bpf.c).  DIR's subtree must hold exactly the listed cgroups
+ * (plus DIR itself) for the ways to read the same cgroups.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -32,6 +47,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -45,6 +61,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/cgroup_stat_stream.h>
+#include "cgstat.h"
+#include "cgstat.skel.h"
 
 #define MAX_READERS 64
 
@@ -234,6 +255,7 @@ struct reader_res {
 	uint64_t samples, cpu_ns, utime_us, stime_us, wall_ns;
 	uint64_t cycles, missed, dups, gaps, errors, wakes, late_ns_max;
 	int open_errno;
+	int fail_errno;	/* the last error a pass failed with */
 };
 struct shm {
 	volatile int ready, start, stop;
@@ -252,15 +274,17 @@ static uint64_t rusage_us(int user)
 }
 
 /* ---- options ---------------------------------------------------------- */
+enum way { WAY_CLASSIC, WAY_STREAM, WAY_STREAM1, WAY_SUBTREE, WAY_BPF, WAY_BPFMAP };
+
 struct opts {
-	const char *mode, *list, *root;
+	const char *mode, *list, *root, *subtree;
+	enum way way;
 	int readers, procs, mem_kb;
 	double seconds;
 	uint64_t max_samples, period_ms, work_us, period_us;
 	char **cg;
 	int ncg;
-	bool stream;
-	bool poll_one;	/* telemetry, stream: poll the first fd, read them all */
+	bool stream;	/* per-cgroup cpu.stat.stream files (stream, stream1) */
 };
 
 static void load_cgroups(struct opts *o, int argc, char **argv, int optind_)
@@ -361,45 +385,294 @@ static void reader_hammer(const struct opts *o, int id)
 	r->errors = errors;
 }
 
+/* ---- the subtree and BPF ways ------------------------------------------ */
+static volatile uint64_t sink;	/* what a consumer would do with the values */
+
+struct pass_buf { char *p; size_t cap; };
+
+/*
+ * One snapshot of cpu.stat.stream.subtree: one pread() at offset 0 when the
+ * buffer holds the whole subtree (a read short of a full buffer ended it),
+ * more reads on from there otherwise.  Returns the records, or -errno.
+ */
+static int64_t subtree_pass(int fd, struct pass_buf *b, uint64_t *seq)
+{
+	int64_t recs = 0;
+	off_t pos = 0;
+	for (;;) {
+		ssize_t n = pread(fd, b->p, b->cap, pos);
+		if (n < 0)
+			return -errno;
+		for (size_t off = 0; off < (size_t)n;) {
+			const struct cgroup_stat_stream_record *r = (const void *)(b->p + off);
+			if (n - off < 8 || r->size < 8 || r->size > n - off)
+				return -EPROTO;
+			if (r->type == CGROUP_STAT_STREAM_RECORD_CPU &&
+			    r->size >= CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0) {
+				if (!recs)
+					*seq = r->flush_seq;
+				sink += r->usage_usec + r->user_usec + r->system_usec;
+				recs++;
+			}
+			off += r->size;
+		}
+		pos += n;
+		if ((size_t)n + sizeof(struct cgroup_stat_stream_record) <= b->cap)
+			return recs;
+	}
+}
+
+struct bpfway {
+	struct cgstat *skel;
+	struct bpf_link *link;
+	bool map;
+	int map_fd;
+	uint32_t maxn;
+	__u64 *keys;
+	struct cgstat_rec *vals;
+};
+
+/* libbpf's warnings (a failed load prints the verifier's log); CGBENCH_BPF_DEBUG=1: all */
+static int bpf_warn(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	static int all = -1;
+	if (all < 0)
+		all = getenv("CGBENCH_BPF_DEBUG") != NULL;
+	return lvl == LIBBPF_DEBUG && !all ? 0 : vfprintf(stderr, fmt, ap);
+}
+
+/* load the program and attach a pre-order cgroup iterator to @dir */
+static int bpfway_open(struct bpfway *b, const char *dir, bool map, int ncg)
+{
+	union bpf_iter_link_info li = {};
+	int err, cgfd;
+
+	memset(b, 0, sizeof(*b));
+	libbpf_set_print(bpf_warn);
+	b->map = map;
+	b->skel = cgstat__open();
+	if (!b->skel)
+		return -errno;
+	bpf_program__set_autoload(map ? b->skel->progs.dump_seq : b->skel->progs.dump_map, false);
+	err = cgstat__load(b->skel);
+	if (err)
+		return err;
+	cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgfd < 0)
+		return -errno;
+	li.cgroup.cgroup_fd = cgfd;
+	li.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
+	LIBBPF_OPTS(bpf_iter_attach_opts, ao, .link_info = &li, .link_info_len = sizeof(li));
+	b->link = bpf_program__attach_iter(map ? b->skel->progs.dump_map : b->skel->progs.dump_seq, &ao);
+	err = b->link ? 0 : -errno;
+	close(cgfd);
+	if (err)
+		return err;
+	b->map_fd = bpf_map__fd(b->skel->maps.stats);
+	b->maxn = 2 * (ncg + 1) + 64;
+	b->keys = malloc(b->maxn * sizeof(*b->keys));
+	b->vals = malloc(b->maxn * sizeof(*b->vals));
+	return b->keys && b->vals ? 0 : -ENOMEM;
+}
+
+/* one pass: run the iterator to EOF (one flush, one record per cgroup) */
+static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf)
+{
+	int64_t recs = 0;
+	ssize_t n;
+	int fd = bpf_iter_create(bpf_link__fd(b->link));
+	if (fd < 0)
+		return fd;
+	while ((n = read(fd, buf->p, buf->cap)) > 0) {
+		const struct cgstat_rec *r = (const void *)buf->p;
+		for (size_t i = 0; i < n / sizeof(*r); i++)
+			sink += r[i].usage_ns + r[i].user_ns + r[i].system_ns;
+		recs += n / sizeof(*r);
+	}
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	if (!b->map)
+		return recs;
+	/* drain the map; what the next pass does not rewrite is gone */
+	__u64 in = 0, out = 0;
+	for (bool first = true;; first = false) {
+		__u32 count = b->maxn;
+		err = bpf_map_lookup_and_delete_batch(b->map_fd, first ? NULL : &in, &out,
+						      b->keys, b->vals, &count, NULL);
+		for (__u32 i = 0; i < count; i++)
+			sink += b->vals[i].usage_ns + b->vals[i].user_ns + b->vals[i].system_ns;
+		recs += count;
+		if (err)
+			return err == -ENOENT ? recs : err;
+		in = out;
+	}
+}
+
+/* ---- telemetry: R readers, each takes M cgroups once per cycle ---------- */
+struct tele {
+	const struct opts *o;
+	int *fds;		/* classic, stream, stream1: one per cgroup */
+	int sfd;		/* subtree */
+	struct bpfway bpf;	/* bpf, bpfmap */
+	struct pass_buf buf;
+	uint64_t *last;		/* stream: the flush_seq each fd had */
+	uint64_t last_seq;	/* subtree */
+	uint64_t samples, errors, cycles, missed, dups, gaps, wakes, late_max;
+	int fail_errno;
+};
+
+/* one cycle of a grid-paced way; false when the window ended inside it */
+static bool grid_pass(struct tele *t)
+{
+	const struct opts *o = t->o;
+	struct stat_vals v;
+	if (o->way == WAY_CLASSIC) {
+		int i;
+		/* the window's end cuts a cycle short: slow VMs stay on time */
+		for (i = 0; i < o->ncg && !shm->stop; i++) {
+			ssize_t k = pread(t->fds[i], t->buf.p, 4096, 0);
+			if (k <= 0 || parse_stat(t->buf.p, k, &v))
+				t->errors++;
+			t->samples++;
+		}
+		return i == o->ncg;
+	}
+	int64_t n = bpfway_pass(&t->bpf, &t->buf);
+	if (n < 0) {
+		t->errors++;
+		t->fail_errno = (int)-n;
+		return true;
+	}
+	t->samples += n;
+	return true;
+}
+
+/* one wake of a polled way */
+static void stream_wake(struct tele *t, struct epoll_event *evs, int n)
+{
+	const struct opts *o = t->o;
+	struct stat_vals v;
+	if (o->way == WAY_SUBTREE) {
+		uint64_t seq = 0;
+		int64_t k = subtree_pass(t->sfd, &t->buf, &seq);
+		if (k < 0) {
+			t->errors++;
+			t->fail_errno = (int)-k;
+			return;
+		}
+		t->samples += k;
+		t->cycles++;
+		if (seq == t->last_seq)
+			t->dups++;
+		else if (t->last_seq && seq > t->last_seq + 1)
+			t->gaps += seq - t->last_seq - 1;
+		t->last_seq = seq;
+		return;
+	}
+	if (o->way == WAY_STREAM1)
+		n = o->ncg;	/* the paced fd woke: read all */
+	for (int j = 0; j < n && !shm->stop; j++) {
+		int i = o->way == WAY_STREAM1 ? j : (int)evs[j].data.u32;
+		ssize_t k = pread(t->fds[i], t->buf.p, 4096, 0);
+		t->samples++;
+		if (k <= 0 || parse_stat(t->buf.p, k, &v)) {
+			t->errors++;
+			continue;
+		}
+		if (v.seq == t->last[i])
+			t->dups++;
+		else if (t->last[i] && v.seq > t->last[i] + 1)
+			t->gaps += v.seq - t->last[i] - 1;
+		t->last[i] = v.seq;
+	}
+}
+
+static int tele_open(struct tele *t, int ep)
+{
+	const struct opts *o = t->o;
+	int err = 0;
+	t->buf.cap = 4096;
+	if (o->way == WAY_SUBTREE || o->way == WAY_BPF || o->way == WAY_BPFMAP) {
+		if (!o->subtree)
+			die("--mode %s needs --subtree DIR", o->mode);
+		/* the whole subtree in one read, with room for growth */
+		t->buf.cap = 2 * (size_t)(o->ncg + 1) * sizeof(struct cgroup_stat_stream_record) + 65536;
+	}
+	t->buf.p = malloc(t->buf.cap);
+	if (!t->buf.p)
+		return ENOMEM;
+	switch (o->way) {
+	case WAY_CLASSIC:
+	case WAY_STREAM:
+	case WAY_STREAM1:
+		t->fds = open_all(o, &err);
+		if (!t->fds)
+			return err;
+		break;
+	case WAY_SUBTREE: {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/cpu.stat.stream.subtree", o->subtree);
+		t->sfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (t->sfd < 0) {
+			err = errno;
+			fprintf(stderr, "cgbench: %s: %s\n", path, strerror(err));
+			return err;
+		}
+		struct epoll_event e = { .events = EPOLLIN };
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, t->sfd, &e))
+			die("epoll_ctl: %s", strerror(errno));
+		uint64_t seq = 0;	/* mark what is there now as seen */
+		if (subtree_pass(t->sfd, &t->buf, &seq) >= 0)
+			t->last_seq = seq;
+		return 0;
+	}
+	case WAY_BPF:
+	case WAY_BPFMAP:
+		err = -bpfway_open(&t->bpf, o->subtree, o->way == WAY_BPFMAP, o->ncg);
+		if (err)
+			fprintf(stderr, "cgbench: BPF iterator on %s: %s\n", o->subtree, strerror(err));
+		return err;
+	}
+	if (o->way == WAY_CLASSIC)
+		return 0;
+	t->last = calloc(o->ncg, sizeof(uint64_t));
+	for (int i = 0; i < o->ncg; i++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.u32 = i };
+		struct stat_vals v;
+		/*
+		 * The sequence is global: a flush makes every stream
+		 * readable at once, so one polled fd paces them all.
+		 */
+		if ((o->way == WAY_STREAM || i == 0) && epoll_ctl(ep, EPOLL_CTL_ADD, t->fds[i], &e))
+			die("epoll_ctl: %s", strerror(errno));
+		/* mark what is there now as seen */
+		ssize_t k = pread(t->fds[i], t->buf.p, 4096, 0);
+		if (k > 0 && !parse_stat(t->buf.p, k, &v))
+			t->last[i] = v.seq;
+	}
+	return 0;
+}
+
 static void reader_telemetry(const struct opts *o, int id)
 {
 	struct reader_res *r = &shm->r[id];
-	char buf[4096];
-	struct stat_vals v;
-	int err;
-	int *fds = open_all(o, &err);
-	if (!fds) {
+	struct tele t = { .o = o, .sfd = -1 };
+	bool grid = o->way == WAY_CLASSIC || o->way == WAY_BPF || o->way == WAY_BPFMAP;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	int err = tele_open(&t, ep);
+	if (err) {
 		r->open_errno = err;
 		__sync_fetch_and_add(&shm->ready, 1);
 		return;
 	}
-	uint64_t *last = calloc(o->ncg, sizeof(uint64_t));
-	int ep = -1;
-	struct epoll_event *evs = NULL;
-	if (o->stream) {
-		ep = epoll_create1(EPOLL_CLOEXEC);
-		evs = calloc(o->ncg, sizeof(*evs));
-		for (int i = 0; i < o->ncg; i++) {
-			struct epoll_event e = { .events = EPOLLIN, .data.u32 = i };
-			/*
-			 * The sequence is global: a flush makes every stream
-			 * readable at once, so one polled fd paces them all.
-			 */
-			if ((!o->poll_one || i == 0) && epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &e))
-				die("epoll_ctl: %s", strerror(errno));
-			/* mark what is there now as seen */
-			ssize_t k = pread(fds[i], buf, sizeof(buf), 0);
-			if (k > 0 && !parse_stat(buf, k, &v))
-				last[i] = v.seq;
-		}
-	}
+	struct epoll_event *evs = calloc(o->ncg + 1, sizeof(*evs));
 	wait_start();
 	uint64_t c0 = tcpu_ns(), u0 = rusage_us(1), s0 = rusage_us(0), w0 = mono_ns();
 	uint64_t period = o->period_ms * 1000000ull;
-	uint64_t samples = 0, errors = 0, cycles = 0, missed = 0, dups = 0, gaps = 0,
-		 wakes = 0, late_max = 0;
-	if (!o->stream) {
-		/* classic: sleep to a fixed grid, read everything, repeat */
+	if (grid) {
+		/* sleep to a fixed grid, take everything, repeat */
 		uint64_t next = shm->t_start + period;
 		for (;;) {
 			struct timespec ts = { next / 1000000000ull, next % 1000000000ull };
@@ -408,66 +681,44 @@ static void reader_telemetry(const struct opts *o, int id)
 			if (shm->stop)
 				break;
 			uint64_t woke = mono_ns();
-			if (woke - next > late_max)
-				late_max = woke - next;
-			wakes++;
-			int i;
-			/* the window's end cuts a cycle short: slow VMs stay on time */
-			for (i = 0; i < o->ncg && !shm->stop; i++) {
-				ssize_t k = pread(fds[i], buf, sizeof(buf), 0);
-				if (k <= 0 || parse_stat(buf, k, &v))
-					errors++;
-				samples++;
-			}
-			if (i < o->ncg)
+			if (woke - next > t.late_max)
+				t.late_max = woke - next;
+			t.wakes++;
+			if (!grid_pass(&t))
 				break;
-			cycles++;
+			t.cycles++;
 			uint64_t now = mono_ns();
 			next += period;
 			while (next <= now) {	/* deadlines we slept through */
 				next += period;
-				missed++;
+				t.missed++;
 			}
 		}
 	} else {
 		while (!shm->stop) {
-			int n = epoll_wait(ep, evs, o->ncg, 100);
-			if (n < 0 && errno == EINTR)
-				continue;
+			int n = epoll_wait(ep, evs, o->ncg + 1, 100);
 			if (n <= 0)
 				continue;
-			wakes++;
-			if (o->poll_one)
-				n = o->ncg;	/* the paced fd woke: read all */
-			for (int j = 0; j < n && !shm->stop; j++) {
-				int i = o->poll_one ? j : (int)evs[j].data.u32;
-				ssize_t k = pread(fds[i], buf, sizeof(buf), 0);
-				samples++;
-				if (k <= 0 || parse_stat(buf, k, &v)) {
-					errors++;
-					continue;
-				}
-				if (v.seq == last[i])
-					dups++;
-				else if (last[i] && v.seq > last[i] + 1)
-					gaps += v.seq - last[i] - 1;
-				last[i] = v.seq;
-			}
+			t.wakes++;
+			stream_wake(&t, evs, n);
 		}
-		cycles = o->ncg ? samples / o->ncg : 0;
+		if (o->way != WAY_SUBTREE)
+			t.cycles = o->ncg ? t.samples / o->ncg : 0;
+		t.missed = o->way == WAY_SUBTREE ? t.gaps : o->ncg ? t.gaps / o->ncg : 0;
 	}
 	r->wall_ns = mono_ns() - w0;
 	r->cpu_ns = tcpu_ns() - c0;
 	r->utime_us = rusage_us(1) - u0;
 	r->stime_us = rusage_us(0) - s0;
-	r->samples = samples;
-	r->errors = errors;
-	r->cycles = cycles;
-	r->missed = o->stream ? (o->ncg ? gaps / o->ncg : 0) : missed;
-	r->gaps = gaps;
-	r->dups = dups;
-	r->wakes = wakes;
-	r->late_ns_max = late_max;
+	r->samples = t.samples;
+	r->errors = t.errors;
+	r->cycles = t.cycles;
+	r->missed = t.missed;
+	r->gaps = t.gaps;
+	r->dups = t.dups;
+	r->wakes = t.wakes;
+	r->late_ns_max = t.late_max;
+	r->fail_errno = t.fail_errno;
 }
 
 static void json_str(const char *k, const char *v, int comma)
@@ -505,7 +756,9 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	struct kwsnap k0, k1;
 	struct pstat p0, p1;
 	uint64_t seq0 = 0, seq1 = 0, fm0 = 0, fm1 = 0;
-	int seq_ok = o->stream && !root_seq(o->root, &seq0, &fm0);
+	/* the ways that run the kernel's flusher */
+	bool flusher = o->way == WAY_STREAM || o->way == WAY_STREAM1 || o->way == WAY_SUBTREE;
+	int seq_ok = flusher && !root_seq(o->root, &seq0, &fm0);
 	kw_snap(&k0);
 	pstat_read(&p0);
 	shm->t_start = mono_ns();
@@ -536,7 +789,7 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	uint64_t kw = kw_delta(&k0, &k1, &lost);
 
 	printf("{");
-	json_str("mode", o->poll_one ? "stream1" : o->stream ? "stream" : "classic", 1);
+	json_str("mode", o->mode, 1);
 	printf("\"readers\": %d, \"cgroups\": %d, \"seconds\": %.3f, \"period_ms\": %" PRIu64
 	       ", \"max_samples\": %" PRIu64 ", \"open_errno\": %d, ",
 	       o->readers, o->ncg, o->seconds, o->period_ms, o->max_samples, open_errno);
@@ -558,9 +811,11 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 		printf("%s{\"samples\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", \"utime_us\": %" PRIu64
 		       ", \"stime_us\": %" PRIu64 ", \"wall_ns\": %" PRIu64 ", \"errors\": %" PRIu64
 		       ", \"cycles\": %" PRIu64 ", \"missed\": %" PRIu64 ", \"gaps\": %" PRIu64
-		       ", \"dups\": %" PRIu64 ", \"wakes\": %" PRIu64 ", \"late_ns_max\": %" PRIu64 "}",
+		       ", \"dups\": %" PRIu64 ", \"wakes\": %" PRIu64 ", \"late_ns_max\": %" PRIu64
+		       ", \"fail_errno\": %d}",
 		       i ? ", " : "", r->samples, r->cpu_ns, r->utime_us, r->stime_us, r->wall_ns,
-		       r->errors, r->cycles, r->missed, r->gaps, r->dups, r->wakes, r->late_ns_max);
+		       r->errors, r->cycles, r->missed, r->gaps, r->dups, r->wakes, r->late_ns_max,
+		       r->fail_errno);
 	}
 	printf("]}\n");
 	return open_errno ? 1 : 0;
@@ -726,10 +981,99 @@ static int run_work(const struct opts *o)
 	return 0;
 }
 
+/* ---- hop: rstat updates in many cgroups per flush ----------------------- */
+/*
+ * The flusher's cost depends on how many cgroups changed since its last
+ * cycle.  One process per CPU, pinned, moves itself through its share of
+ * the listed cgroups and runs ~20 us in each, so every cgroup it visits has
+ * an rstat update pending on that CPU.  Measured here over --seconds: the
+ * kworkers' CPU, the flushes done and the visits made.  --mode stream keeps
+ * the root's cpu.stat.stream open (the flusher runs while a stream file is
+ * open); --mode classic measures the same load with no flusher.
+ */
+static int run_hop(const struct opts *o)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu > MAX_READERS)
+		ncpu = MAX_READERS;
+	if (!o->ncg)
+		die("no cgroups given");
+	raise_nofile();
+	int keep = -1;
+	if (o->stream) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", o->root, stream_file());
+		keep = open(path, O_RDONLY | O_CLOEXEC);
+		if (keep < 0)
+			die("%s: %s", path, strerror(errno));
+	}
+	pid_t pids[MAX_READERS];
+	for (int c = 0; c < ncpu; c++) {
+		pids[c] = fork();
+		if (pids[c] < 0)
+			die("fork: %s", strerror(errno));
+		if (pids[c])
+			continue;
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+		int n = 0, *fds = calloc(o->ncg / ncpu + 1, sizeof(int));
+		for (int i = c; i < o->ncg; i += ncpu) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/cgroup.procs", o->cg[i]);
+			if ((fds[n++] = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+				die("%s: %s", path, strerror(errno));
+		}
+		__sync_fetch_and_add(&shm->ready, 1);
+		while (!shm->start)
+			usleep(500);
+		uint64_t hops = 0;
+		while (!shm->stop)
+			for (int i = 0; i < n && !shm->stop; i++) {
+				if (write(fds[i], "0", 1) != 1)
+					die("moving to cgroup %d: %s", i, strerror(errno));
+				spin_ns(20000);
+				shm->work_iters[c] = ++hops;
+			}
+		_exit(0);
+	}
+	while (shm->ready < ncpu)
+		usleep(1000);
+	struct kwsnap k0, k1;
+	uint64_t seq0 = 0, seq1 = 0, fm0 = 0, fm1 = 0;
+	int seq_ok = !root_seq(o->root, &seq0, &fm0);
+	kw_snap(&k0);
+	shm->start = 1;
+	uint64_t w0 = mono_ns();
+	sleep_ns((uint64_t)(o->seconds * 1e9));
+	uint64_t hops = 0;
+	for (int c = 0; c < ncpu; c++)
+		hops += shm->work_iters[c];
+	uint64_t wall = mono_ns() - w0;
+	kw_snap(&k1);
+	seq_ok = seq_ok && !root_seq(o->root, &seq1, &fm1);
+	shm->stop = 1;
+	for (int c = 0; c < ncpu; c++)
+		waitpid(pids[c], NULL, 0);
+	if (keep >= 0)
+		close(keep);
+	int lost;
+	uint64_t kw = kw_delta(&k0, &k1, &lost);
+	printf("{\"mode\": \"%s\", \"cgroups\": %d, \"procs\": %d, \"wall_ns\": %" PRIu64
+	       ", \"hops\": %" PRIu64 ", \"kworker_ns\": %" PRIu64 ", \"kworkers_gone\": %d",
+	       o->mode, o->ncg, ncpu, wall, hops, kw, lost);
+	if (seq_ok)
+		printf(", \"flush_seq_delta\": %" PRIu64 ", \"flush_missed_delta\": %" PRIu64,
+		       seq1 - seq0, fm1 - fm0);
+	printf("}\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: cgbench read|telemetry|latency|work|churn|hog|kworkers [options]");
+		die("usage: cgbench read|telemetry|latency|hop|work|churn|hog|kworkers [options]");
 	const char *cmd = argv[1];
 	struct opts o = { .mode = "classic", .readers = 1, .procs = 1, .seconds = 1,
 			  .period_ms = 100, .work_us = 500, .period_us = 10000,
@@ -741,6 +1085,7 @@ int main(int argc, char **argv)
 		{ "max-samples", 1, 0, 'x' }, { "period-ms", 1, 0, 'T' },
 		{ "list", 1, 0, 'l' }, { "procs", 1, 0, 'p' }, { "work-us", 1, 0, 'w' },
 		{ "period-us", 1, 0, 'P' }, { "mem-kb", 1, 0, 'k' }, { "root", 1, 0, 'R' },
+		{ "subtree", 1, 0, 'S' },
 		{ 0 }
 	};
 	int c;
@@ -758,16 +1103,20 @@ int main(int argc, char **argv)
 		case 'P': o.period_us = strtoull(optarg, NULL, 10); break;
 		case 'k': o.mem_kb = atoi(optarg); break;
 		case 'R': o.root = optarg; break;
+		case 'S': o.subtree = optarg; break;
 		default: exit(2);
 		}
 	}
-	/* stream1: the stream, one fd polled per reader (telemetry only) */
-	if (strcmp(o.mode, "classic") && strcmp(o.mode, "stream") && strcmp(o.mode, "stream1"))
-		die("--mode classic|stream|stream1");
-	o.poll_one = !strcmp(o.mode, "stream1");
-	o.stream = o.poll_one || !strcmp(o.mode, "stream");
-	if (o.poll_one && strcmp(cmd, "telemetry"))
-		die("--mode stream1 is for telemetry");
+	static const char *const ways[] = { "classic", "stream", "stream1", "subtree", "bpf", "bpfmap" };
+	o.way = (enum way)-1;
+	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++)
+		if (!strcmp(o.mode, ways[i]))
+			o.way = (enum way)i;
+	if (o.way == (enum way)-1)
+		die("--mode classic|stream|stream1|subtree|bpf|bpfmap");
+	o.stream = o.way == WAY_STREAM || o.way == WAY_STREAM1;
+	if (o.way > WAY_STREAM && strcmp(cmd, "telemetry"))
+		die("--mode %s is for telemetry", o.mode);
 	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shm == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
@@ -787,6 +1136,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "work"))
 		return run_work(&o);
+	if (!strcmp(cmd, "hop")) {
+		load_cgroups(&o, argc, argv, optind);
+		return run_hop(&o);
+	}
 	if (!strcmp(cmd, "churn"))
 		return run_churn(&o);
 	if (!strcmp(cmd, "hog"))
