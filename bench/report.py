@@ -20,10 +20,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 MODES = ("classic", "stream")
-COLORS = {"classic": "tab:red", "stream": "tab:blue", "stream1": "tab:green"}
-S2_MODES = ("classic", "stream", "stream1")
-S2_LABEL = {"classic": "classic", "stream": "stream, every fd polled",
-            "stream1": "stream, one fd polled"}
+COLORS = {"classic": "tab:red", "stream": "tab:blue", "stream1": "tab:green",
+          "subtree": "tab:green", "bpf": "tab:purple", "bpfmap": "tab:orange"}
+S2_MODES = ("classic", "stream", "subtree", "bpf", "bpfmap")
+S2_LABEL = {"classic": "1 classic cpu.stat", "stream": "2 cpu.stat.stream",
+            "stream1": "stream, one fd polled", "subtree": "3 cpu.stat.stream.subtree",
+            "bpf": "4 BPF iterator, seq", "bpfmap": "4m BPF iterator, map"}
 
 
 def load(results):
@@ -174,18 +176,7 @@ def main():
                             f"{fmt(rc['classic']['ns'])} ns, stream {fmt(rc['stream']['ns'])} ns: "
                             f"classic/stream **{fmt(rc['classic']['ns'] / rc['stream']['ns'])}x**")
     s2_sizes = sorted({x["cpus"] for x in sel(recs, "s2")})
-    for n2 in s2_sizes:
-        s2 = s2_summary(recs, n2)
-        big = max(s2, key=lambda k: (k[1], k[0]))
-        v = s2[big]
-        if v.get("classic") and v.get("stream"):
-            head.append(f"- telemetry, {n2} vCPUs, {big[0]} readers x {big[1]} cgroups every "
-                        f"{v['period']} ms: CPU per cycle (readers + kworkers) classic "
-                        f"{fmt(v['classic']['total_ms'])} ms, stream "
-                        f"{fmt(v['stream']['total_ms'])} ms: classic/stream "
-                        f"**{fmt(ratio(v['classic']['total_ms'], v['stream']['total_ms']))}x**"
-                        + (f", one fd polled **{fmt(ratio(v['classic']['total_ms'], v['stream1']['total_ms']))}x**"
-                           if v.get("stream1") else ""))
+    targets = s2_targets(recs, s2_sizes)
     s4h = sel(recs, "s4")
     if s4h:
         rmax = max(x["params"]["readers"] for x in s4h)
@@ -211,6 +202,10 @@ def main():
                  if ph != "none"]
         if parts:
             head.append("- CPU-bound workload throughput vs no readers: " + ", ".join(parts))
+    if targets:
+        w("The targets (issue 14; what the numbers should show, not pass/fail tests):\n")
+        w("\n".join(targets) + "\n")
+        w("Also measured:\n")
     w("\n".join(head) + "\n" if head else "No complete classic/stream pair was measured.\n")
 
     # --- setup
@@ -263,9 +258,10 @@ def main():
           "by other work, and one TCG boot alone took most of the time limit. Each ratio "
           "still compares the two ways within one boot (alternating rounds), but the boots "
           "took CPU from each other, which adds noise to every absolute number.\n")
-    w("\nWhat runs in each boot: 2 vCPUs: scenarios 1, 2, 5, 6; 8 vCPUs: 1, 2 and 4; "
-      "32 vCPUs: 1 (scenario 3 is scenario 1 at each size). Raw results (JSON lines, one "
-      "object per measurement) are in the run's folder under `build/bench/`.\n")
+    w("\nWhat runs in each boot: 2 vCPUs: scenarios 2, 7, 8, 1, 5, 6; 8 vCPUs: 2, 7, 1, 4; "
+      "32 vCPUs: 2, 7, 1 (scenario 3 is scenario 1 at each size), each boot in that order "
+      "until its time budget ends. Raw results (JSON lines, one object per measurement) are "
+      "in the run's folder under `build/bench/`.\n")
 
     w(METHOD)
 
@@ -303,50 +299,48 @@ def main():
     w("")
 
     # --- S2
-    w("## 2. Telemetry at a fixed rate\n")
+    w("## 2. Telemetry: four ways to sample a subtree\n")
+    w(S2_METHOD)
     for n2 in s2_sizes:
         s2 = s2_summary(recs, n2)
         period = next(iter(s2.values()))["period"]
         secs = next(iter(s2.values()))["seconds"]
         w(f"### {n2} vCPUs\n")
-        w(f"R reader processes each sample M cgroups (idle cgroups under one parent; the "
-          f"churn load runs) every {period} ms for {secs} s per run, {n2} vCPUs. Classic: "
-          f"sleep to a fixed grid (`clock_nanosleep(TIMER_ABSTIME)`), `pread()` all M "
-          f"`cpu.stat`; a deadline that passed while a cycle ran is a missed cycle. Stream "
-          f"(**s**): the flusher interval is {period} ms, each reader epolls its M "
-          f"`cpu.stat.stream` fds and `pread()`s the ready ones (how libcgstream's group read "
-          f"through io_uring polls until its tick design). Stream, one fd polled (**s1**): the sequence is "
-          f"global, so one flush makes every stream readable; each reader epolls only its "
-          f"first fd and on a wake `pread()`s all M (libcgstream's group's tick design, with the "
-          f"root's stream as the one fd). In both, flush_seq gaps per cgroup are missed cycles "
-          f"and repeats are duplicates (both averaged over the M cgroups). CPU per cycle = "
-          f"CPU over the run / ({secs} s / {period} ms). Kworker CPU is all kworker threads' "
-          f"CPU over the run (see Method); in classic runs it is the background (the "
-          f"flusher is off), in stream runs it includes the flusher.\n")
+        w(f"Every {period} ms for {secs} s per run. Per row: CPU per cycle of all R readers "
+          f"(their user / system split from getrusage), of the kworkers (all of them: the "
+          f"flusher in rows 2 and 3, background in the others), the total, the total per "
+          f"cgroup sample (total / M), and per reader the cycles missed (classic grid: "
+          f"deadlines slept through; stream ways: flush_seq gaps) and duplicated (a wake with "
+          f"no new flush).\n")
         rows = []
         for (r, m), v in sorted(s2.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            c, s, s1 = v.get("classic"), v.get("stream"), v.get("stream1")
-            rows.append([f"{r} x {m}",
-                         " / ".join(fmt(x and x["readers_ms"]) for x in (c, s, s1)),
-                         " / ".join(fmt(x and x["kw_ms"]) for x in (c, s, s1)),
-                         " / ".join(fmt(x and x["total_ms"]) for x in (c, s, s1)),
-                         "**" + fmt(ratio(c and c["total_ms"], s and s["total_ms"])) + "x**",
-                         "**" + fmt(ratio(c and c["total_ms"], s1 and s1["total_ms"])) + "x**",
-                         " / ".join(fmt(x and x["missed"]) for x in (c, s, s1)),
-                         " / ".join(fmt(x and x["dups"]) for x in (s, s1)),
-                         fmt(s and s["flushes"]) + (f" ({fmt(s['flush_missed'])} late)" if s else "")])
-        w(table(["R x M", "readers ms/cycle c / s / s1", "kworker ms/cycle c / s / s1",
-                 "total ms/cycle c / s / s1", "classic/stream", "classic/stream1",
-                 "missed cycles/reader c / s / s1", "dup cycles/reader s / s1",
-                 "flusher cycles, stream run (flush_missed)"], rows))
-        png = f"s2_cpu_per_cycle_{n2}.png"
-        w(f"\n![telemetry CPU per cycle, {n2} vCPUs](bench/{png})\n")
-        plot_s2(s2, os.path.join(pngdir, png))
-        full = {(r, m) for r in (1, 2, 4, 8, 16) for m in (10, 100, 1000)}
+            for mode in S2_MODES:
+                x = v.get(mode)
+                if not x:
+                    continue
+                if x["fail"]:
+                    rows.append([f"{r} x {m}", S2_LABEL[mode], "fails: " + x["fail"]] + [""] * 7)
+                    continue
+                rows.append([f"{r} x {m}", S2_LABEL[mode],
+                             f"{fmt(x['readers_ms'])} ({fmt(x['user_ms'])} / {fmt(x['sys_ms'])})",
+                             fmt(x["kw_ms"]), fmt(x["total_ms"]), fmt(x["us_per_cg"]),
+                             "**" + fmt(ratio(v.get("classic") and v["classic"]["total_ms"],
+                                              x["total_ms"])) + "x**",
+                             fmt(x["missed"]), fmt(x["dups"]), fmt(x["errors"])])
+        w(table(["R x M", "way", "readers ms/cycle (user / sys)", "kworker ms/cycle",
+                 "total ms/cycle", "total µs per cgroup sample", "classic/this",
+                 "missed cycles/reader", "dup cycles/reader", "errors"], rows))
+        w("")
+        full = {(r, m) for r in (1, 4, 16) for m in (10, 100, 1000, 10000)} if n2 == 2 else set()
         miss = sorted(full - set(s2))
         if miss:
-            w(f"Not measured (trimmed): {', '.join(f'{r}x{m}' for r, m in miss)}.\n")
-    if not s2_sizes:
+            w(f"Not measured (time budget): {', '.join(f'{r}x{m}' for r, m in miss)}.\n")
+    if s2_sizes:
+        plot_s2(recs, s2_sizes, pngdir)
+        w("![per-cgroup cost against M](bench/s2_per_cgroup.png)\n")
+        w("![total CPU against readers](bench/s2_readers.png)\n")
+        w(S2_PRIVILEGES)
+    else:
         w("Not measured in this run.\n")
 
     # --- S3
@@ -567,6 +561,83 @@ def main():
     else:
         w("Not measured in this run.\n")
 
+    # --- S7
+    w("## 7. The flusher's cost against cgroups changed\n")
+    s7 = [x for x in sel(recs, "s7") if x["result"].get("flusher_us")]
+    if s7:
+        w("`cgbench hop`: one process per vCPU, pinned, moves itself through its share of N "
+          "idle cgroups (a write to cgroup.procs, ~20 µs of work in each), so every cgroup it "
+          "visits has an rstat update pending on that CPU when the flusher comes. The "
+          "flusher's interval is chosen per N so that the hoppers can get round (TCG makes a "
+          "migration cost tens of µs); \"changed per cycle\" is min(N, visits per flush), "
+          "what actually changed. Each cycle of the flusher's work item is timed by the "
+          "workqueue tracepoints (`workqueue_execute_start`/`_end` for stat_stream_workfn, "
+          "tracefs): its run time from start to end, which is its CPU time unless it was "
+          "preempted or interrupted (the bench kernel is PREEMPT; under TCG a descheduled "
+          "vCPU also counts).\n")
+        rows, pts = [], {}
+        for x in sorted(s7, key=lambda x: (x["cpus"], x["params"]["cgroups"])):
+            r, p_ = x["result"], x["params"]
+            d = r["flusher_us"]
+            fl = r.get("flush_seq_delta") or len(d)
+            changed = min(p_["cgroups"], r["hops"] / max(1, fl))
+            p50 = pct(d, 50)
+            pts.setdefault(x["cpus"], []).append((changed, p50))
+            rows.append([str(x["cpus"]), fmt(p_["cgroups"]), fmt(p_["interval_ms"]), fmt(len(d)),
+                         fmt(changed), f"**{fmt(p50 / 1e3)}**", fmt(pct(d, 90) / 1e3),
+                         fmt(max(d) / 1e3), fmt(p50 / changed)])
+        w(table(["vCPUs", "cgroups N", "interval ms", "cycles traced", "changed per cycle",
+                 "flusher ms per cycle p50", "p90", "max", "µs per changed cgroup (p50)"],
+                rows))
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for n, v in sorted(pts.items()):
+            v.sort()
+            ax.plot([a_ for a_, _ in v], [b_ / 1e3 for _, b_ in v], "o-", label=f"{n} vCPUs")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("cgroups changed per cycle")
+        ax.set_ylabel("flusher run time per cycle, ms (p50, TCG)")
+        ax.set_title("Flusher cost")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(pngdir, "s7_flusher.png"), dpi=100)
+        plt.close(fig)
+        w("\n![flusher cost](bench/s7_flusher.png)\n")
+    else:
+        w("Not measured in this run.\n")
+
+    # --- S8
+    w("## 8. The daemon and the exporter watching a large subtree\n")
+    s8 = sel(recs, "s8")
+    if s8:
+        w("Each program watches one parent with M idle children (flusher at 1 s) and runs "
+          "alone in the readers' cgroup; after it has settled (its first walk of the subtree, "
+          "a few cycles), its CPU (the process CPU clock: all threads, exact) is taken over the "
+          "window and divided by the flushes in it. The exporter (`python -m pycgstream "
+          "export`: pycgstream's Tree + prometheus_client) is scraped over HTTP once per cycle "
+          "during the window, so its CPU includes serving the scrapes; scrape time is the "
+          "client's wall time for one `GET /metrics`. RSS is VmRSS at the end (VmHWM: peak).\n")
+        rows = []
+        for x in s8:
+            r = x["result"]
+            sc = r.get("scrape_s") or []
+            rows.append([x["params"]["program"], fmt(x["params"]["cgroups"]), str(x["cpus"]),
+                         fmt(r["cycles"]), f"**{fmt(r['cpu_ns'] / 1e6 / max(1, r['cycles']))}**",
+                         fmt(r["rss_kb"] / 1024 if r.get("rss_kb") else None),
+                         fmt(r["hwm_kb"] / 1024 if r.get("hwm_kb") else None),
+                         f"{fmt(pct(sc, 50) * 1e3)} / {fmt(max(sc) * 1e3)}" if sc else "–",
+                         fmt(r.get("scrape_bytes") or None)])
+        w(table(["program", "cgroups", "vCPUs", "cycles", "CPU ms per cycle", "RSS MiB",
+                 "peak RSS MiB", "scrape ms p50 / max", "scrape bytes"], rows))
+        w("")
+    else:
+        w("Not measured in this run.\n")
+
+    # --- memory
+    w("## 9. Kernel memory the series adds\n")
+    w(kernel_bytes(results))
+
     w("## Not measured in this run\n")
     skipped = [r["params"]["what"] for r in recs if r["scenario"] == "skipped"]
     bad = [b for b in boots if b.get("rc")]
@@ -598,50 +669,208 @@ def main():
 
 
 def s2_summary(recs, cpus):
+    """(readers, cgroups) -> way -> CPU per cycle and friends"""
     out = {}
     for x in sel(recs, "s2", cpus=cpus):
         p, res = x["params"], x["result"]
         key = (p["readers"], p["cgroups"])
-        cycles = p["seconds"] * 1000 / p["period_ms"]
+        expected = p["seconds"] * 1000 / p["period_ms"]
         pr = res["per_reader"]
-        v = {"readers_ms": sum(q["cpu_ns"] for q in pr) / cycles / 1e6,
-             "kw_ms": res["kworker_ns"] / cycles / 1e6,
+        cycles = sum(q["cycles"] for q in pr)
+        fails = sorted({q.get("fail_errno", 0) for q in pr} - {0})
+        samples = sum(q["samples"] for q in pr)
+        # readers: CPU per completed reader-cycle, times R
+        per_rc = (sum(q["cpu_ns"] for q in pr) / cycles) if cycles else None
+        v = {"fail": (", ".join(os.strerror(e) for e in fails)
+                      + (" (a cgroup iterator's pass does not fit the 32 KiB seq buffer and "
+                         "cannot continue in another one)" if 95 in fails else ""))
+             if fails and not samples else "",
+             "readers_ms": per_rc * len(pr) / 1e6 if per_rc is not None else None,
+             "user_ms": (sum(q["utime_us"] for q in pr) / cycles * len(pr) / 1e3
+                         if cycles else None),
+             "sys_ms": (sum(q["stime_us"] for q in pr) / cycles * len(pr) / 1e3
+                        if cycles else None),
+             "kw_ms": res["kworker_ns"] / expected / 1e6,
              "missed": sum(q["missed"] for q in pr) / len(pr),
-             # classic reads always flush: a duplicate cycle cannot happen
-             "dups": (sum(q["dups"] for q in pr) / len(pr) / p["cgroups"]
-                      if p["mode"] != "classic" else None),
+             "dups": (sum(q["dups"] for q in pr) / len(pr) /
+                      (p["cgroups"] if p["mode"] in ("stream", "stream1") else 1)
+                      if p["mode"] in ("stream", "stream1", "subtree") else None),
              "flushes": res.get("flush_seq_delta"), "flush_missed": res.get("flush_missed_delta"),
              "errors": sum(q["errors"] for q in pr)}
-        v["total_ms"] = v["readers_ms"] + v["kw_ms"]
+        v["total_ms"] = (v["readers_ms"] + v["kw_ms"]) if v["readers_ms"] is not None else None
+        v["us_per_cg"] = v["total_ms"] * 1e3 / p["cgroups"] if v["total_ms"] is not None else None
+        if v["fail"]:
+            v["total_ms"] = v["us_per_cg"] = None
         d = out.setdefault(key, {"period": p["period_ms"], "seconds": p["seconds"]})
         d[p["mode"]] = v
     return out
 
 
-def plot_s2(s2, path):
-    ms = sorted({m for (_, m) in s2})
-    fig, axes = plt.subplots(1, len(ms), figsize=(4 * len(ms), 3.8), squeeze=False)
-    for ax, m in zip(axes[0], ms):
-        rs = sorted(r for (r, mm) in s2 if mm == m)
+def _tot(s2, key, mode):
+    v = s2.get(key, {}).get(mode)
+    return v and v["total_ms"]
+
+
+def s2_targets(recs, sizes):
+    """the issue's four targets, each said as met / missed with its numbers"""
+    out = []
+    by = {n: s2_summary(recs, n) for n in sizes}
+    s = by.get(2, {})
+    c, t = _tot(s, (1, 1000), "classic"), _tot(s, (1, 1000), "subtree")
+    if c and t:
+        r = c / t
+        out.append(f"- subtree vs classic, 1 reader x 1,000 cgroups, 2 vCPUs: total CPU per "
+                   f"cycle {fmt(c)} ms vs {fmt(t)} ms: **{fmt(r)}x** less (target: at least "
+                   f"20x): **{'met' if r >= 20 else 'missed'}**")
+    pts = [(m, s[(1, m)]["subtree"]) for m in (100, 1000, 10000)
+           if s.get((1, m), {}).get("subtree") and s[(1, m)]["subtree"]["us_per_cg"]]
+    if len(pts) >= 2:
+        tot = [v["us_per_cg"] for _, v in pts]
+        rd = [v["readers_ms"] * 1e3 / m for m, v in pts]
+        r, rr = max(tot) / min(tot), max(rd) / min(rd)
+        out.append(f"- subtree per-cgroup cost, 1 reader, {', '.join(fmt(m) for m, _ in pts)} "
+                   f"cgroups, 2 vCPUs: total {' / '.join(fmt(x) for x in tot)} µs: max/min "
+                   f"**{fmt(r)}x** (target: within 1.5x): **{'met' if r <= 1.5 else 'missed'}**; "
+                   f"the reader alone {' / '.join(fmt(x) for x in rd)} µs ({fmt(rr)}x)")
+    for n, rdr in ((2, 1), (8, 1)):
+        s = by.get(n, {})
+        for m in (1000, 10000, 100):
+            t, b, bm = (_tot(s, (rdr, m), "subtree"), _tot(s, (rdr, m), "bpf"),
+                        _tot(s, (rdr, m), "bpfmap"))
+            best = min([x for x in (b, bm) if x] or [None]) if (b or bm) else None
+            if t and best:
+                out.append(f"- subtree vs BPF, 1 reader x {fmt(m)} cgroups, {n} vCPUs: "
+                           f"{fmt(t)} ms vs {fmt(best)} ms per cycle (BPF's cheaper variant"
+                           f"{'' if b else '; the seq variant failed'}): "
+                           f"**{fmt(best / t)}x** (target: subtree no more than BPF): "
+                           f"**{'met' if t <= best else 'missed'}**")
+                break
+    s = by.get(8, {})
+    t = _tot(s, (8, 1000), "subtree")
+    b = [x for x in (_tot(s, (8, 1000), "bpf"), _tot(s, (8, 1000), "bpfmap")) if x]
+    if t and b:
+        r = min(b) / t
+        out.append(f"- subtree vs BPF, 8 readers x 1,000 cgroups, 8 vCPUs: {fmt(t)} ms vs "
+                   f"{fmt(min(b))} ms per cycle: **{fmt(r)}x** less (target: at least 3x): "
+                   f"**{'met' if r >= 3 else 'missed'}**")
+    s = by.get(2, {})
+    st, t = _tot(s, (1, 1000), "stream"), _tot(s, (1, 1000), "subtree")
+    if st and t:
+        out.append(f"- a rate-limited cpu.stat flush (row 2: no flush, one text read per "
+                   f"cgroup) vs the subtree, 1 x 1,000, 2 vCPUs: {fmt(st)} ms vs {fmt(t)} ms "
+                   f"per cycle: **{fmt(st / t)}x**")
+    return out
+
+
+def plot_s2(recs, sizes, pngdir):
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
+    for ax, n in zip(axes[0], sizes):
+        s2 = s2_summary(recs, n)
         for mode in S2_MODES:
-            pts = [(r, s2[(r, m)][mode]) for r in rs if s2[(r, m)].get(mode)]
-            if not pts:
-                continue
-            ax.plot([p[0] for p in pts], [p[1]["total_ms"] for p in pts], "o-",
-                    color=COLORS[mode], label=f"{S2_LABEL[mode]}: readers + kworkers")
-            ax.plot([p[0] for p in pts], [p[1]["readers_ms"] for p in pts], "x--",
-                    color=COLORS[mode], alpha=0.6, label=f"{S2_LABEL[mode]}: readers only")
-        ax.set_xscale("log", base=2)
+            pts = sorted((m, v[mode]["us_per_cg"]) for (r, m), v in s2.items()
+                         if r == 1 and v.get(mode) and v[mode]["us_per_cg"])
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=COLORS[mode],
+                        label=S2_LABEL[mode])
+        ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xticks(rs, [str(r) for r in rs])
-        ax.set_title(f"{m} cgroups per reader")
-        ax.set_xlabel("readers")
+        ax.set_xlabel("cgroups M (1 reader)")
+        ax.set_title(f"{n} vCPUs")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].set_ylabel("CPU ms per cycle (TCG)")
+    axes[0][0].set_ylabel("total CPU µs per cgroup sample (TCG)")
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(os.path.join(pngdir, "s2_per_cgroup.png"), dpi=100)
     plt.close(fig)
+
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
+    for ax, n in zip(axes[0], sizes):
+        s2 = s2_summary(recs, n)
+        m = 1000 if any(mm == 1000 for _, mm in s2) else max((mm for _, mm in s2), default=0)
+        for mode in S2_MODES:
+            pts = sorted((r, v[mode]["total_ms"]) for (r, mm), v in s2.items()
+                         if mm == m and v.get(mode) and v[mode]["total_ms"])
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=COLORS[mode],
+                        label=S2_LABEL[mode])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(f"readers R ({m} cgroups each)")
+        ax.set_title(f"{n} vCPUs")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("total CPU ms per cycle, readers + kworkers (TCG)")
+    axes[0][-1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(pngdir, "s2_readers.png"), dpi=100)
+    plt.close(fig)
+
+
+def kernel_bytes(results):
+    """struct sizes from pahole on the bench kernel's vmlinux (bench/run.sh)"""
+    try:
+        with open(os.path.join(results, "pahole.txt")) as f:
+            text = f.read()
+    except OSError:
+        return "Not measured in this run (no pahole output).\n"
+    sizes, cur = {}, None
+    for line in text.splitlines():
+        if line.startswith("struct ") and line.rstrip().endswith("{"):
+            cur = line.split()[1]
+        elif cur and "/* size:" in line:
+            sizes[cur] = int(line.split("size:")[1].split(",")[0])
+            cur = None
+    snap = sizes.get("cgroup_base_stat_snapshot")
+    if not snap:
+        return "Not measured in this run (pahole printed no struct cgroup_base_stat_snapshot).\n"
+    return (f"From the bench kernel's BTF/DWARF (`pahole`): every cgroup carries a "
+            f"`struct cgroup_base_stat_snapshot` of **{snap} bytes** inside `struct cgroup` "
+            f"(now {fmt(sizes.get('cgroup'))} bytes in this config): the last two published "
+            f"base stats, their flush_seq and times, a seqcount and a list node. No per-CPU "
+            f"memory. Each open stream file uses the `stream` part of `struct cgroup_file_ctx` "
+            f"({fmt(sizes.get('cgroup_file_ctx'))} bytes in all, a union shared with the other "
+            f"cgroup files' state), in the kernfs open file it hangs off. The flusher itself is "
+            f"one global hrtimer and work item.\n")
+
+
+S2_METHOD = """R reader processes (separate telemetry agents) each take the same M idle
+cgroups (the children of one parent, created for the purpose) once per cycle,
+under the churn load, the same cycles for every way:
+
+1. **classic**: sleep to a fixed grid, `pread()` + parse every cgroup's
+   `cpu.stat` (each read flushes that cgroup's subtree);
+2. **stream**: the flusher runs at the cycle's interval; each reader epolls
+   its M `cpu.stat.stream` fds and `pread()`s + parses the ready ones. No
+   flush, but one text syscall per cgroup: this row is also what a
+   rate-limited `cpu.stat` flush (memcg's way) would cost a reader at best;
+3. **subtree**: the flusher runs; each reader polls the parent's
+   `cpu.stat.stream.subtree` and takes all M+1 cgroups with one `pread()` of
+   binary records (a buffer sized for the subtree);
+4. **BPF** (below's way, `bench/bpf/cgstat.bpf.c`): on the classic grid,
+   each reader runs its own `iter/cgroup` program (sleepable) attached to the
+   parent in pre-order; on the first cgroup it calls the `css_rstat_flush`
+   kfunc (one flush per reader pass), then it emits each cgroup's counters
+   (bstat cputime and the cpu controller's bandwidth counters: 56 bytes).
+   **seq**: one binary record per cgroup with `bpf_seq_write()`, read(2)
+   from the iterator fd, the way the issue names; **map** (4m): records go to
+   a hash map keyed by cgroup id that the reader drains with one
+   `bpf_map_lookup_and_delete_batch()`: what below ships, because a cgroup
+   iterator pass that overflows the 32 KiB seq buffer fails with EOPNOTSUPP
+   (cgroup_iter cannot continue a walk: it held cgroup_mutex for the pass).
+   Built with Debian's clang against the bench kernel's BTF, loaded with the
+   kernel tree's own libbpf (tools/lib/bpf, skeleton from its bpftool).
+"""
+
+S2_PRIVILEGES = """What each way needs: rows 1-3 read cgroupfs files, so any user who may
+read the files (mode 0444; delegation works); the stream rows need the
+interval set by root once (`cpu.stat.stream_interval`, a boot-time setting).
+The BPF way needs a kernel with BPF_SYSCALL, DEBUG_INFO_BTF and BPF_EVENTS
+(tracing programs exist only with it) and, to load a tracing program that
+calls a kfunc, CAP_BPF + CAP_PERFMON (here: root); it is built against the
+running kernel's BTF (CO-RE) and reads kernel structures (struct cgroup's
+bstat, task_group's cfs_bandwidth) whose layout is not an ABI. Each BPF pass
+holds cgroup_mutex for the whole walk, so concurrent readers, mkdir, rmdir
+and migrations wait for each other, and each pass flushes.
+"""
 
 
 METHOD = """## Method

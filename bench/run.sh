@@ -9,7 +9,7 @@
 #      BENCH_DOCS=DIR     where the report goes (default docs/; quick runs
 #                         default to the results folder, so the committed
 #                         report is never overwritten by a smoke run)
-#      BENCH_LIMIT_MIN=45 wall-clock limit for the whole run: each boot gets a
+#      BENCH_LIMIT_MIN=55 wall-clock limit for the whole run: each boot gets a
 #                         deadline that leaves room for the later sizes; the
 #                         driver starts no measurement past it and says what it
 #                         skipped (the report lists it)
@@ -17,6 +17,9 @@
 #                         (for an overloaded host, where one TCG boot alone
 #                         takes most of the time limit; ratios are still
 #                         taken within one boot, but the boots slow each other)
+#      BENCH_VM_LOCK=FILE take this flock(1) lock around each boot (when
+#                         other VM users share the machine: they get the
+#                         time between boots, never the time of one)
 #      CGSTREAM_KVM       passed to vm-run.sh; default "no" (KVM guests hang
 #                         on these machines, see MACHINE-NOTES) = TCG
 set -uo pipefail
@@ -42,17 +45,25 @@ mkdir -p "$out"
 kernel=${BENCH_KERNEL:-$top/build/obj/arch/x86/boot/bzImage}
 [[ -f $kernel ]] || { echo "bench: $kernel missing: make kernel" >&2; exit 1; }
 cp "$kernel" "$out/bzImage"
-make -s -C bench || exit 1
+# the BPF reader is built against that kernel's BTF (bench/Makefile)
+vmlinux=${BENCH_VMLINUX:-$(dirname "$kernel")/../../../vmlinux}
+make -s -C bench VMLINUX="$(realpath "$vmlinux")" || exit 1
+# what the series adds per cgroup and per open stream file, from the BTF
+# of the kernel under test
+pahole -C cgroup,cgroup_base_stat_snapshot,cgroup_file_ctx "$vmlinux" >"$out/pahole.txt" 2>&1 ||
+	echo "bench: pahole failed on $vmlinux: the report has no struct sizes" >&2
 [[ -e libcgstream/build/libcgstream.so.1 ]] || echo "bench: libcgstream not built: scenario 5a/5c will be missing" >&2
 "$py" -c 'import matplotlib' 2>/dev/null || { echo "bench: matplotlib missing in $top/.venv: run make deps" >&2; exit 1; }
 
-# what runs where: the 2-vCPU boot carries the long scenarios; 8 adds the
-# parallel readers; every size measures the reader cost (scenario 3)
+# what runs where: every size runs the telemetry matrix (s2: its points
+# depend on the size) and the flusher's cost (s7); the 2-vCPU boot adds the
+# daemons (s8), latency (s5) and the workload (s6); 8 the parallel
+# readers (s4); every size measures the reader cost (s1, scenario 3)
 scen_for() {
 	case $1 in
-	2) echo "s1,s2,s5,s6" ;;
-	8) echo "s1,s2,s4" ;;
-	*) echo "s1" ;;
+	2) echo "s2,s7,s8,s1,s5,s6" ;;
+	8) echo "s2,s7,s1,s4" ;;
+	*) echo "s2,s7,s1" ;;
 	esac
 }
 s1_for() {	# scenario 1/3 time budget, both ways together, seconds
@@ -64,9 +75,9 @@ s1_for() {	# scenario 1/3 time budget, both ways together, seconds
 }
 budget_for() {	# the driver's own time cap in the guest, seconds
 	case $1 in
-	2) echo 1100 ;;	# s1, s5, s6 and the 15 points of s2
-	8) echo 800 ;;	# s1, s4 (100 cgroups, 1..8 readers) and s2
-	*) echo 240 ;;
+	2) echo 1260 ;;	# the 12 points of s2, s7, s8, s1, s5, s6
+	8) echo 1080 ;;	# what fits of s2's 9 points, s7, s1, s4
+	*) echo 600 ;;	# s2's 1 x 1,000 and 8 x 1,000, s7
 	esac
 }
 need_for() {	# least wall time worth booting a size for (boot + a little)
@@ -74,10 +85,10 @@ need_for() {	# least wall time worth booting a size for (boot + a little)
 	case $1 in
 	2) echo 300 ;;
 	8) echo 600 ;;
-	*) echo 420 ;;
+	*) echo 600 ;;
 	esac
 }
-limit=$(( ${BENCH_LIMIT_MIN:-45} * 60 ))
+limit=$(( ${BENCH_LIMIT_MIN:-55} * 60 ))
 t_start=$(date +%s)
 t_end=$((t_start + limit - 60))	# a minute for the report
 
@@ -104,7 +115,9 @@ boot() {
 	local args=(--out "$d" --scenarios "$(scen_for "$n")" --s1-seconds "$(s1_for "$n")"
 		--budget "$4" --deadline "$2")
 	[[ $quick == 1 ]] && args+=(--quick)
-	local cmd=(scripts/vm/vm-run.sh --kernel "$out/bzImage" --out "$d" --cpus "$n" --memory 2G -- python3 "$top/bench/driver.py" "${args[@]}")
+	local cmd=()
+	[[ -n ${BENCH_VM_LOCK:-} ]] && cmd=(flock "$BENCH_VM_LOCK")
+	cmd+=(scripts/vm/vm-run.sh --kernel "$out/bzImage" --out "$d" --cpus "$n" --memory 2G -- python3 "$top/bench/driver.py" "${args[@]}")
 	t0=$(date +%s)
 	echo ">> $(date -u +%T) ${cmd[*]}"
 	if (($5)); then
