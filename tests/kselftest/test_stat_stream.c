@@ -265,16 +265,21 @@ static void stop_burner(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-static int open_stream(const char *cgroup)
+static int open_file(const char *cgroup, const char *file)
 {
 	int fd;
 
-	fd = cg_open(cgroup, STREAM_FILE, O_RDONLY);
+	fd = cg_open(cgroup, file, O_RDONLY);
 	if (fd < 0)
-		ksft_print_msg("can't open %s/%s: %s\n", cgroup, STREAM_FILE,
+		ksft_print_msg("can't open %s/%s: %s\n", cgroup, file,
 			       strerror(errno));
 
 	return fd;
+}
+
+static int open_stream(const char *cgroup)
+{
+	return open_file(cgroup, STREAM_FILE);
 }
 
 static int drop_cap_sys_admin(void)
@@ -1967,14 +1972,7 @@ struct subtree_snap {
 
 static int open_subtree(const char *cgroup)
 {
-	int fd;
-
-	fd = cg_open(cgroup, SUBTREE_FILE, O_RDONLY);
-	if (fd < 0)
-		ksft_print_msg("can't open %s/%s: %s\n", cgroup, SUBTREE_FILE,
-			       strerror(errno));
-
-	return fd;
+	return open_file(cgroup, SUBTREE_FILE);
 }
 
 /*
@@ -2400,6 +2398,7 @@ static int test_stat_stream_subtree_many(const char *root)
 			       (now_usec() - start) / 1000);
 		fd = open_subtree(top);
 		free(snap.rec);
+		snap.rec = NULL;
 		if (fd < 0 || snap_alloc(&snap, n + 64))
 			goto cleanup;
 		start = now_usec();
