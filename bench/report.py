@@ -247,6 +247,12 @@ def main():
                   "in these TCG guests, so 1000 would take 0.5-2 minutes; mkdir made 900 in "
                   "2-13 s; the driver log's \"created N cgroups\" lines time both)")
         rows.append(["cgroups created with", t])
+    st = [b["start"] for b in boots if b.get("start")]
+    en = [b["end"] for b in boots if b.get("end")]
+    if st and en:
+        rows.append(["whole run", f"{(max(en) - min(st)) / 60:.0f} minutes of VM boots (after "
+                     "the builds: the bench kernel, about 13 minutes cold on 2 cores with "
+                     "DEBUG_INFO_BTF, and the programs)"])
     for b in boots:
         hl = (f", host load average {b['load_mean']:.1f} (max {b['load_max']:.1f}) on "
                 f"{run.get('host_cpus', '?')} host CPUs" if "load_mean" in b else "")
@@ -702,7 +708,14 @@ def s2_summary(recs, cpus):
         if v["fail"]:
             v["total_ms"] = v["us_per_cg"] = None
         d = out.setdefault(key, {"period": p["period_ms"], "seconds": p["seconds"]})
-        d[p["mode"]] = v
+        # the cheapest round: interference from the host only adds
+        old = d.get(p["mode"])
+        v["rounds"] = (old["rounds"] if old else 0) + 1
+        if old is None or (v["total_ms"] is not None and
+                           (old["total_ms"] is None or v["total_ms"] < old["total_ms"])):
+            d[p["mode"]] = v
+        else:
+            old["rounds"] = v["rounds"]
     return out
 
 
@@ -834,7 +847,10 @@ def kernel_bytes(results):
 
 S2_METHOD = """R reader processes (separate telemetry agents) each take the same M idle
 cgroups (the children of one parent, created for the purpose) once per cycle,
-under the churn load, the same cycles for every way:
+under the churn load, the same cycles for every way. Each point runs the
+ways twice, the second time in reverse order, and the tables show each way's
+cheaper round (other work on the host only ever adds to a TCG guest's
+times; the raw results keep both):
 
 1. **classic**: sleep to a fixed grid, `pread()` + parse every cgroup's
    `cpu.stat` (each read flushes that cgroup's subtree);
