@@ -3,7 +3,8 @@
 
 ``watch --json`` prints byte for byte the JSON lines of
 ``cgstream watch --json`` (``--recursive`` too).  Not mirrored: ``--output``
-and the sd_notify messages of the daemon.
+and the sd_notify messages of the daemon.  ``export`` (export.py, Python
+only) serves the samples to Prometheus.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import select
 import signal
 import sys
 from dataclasses import dataclass
-from typing import Callable, NoReturn, Optional, Sequence, TextIO, Union
+from typing import Callable, Iterable, NoReturn, Optional, Sequence, TextIO, Union
 
 from ._lib import LibraryNotFoundError
 from ._stream import (
@@ -352,14 +353,7 @@ def watch(args: argparse.Namespace, out: TextIO) -> int:
     sources = open_sources(args)
     try:
         printer = Watch(out, args.json, root, args.every, args.recursive)
-        if any(w.source.mode != "fallback" for w in sources):
-            try:
-                off = get_interval() == 0
-            except OSError:
-                off = False
-            if off:
-                print(f"{PROG}: the kernel's flush interval is 0 (streaming off): no samples "
-                      f"until it is set, e.g. '{PROG} interval 1000'", file=sys.stderr)
+        warn_if_streaming_off(w.source for w in sources)
         previous_term = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             return watch_loop(args, sources, printer, out)
@@ -370,6 +364,18 @@ def watch(args: argparse.Namespace, out: TextIO) -> int:
     finally:
         for w in sources:
             w.source.close()
+
+
+def warn_if_streaming_off(sources: Iterable[Source]) -> None:
+    """Kernel-mode sources get no samples while the kernel's interval is 0: say so."""
+    if any(source.mode != "fallback" for source in sources):
+        try:
+            off = get_interval() == 0
+        except OSError:
+            off = False
+        if off:
+            print(f"{PROG}: the kernel's flush interval is 0 (streaming off): no samples "
+                  f"until it is set, e.g. '{PROG} interval 1000'", file=sys.stderr)
 
 
 def watch_loop(args: argparse.Namespace, sources: list[Watched], printer: Watch,
@@ -474,7 +480,8 @@ def parser() -> argparse.ArgumentParser:
         prog=PROG, description="Read cgroup v2 CPU statistics once per kernel flush "
         "(cpu.stat.stream).",
         epilog="Exit status: 0 ok, 1 failure, 2 usage error, 3 no such cgroup, "
-        "4 permission denied, 5 the kernel lacks the stream (or subtree) file.")
+        "4 permission denied, 5 the kernel lacks the stream (or subtree) file, "
+        "6 (export) prometheus_client missing.")
     sub = p.add_subparsers(dest="command", required=True)
     w = sub.add_parser("watch", help="CPU use of each cgroup once per flush")
     w.add_argument("--recursive", action="store_true",
@@ -504,6 +511,8 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("ms", nargs="?", metavar="MS",
                    help=f"0 (off) or {INTERVAL_MIN_MS}..{INTERVAL_MAX_MS} ms; needs root")
     i.set_defaults(run=interval)
+    from .export import add_parser as add_export    # it imports this module
+    add_export(sub)
     return p
 
 
