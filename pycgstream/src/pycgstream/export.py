@@ -503,7 +503,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     previous_term = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         cli.warn_if_streaming_off(w.source for w in sources)
-        where = exporter.listen(args.listen)
+        # The serving threads (and the thread per request they start)
+        # inherit a mask without SIGTERM and SIGINT, so these come to this
+        # thread: a signal taken by another thread would leave this one
+        # asleep in poll(2), never to run the handler.
+        stop_signals = {signal.SIGTERM, signal.SIGINT}
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
+        try:
+            where = exporter.listen(args.listen)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         modes = ", ".join(sorted({st.mode for st in exporter.subtrees}))
         log(f"serving http://{where}{METRICS_PATH}: "
             f"{', '.join(st.label for st in exporter.subtrees)} ({modes} mode)")
