@@ -123,6 +123,7 @@ class Subtree:
         self.label = self.cgroup_label(tree.path)
         self.snapshot = Snapshot()
         self.gone = False
+        self._failing: set[int] = set()     # said once, until they read again
 
     def cgroup_label(self, path: str) -> str:
         return path[self._mount_len:] or "/"
@@ -140,15 +141,22 @@ class Subtree:
                 labels = known[0] if known is not None else {
                     "cgroup": self.cgroup_label(ev.cgroup)}
                 cgroups[key] = (labels, ev)
+                self._failing.discard(key)
                 if ev.seq is not None and (newest is None or ev.seq > (newest.seq or 0)):
                     newest = ev
             elif isinstance(ev, (Removed, Failed)):
                 # removed; or unreadable: no stale numbers, it comes back
                 # with its next sample
-                cgroups.pop(ev.cgroup_id or 0, None)
-                if isinstance(ev, Failed):
-                    errors += 1
-                    log(f"{ev.cgroup}: {os.strerror(ev.error.errno or 0)}")
+                key = ev.cgroup_id or 0
+                cgroups.pop(key, None)
+                if isinstance(ev, Removed):
+                    self._failing.discard(key)
+                    continue
+                errors += 1
+                if key not in self._failing:    # not a line per cycle
+                    self._failing.add(key)
+                    log(f"{ev.cgroup}: {os.strerror(ev.error.errno or 0)} (left out "
+                        "until it can be read)")
         skipped = old.skipped
         if newest is None:
             seq, flush_time, missed = old.seq, old.flush_time_usec, old.flush_missed

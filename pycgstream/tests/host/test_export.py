@@ -82,7 +82,7 @@ def fake_subtree(path: str = "/", mode: str = "subtree") -> export.Subtree:
     return export.Subtree(tree, MOUNT)
 
 
-def test_snapshot_per_cycle() -> None:
+def test_snapshot_per_cycle(capsys: pytest.CaptureFixture[str]) -> None:
     st = fake_subtree("/a")
     first = st.snapshot
     assert first.cgroups == {} and first.seq is None and first.cycles == 0
@@ -99,8 +99,14 @@ def test_snapshot_per_cycle() -> None:
               sample("/a", 10, 9, 2000)])
     last = st.snapshot
     assert set(last.cgroups) == {10} and last.cgroups[10][1].usage_usec == 2000
+    assert capsys.readouterr().err.count("/a/c: Too many open files (left out") == 1
+    st.apply([Failed(MOUNT + "/a/c", OSError(errno.EMFILE, "x"), cgroup_id=12, parent_id=10)])
+    assert capsys.readouterr().err == "", "a failing cgroup is said once, not every cycle"
+    assert st.snapshot.errors == 2
+    st.apply([sample("/a", 10, 9, 2000)])
+    last = st.snapshot
     assert last.cgroups[10][0] is one.cgroups[10][0], "labels are made once per cgroup"
-    assert (last.seq, last.cycles, last.skipped, last.errors) == (9, 3, 2, 1)
+    assert (last.seq, last.cycles, last.skipped, last.errors) == (9, 5, 2, 2)
     # the same path made again: a new id, a new series
     st.apply([Added(MOUNT + "/a/b", 13, 10), sample("/a", 10, 10, 2500),
               sample("/a/b", 13, 10, 0)])
