@@ -27,16 +27,8 @@
 #include <linux/cgroup_stat_stream.h>
 
 #include "cgstream.h"
+#include "cli.h"
 #include "format.h"
-
-enum {
-	EXIT_OK = 0,
-	EXIT_RUNTIME = 1,
-	EXIT_USAGE = 2,
-	EXIT_NO_CGROUP = 3,
-	EXIT_PERMISSION = 4,
-	EXIT_NO_KERNEL = 5,
-};
 
 static const char msg_no_kernel[] =
 	"cgstream: this kernel has no cpu.stat.stream (cgroup stat streaming); "
@@ -84,8 +76,7 @@ static void usage(FILE *f)
 		CGROUP_STAT_STREAM_INTERVAL_MIN_MS, CGROUP_STAT_STREAM_INTERVAL_MAX_MS);
 }
 
-/* strict decimal: digits only, no sign, no blanks, fits in uint32_t */
-static bool parse_u32(const char *s, uint32_t *v)
+bool cli_parse_u32(const char *s, uint32_t *v)
 {
 	uint64_t x = 0;
 
@@ -100,6 +91,42 @@ static bool parse_u32(const char *s, uint32_t *v)
 	}
 	*v = (uint32_t)x;
 	return true;
+}
+
+int cli_parse_mode(const char *name, int *mode)
+{
+	static const struct {
+		const char *name;
+		int mode;
+	} modes[] = {
+		{ "auto", CGSTREAM_MODE_AUTO },
+		{ "subtree", CGSTREAM_MODE_SUBTREE },
+		{ "kernel", CGSTREAM_MODE_KERNEL },
+		{ "fallback", CGSTREAM_MODE_FALLBACK },
+	};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (!strcmp(name, modes[i].name)) {
+			*mode = modes[i].mode;
+			return 0;
+		}
+	}
+	fprintf(stderr, "cgstream: --mode is auto, subtree, kernel or fallback, not '%s'\n", name);
+	return EXIT_USAGE;
+}
+
+int cli_parse_fallback_interval(const char *arg, uint32_t *ms)
+{
+	uint32_t v;
+
+	if (!cli_parse_u32(arg, &v) || v < CGROUP_STAT_STREAM_INTERVAL_MIN_MS ||
+	    v > CGROUP_STAT_STREAM_INTERVAL_MAX_MS) {
+		fprintf(stderr, "cgstream: --fallback-interval wants %d..%d ms, not '%s'\n",
+			CGROUP_STAT_STREAM_INTERVAL_MIN_MS, CGROUP_STAT_STREAM_INTERVAL_MAX_MS, arg);
+		return EXIT_USAGE;
+	}
+	*ms = v;
+	return 0;
 }
 
 static bool interval_valid(uint32_t ms)
@@ -146,7 +173,7 @@ static int cmd_interval(int argc, char **argv)
 			return EXIT_OK;
 		}
 	} else {
-		if (!parse_u32(argv[1], &ms) || !interval_valid(ms))
+		if (!cli_parse_u32(argv[1], &ms) || !interval_valid(ms))
 			return bad_interval(argv[1]);
 		r = cgstream_set_interval(NULL, ms);
 		if (r == 0)
@@ -268,12 +295,12 @@ static bool counted_out(const struct watch *w)
 	return true;
 }
 
-static int add_error(struct watch *w, const char *arg, int r)
+int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r)
 {
 	char path[PATH_MAX];
 	const char *shown = arg;
 
-	if (cgstream_resolve_path(arg, &w->opts, path, sizeof(path)) == 0)
+	if (cgstream_resolve_path(arg, opts, path, sizeof(path)) == 0)
 		shown = path;
 	switch (r) {
 	case -ENOENT:
@@ -288,7 +315,7 @@ static int add_error(struct watch *w, const char *arg, int r)
 		fprintf(stderr, "cgstream: %s: not a cgroup path (\"..\" is not allowed)\n", arg);
 		return EXIT_USAGE;
 	case -EOPNOTSUPP:
-		fputs(w->opts.mode == CGSTREAM_MODE_SUBTREE ? msg_no_subtree : msg_no_kernel, stderr);
+		fputs(opts->mode == CGSTREAM_MODE_SUBTREE ? msg_no_subtree : msg_no_kernel, stderr);
 		return EXIT_NO_KERNEL;
 	case -ENODEV:
 		return no_cgroup2();
@@ -323,7 +350,7 @@ static int open_sources(struct watch *w, char **args, int n_args)
 
 		r = cgstream_resolve_path(args[i], &w->opts, path, sizeof(path));
 		if (r < 0)
-			r = add_error(w, args[i], r);
+			r = cli_open_error(&w->opts, args[i], r);
 		else if (!(paths[i] = strdup(path)))
 			r = EXIT_RUNTIME;
 	}
@@ -333,7 +360,7 @@ static int open_sources(struct watch *w, char **args, int n_args)
 		r = cgstream_group_new(&w->opts, &s->g);
 		if (r < 0) {
 			w->n_src--;
-			r = add_error(w, "/", r);
+			r = cli_open_error(&w->opts, "/", r);
 		} else {
 			s->mode = cgstream_mode_name(cgstream_group_mode(s->g));
 		}
@@ -342,7 +369,7 @@ static int open_sources(struct watch *w, char **args, int n_args)
 			if (r == -EEXIST)
 				r = 0;	/* named twice */
 			else if (r < 0)
-				r = add_error(w, args[i], r);
+				r = cli_open_error(&w->opts, args[i], r);
 		}
 	}
 	for (int i = 0; i < n_args && r == 0 && w->recursive; i++) {
@@ -359,7 +386,7 @@ static int open_sources(struct watch *w, char **args, int n_args)
 		s = &w->src[w->n_src];
 		r = cgstream_tree_open(paths[i], &w->opts, &s->t);
 		if (r < 0) {
-			r = add_error(w, args[i], r);
+			r = cli_open_error(&w->opts, args[i], r);
 			break;
 		}
 		s->mode = cgstream_mode_name(cgstream_tree_mode(s->t));
@@ -380,8 +407,7 @@ static void close_sources(struct watch *w)
 	free(w->src);
 }
 
-/* trees in kernel modes, and groups, hold an fd per cgroup */
-static void raise_fd_limit(void)
+void cli_raise_fd_limit(void)
 {
 	struct rlimit rl;
 
@@ -421,7 +447,7 @@ static int cmd_watch(int argc, char **argv)
 			break;
 		case 'c':
 		case 'e':
-			if (!parse_u32(optarg, &v) || v == 0) {
+			if (!cli_parse_u32(optarg, &v) || v == 0) {
 				fprintf(stderr, "cgstream: --%s wants a number of cycles >= 1, not '%s'\n",
 					opt == 'c' ? "count" : "every", optarg);
 				return EXIT_USAGE;
@@ -429,29 +455,12 @@ static int cmd_watch(int argc, char **argv)
 			*(opt == 'c' ? &w.count : &w.every) = v;
 			break;
 		case 'm':
-			if (!strcmp(optarg, "auto"))
-				w.opts.mode = CGSTREAM_MODE_AUTO;
-			else if (!strcmp(optarg, "subtree"))
-				w.opts.mode = CGSTREAM_MODE_SUBTREE;
-			else if (!strcmp(optarg, "kernel"))
-				w.opts.mode = CGSTREAM_MODE_KERNEL;
-			else if (!strcmp(optarg, "fallback"))
-				w.opts.mode = CGSTREAM_MODE_FALLBACK;
-			else {
-				fprintf(stderr, "cgstream: --mode is auto, subtree, kernel or fallback, not '%s'\n",
-					optarg);
+			if (cli_parse_mode(optarg, &w.opts.mode))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'f':
-			if (!parse_u32(optarg, &v) || v < CGROUP_STAT_STREAM_INTERVAL_MIN_MS ||
-			    v > CGROUP_STAT_STREAM_INTERVAL_MAX_MS) {
-				fprintf(stderr, "cgstream: --fallback-interval wants %d..%d ms, not '%s'\n",
-					CGROUP_STAT_STREAM_INTERVAL_MIN_MS,
-					CGROUP_STAT_STREAM_INTERVAL_MAX_MS, optarg);
+			if (cli_parse_fallback_interval(optarg, &w.opts.fallback_interval_ms))
 				return EXIT_USAGE;
-			}
-			w.opts.fallback_interval_ms = v;
 			break;
 		case 'r':
 			w.recursive = true;
@@ -479,8 +488,8 @@ static int cmd_watch(int argc, char **argv)
 
 	r = cgstream_resolve_path("/", &w.opts, rootbuf, sizeof(rootbuf));
 	if (r < 0)
-		return r == -ENODEV ? no_cgroup2() : add_error(&w, "/", r);
-	raise_fd_limit();
+		return r == -ENODEV ? no_cgroup2() : cli_open_error(&w.opts, "/", r);
+	cli_raise_fd_limit();
 	r = open_sources(&w, argv + optind, argc - optind);
 	if (r) {
 		ret = r;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The one printer of cgstream watch: JSON lines, plain lines and the live
- * table, for a group and for trees alike (see format.h).  A cgroup's state
+ * table, for a group and for trees alike (see format.h), and the numbers
+ * behind cgstream top's table (FMT_NONE, top.c draws).  A cgroup's state
  * (its last printed sample) is keyed by its id: a cgroup made again under
  * the same path starts afresh.
  */
@@ -10,18 +11,6 @@
 #include <string.h>
 
 #include "format.h"
-
-struct fmt_cg {
-	struct cgs_hnode node;		/* by cgroup id */
-	char *path;
-	bool have_prev, have_delta;
-	struct cgstream_sample prev;	/* the last printed sample (or the first seen) */
-	uint64_t window;		/* --every: flush_seq / N of prev */
-	/* the last printed cycle, for the table */
-	double cpu, user, sys;
-	uint64_t thr_n, thr_usec;
-	bool has_thr;
-};
 
 int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
 	     size_t rootlen)
@@ -192,8 +181,11 @@ static bool fmt_sample(struct fmt *f, const struct cgstream_event *ev, const cha
 		c->cpu = pct(p->usage_usec, s->usage_usec, dt);
 		c->user = pct(p->user_usec, s->user_usec, dt);
 		c->sys = pct(p->system_usec, s->system_usec, dt);
-		c->has_thr = (s->present & p->present & CGSTREAM_F_NR_THROTTLED) &&
+		c->has_thr = (s->present & p->present & CGSTREAM_F_NR_PERIODS) &&
+			     (s->present & p->present & CGSTREAM_F_NR_THROTTLED) &&
 			     (s->present & p->present & CGSTREAM_F_THROTTLED);
+		c->thr_periods = c->has_thr && s->nr_periods >= p->nr_periods ?
+				 s->nr_periods - p->nr_periods : 0;
 		c->thr_n = c->has_thr && s->nr_throttled >= p->nr_throttled ?
 			   s->nr_throttled - p->nr_throttled : 0;
 		c->thr_usec = c->has_thr && s->throttled_usec >= p->throttled_usec ?
@@ -218,7 +210,7 @@ static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
 	const char *what = names[ev->type];
 	struct fmt_cg *c;
 
-	if (ev->type == CGSTREAM_EVENT_ERROR)
+	if (ev->type == CGSTREAM_EVENT_ERROR && f->style != FMT_NONE)
 		fprintf(stderr, "cgstream: %s: %s\n", ev->path, strerror(-ev->error));
 	if (f->style == FMT_JSON) {
 		json_head(f, ev);
@@ -228,7 +220,7 @@ static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
 		fputs("}\n", f->out);
 	} else if (f->style == FMT_LINES) {
 		fprintf(f->out, "%s: %s\n", fmt_shown(f, ev->path), what);
-	} else if (ev->type != CGSTREAM_EVENT_ADDED) {
+	} else if (f->style == FMT_TABLE && ev->type != CGSTREAM_EVENT_ADDED) {
 		size_t n = strlen(f->removed_note);
 
 		snprintf(f->removed_note + n, sizeof(f->removed_note) - n, "%s%s",
@@ -259,20 +251,30 @@ static int cmp_cg(const void *a, const void *b)
 	return strcmp((*(struct fmt_cg *const *)a)->path, (*(struct fmt_cg *const *)b)->path);
 }
 
+struct fmt_cg **fmt_cgroups(const struct fmt *f)
+{
+	struct fmt_cg **v = malloc((f->n_cgroups ? f->n_cgroups : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < cgs_hash_buckets(&f->by_id); i++)
+		for (struct cgs_hnode *h = f->by_id.buckets[i]; h; h = h->next)
+			v[n++] = cgs_container_of(h, struct fmt_cg, node);
+	return v;
+}
+
 void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
 {
 	struct fmt_cg **v;
-	size_t n = 0;
+	size_t n = f->n_cgroups;
 	FILE *out = f->out;
 
 	if (f->style != FMT_TABLE)
 		return;
-	v = malloc((f->n_cgroups ? f->n_cgroups : 1) * sizeof(*v));
+	v = fmt_cgroups(f);
 	if (!v)
 		return;
-	for (size_t i = 0; i < cgs_hash_buckets(&f->by_id); i++)
-		for (struct cgs_hnode *h = f->by_id.buckets[i]; h; h = h->next)
-			v[n++] = cgs_container_of(h, struct fmt_cg, node);
 	qsort(v, n, sizeof(v[0]), cmp_cg);
 	fputs("\033[H\033[2J", out);
 	fprintf(out, "cgstream: %zu cgroups, %s mode, seq %llu  (Ctrl-C quits)\n\n", n, mode,

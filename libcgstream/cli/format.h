@@ -3,7 +3,8 @@
  * The one printer of cgstream's samples and events, for every way of
  * watching (a group of named cgroups, trees) and every output (JSON lines,
  * plain lines, the live table).  It keeps each cgroup's last printed
- * sample, by cgroup id, for the CPU percentages and --every.
+ * sample, by cgroup id, for the CPU percentages and --every; cgstream top
+ * takes its numbers from here too (FMT_NONE).
  */
 #ifndef CGSTREAM_FORMAT_H
 #define CGSTREAM_FORMAT_H
@@ -19,6 +20,24 @@ enum fmt_style {
 	FMT_JSON,	/* one JSON object per sample or event per line */
 	FMT_LINES,	/* "seq N /path: cpu ..." */
 	FMT_TABLE,	/* a table redrawn per cycle (a terminal) */
+	FMT_NONE,	/* keep the numbers, print nothing: cgstream top draws */
+};
+
+/*
+ * A cgroup's numbers: its last printed cycle (with FMT_NONE: its last
+ * sample), in percent of one CPU over the time between that sample's
+ * flush and the one before it (with --every: the last printed one).
+ */
+struct fmt_cg {
+	struct cgs_hnode node;		/* by cgroup id: node.key */
+	char *path;			/* absolute */
+	bool have_prev, have_delta;	/* have_delta: two samples, the numbers below */
+	struct cgstream_sample prev;	/* the last printed sample (or the first seen) */
+	uint64_t window;		/* --every: flush_seq / N of prev */
+	double cpu, user, sys;
+	bool has_thr;			/* the cpu controller's fields, in both samples */
+	uint64_t thr_periods;		/* nr_periods in the cycle */
+	uint64_t thr_n, thr_usec;	/* nr_throttled, throttled_usec in the cycle */
 };
 
 struct fmt {
@@ -43,5 +62,11 @@ void fmt_fini(struct fmt *f);
 bool fmt_event(struct fmt *f, const struct cgstream_event *ev, const char *mode);
 /* a batch ended: the table is redrawn */
 void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq);
+/*
+ * The cgroups known now, in no order: a malloc'd array (free it) of
+ * f->n_cgroups pointers, valid until the next fmt_event(); NULL when there
+ * is no memory.
+ */
+struct fmt_cg **fmt_cgroups(const struct fmt *f);
 
 #endif

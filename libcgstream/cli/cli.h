@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the cgstream command's subcommands share (cgstream.c has them):
+ * exit statuses, option values, and one message per error of opening a
+ * cgroup, so that every subcommand says the same things the same way.
+ */
+#ifndef CGSTREAM_CLI_H
+#define CGSTREAM_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cgstream.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1,
+	EXIT_USAGE = 2,
+	EXIT_NO_CGROUP = 3,
+	EXIT_PERMISSION = 4,
+	EXIT_NO_KERNEL = 5,
+};
+
+/* strict decimal: digits only, no sign, no blanks, fits in uint32_t */
+bool cli_parse_u32(const char *s, uint32_t *v);
+/* --mode NAME into *mode; 0, or EXIT_USAGE after saying why */
+int cli_parse_mode(const char *name, int *mode);
+/* --fallback-interval MS into *ms; 0, or EXIT_USAGE after saying why */
+int cli_parse_fallback_interval(const char *arg, uint32_t *ms);
+/*
+ * Says why @arg (a cgroup as the user wrote it) could not be opened with
+ * @opts (r = -errno) and returns the exit status for it.
+ */
+int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r);
+/* trees in the kernel and fallback modes, and groups, hold an fd per cgroup */
+void cli_raise_fd_limit(void);
+
+#endif
