@@ -3,9 +3,9 @@
  * cgstream: show and set the kernel's cpu.stat flush interval, and watch
  * cgroups' CPU use once per flush: named cgroups through a group, whole
  * subtrees (--recursive) through trees; format.c prints them (a live
- * table, plain lines, or JSON lines).  Also the streaming daemon of the
- * systemd units: it speaks the sd_notify protocol when $NOTIFY_SOCKET is
- * set.
+ * table, plain lines, or JSON lines); top.c is `cgstream top`.  Also the
+ * streaming daemon of the systemd units: it speaks the sd_notify protocol
+ * when $NOTIFY_SOCKET is set.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +42,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: cgstream interval [MS]\n"
 		"       cgstream watch [OPTIONS] CGROUP...\n"
+		"       cgstream top [OPTIONS] [CGROUP]   (see cgstream top --help)\n"
 		"       cgstream --help | --version\n"
 		"\n"
 		"Read cgroup v2 CPU statistics once per kernel flush (cpu.stat.stream).\n"
@@ -50,6 +51,7 @@ static void usage(FILE *f)
 		"  interval MS       set it: 0 (off) or %d..%d ms; needs root\n"
 		"  watch CGROUP...   CPU use of each cgroup once per flush; a CGROUP is\n"
 		"                    absolute or relative to the cgroup2 mount\n"
+		"  top [CGROUP]      a live table of a subtree's cgroups, busiest first\n"
 		"\n"
 		"watch options:\n"
 		"  --recursive               each CGROUP with all below it, those made while\n"
@@ -614,6 +616,8 @@ int main(int argc, char **argv)
 		return cmd_interval(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "watch"))
 		return cmd_watch(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "top"))
+		return cmd_top(argc - 1, argv + 1);
 	fprintf(stderr, "cgstream: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -2,7 +2,7 @@
 /*
  * What the cgstream command's subcommands share (cgstream.c has them):
  * exit statuses, option values, and one message per error of opening a
- * cgroup, so that every subcommand says the same things the same way.
+ * cgroup, so that watch and top say the same things the same way.
  */
 #ifndef CGSTREAM_CLI_H
 #define CGSTREAM_CLI_H
@@ -34,5 +34,8 @@ int cli_parse_fallback_interval(const char *arg, uint32_t *ms);
 int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r);
 /* trees in the kernel and fallback modes, and groups, hold an fd per cgroup */
 void cli_raise_fd_limit(void);
+
+/* top.c */
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -1,0 +1,1018 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cgstream top: a live table of a subtree's cgroups, like systemd-cgtop,
+ * redrawn once per flush from one tree (cgstream_tree: the kernel's
+ * subtree file, a stream per cgroup, or the emulation on stock kernels,
+ * whichever the kernel has; the header says which).  format.c keeps each
+ * cgroup's numbers (FMT_NONE); this file sorts and draws them: on a
+ * terminal with plain ANSI escapes and termios (the alternate screen, keys
+ * read in the same poll() as the tree's fd and a signalfd), or with
+ * --batch as plain tables for scripts.
+ *
+ * The watched cgroup's own usage is the sum of everything below it (cgroup
+ * v2 counts a child's CPU time in its parents too), so it is the header's
+ * "subtree total", not a row: rows are the cgroups below it, and the
+ * busiest of those comes first.
+ *
+ * The terminal is given back as it was on every way out: q, ^C, SIGTERM,
+ * SIGHUP, an error, the watched cgroup's removal; on ^Z too (and taken
+ * again on SIGCONT), and on a crash (a handler puts it back and dies of
+ * the same signal).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cgstream.h"
+#include "cli.h"
+#include "format.h"
+
+#define BATCH		256
+/* the columns after CGROUP: " %7s %7s %7s %6s %8s" */
+#define NUM_WIDTH	40
+#define MIN_PATH_WIDTH	10
+#define MIN_COLS	(MIN_PATH_WIDTH + NUM_WIDTH)
+/* six header lines and the column heading, then rows, then the footer */
+#define HEAD_LINES	7
+#define MIN_ROWS	(HEAD_LINES + 2)
+
+enum sort_key { SORT_CPU, SORT_USER, SORT_SYS, SORT_THROTTLED, SORT_NAME };
+
+static const struct {
+	char key;		/* the key that picks it */
+	const char *name;	/* --sort NAME */
+	const char *column;	/* as the header names it */
+} sorts[] = {
+	[SORT_CPU] = { 'c', "cpu", "CPU%" },
+	[SORT_USER] = { 'u', "user", "USER%" },
+	[SORT_SYS] = { 's', "sys", "SYS%" },
+	[SORT_THROTTLED] = { 't', "throttled", "THR-MS" },
+	[SORT_NAME] = { 'n', "name", "CGROUP" },
+};
+#define N_SORTS (sizeof(sorts) / sizeof(sorts[0]))
+
+/* the terminal as found, for every way out (the crash handler included) */
+static struct termios saved_tio;
+static volatile sig_atomic_t term_active;
+
+static const char term_enter_seq[] = "\033[?1049h\033[?25l\033[H\033[2J";
+static const char term_leave_seq[] = "\033[?25h\033[?1049l";
+
+struct top {
+	struct cgstream_opts opts;
+	struct cgstream_tree *t;
+	int mode;			/* the tree's */
+	const char *mode_name;		/* for fmt_event */
+	char mode_text[96];		/* as the header says it */
+	const char *root;		/* the tree's path */
+	size_t rootlen;
+	struct fmt fmt;
+	bool fmt_ready;
+
+	/* the cycles */
+	uint64_t cycles;		/* batches with samples */
+	uint64_t root_id;		/* 0 until its first event */
+	uint64_t seq;			/* the root's latest flush_seq */
+	uint64_t gaps;			/* flushes between the root's samples */
+	uint64_t missed_base, missed_now; /* flush_missed, where the mode has it */
+	bool have_seq, have_missed;
+	uint32_t interval_ms;
+	bool interval_known;
+	char note[512];			/* what changed in the last cycle that changed */
+	char pending[480];		/* ... being gathered in this cycle */
+	struct cgs_hash unreadable;	/* ids of cgroups with an ERROR, until a sample */
+	bool unreadable_ready;
+
+	/* what is shown, how */
+	enum sort_key sort;
+	bool reverse;
+	bool batch;
+	uint64_t iterations, counted;	/* -n; tables that could show CPU% */
+	unsigned int cols, rows;	/* the terminal's */
+	char exit_msg[PATH_MAX + 128];	/* said after the terminal is given back */
+};
+
+static void usage_top(FILE *f)
+{
+	fprintf(f,
+		"Usage: cgstream top [OPTIONS] [CGROUP]\n"
+		"\n"
+		"A live table of CGROUP's subtree (default: the whole hierarchy): each cgroup\n"
+		"below it with its CPU use in the last flush interval, busiest first, redrawn\n"
+		"once per flush.  CGROUP is absolute or relative to the cgroup2 mount.\n"
+		"\n"
+		"  -b, --batch               plain tables on standard output, one per flush\n"
+		"                            (from the second: the first has no CPU%% yet)\n"
+		"  -n, --iterations N        stop after N tables that can show CPU%%\n"
+		"  -s, --sort KEY            cpu (default), user, sys, throttled or name\n"
+		"      --reverse             the other way round (lowest first, or z..a)\n"
+		"      --mode auto|subtree|kernel|fallback\n"
+		"                            as for watch --recursive (default: auto)\n"
+		"      --fallback-interval MS\n"
+		"                            timer period of fallback mode (default: the\n"
+		"                            kernel's interval if set, else 1000)\n"
+		"\n"
+		"Keys: c u s t n sort by CPU%%, USER%%, SYS%%, throttled time, name;\n"
+		"      r reverses; q (or Ctrl-C) quits.\n"
+		"\n"
+		"Exit status: 0 ok, 1 failure, 2 usage error (also: not a terminal without\n"
+		"--batch), 3 no such cgroup (or it was removed while shown), 4 permission\n"
+		"denied, 5 the kernel lacks the stream (or subtree) file --mode asked for.\n");
+}
+
+/* --- output: a frame of lines, written at once --- */
+
+struct frame {
+	char *buf;
+	size_t len, cap;
+	unsigned int cols;	/* lines are cut here; 0: no limit (batch) */
+	bool term;		/* escapes: each line clears what it did not cover */
+	bool nomem;
+};
+
+static bool frame_room(struct frame *fr, size_t more)
+{
+	char *b;
+	size_t cap;
+
+	if (fr->len + more + 1 <= fr->cap)
+		return true;
+	cap = fr->cap ? fr->cap : 4096;
+	while (cap < fr->len + more + 1)
+		cap *= 2;
+	b = realloc(fr->buf, cap);
+	if (!b) {
+		fr->nomem = true;
+		return false;
+	}
+	fr->buf = b;
+	fr->cap = cap;
+	return true;
+}
+
+static void frame_put(struct frame *fr, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (frame_room(fr, n)) {
+		memcpy(fr->buf + fr->len, s, n);
+		fr->len += n;
+	}
+}
+
+/*
+ * One line (printable ASCII only: a column is a byte), cut at the width;
+ * @inverse: in reverse video.  @newline: false for the footer, the
+ * screen's last line (a newline there would scroll).
+ */
+static void __attribute__((format(printf, 4, 5)))
+frame_line(struct frame *fr, bool inverse, bool newline, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !frame_room(fr, (size_t)n + 16))
+		return;
+	if (inverse && fr->term)
+		frame_put(fr, "\033[7m");
+	va_start(ap, fmt);
+	vsnprintf(fr->buf + fr->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	if (fr->cols && (unsigned int)n > fr->cols)
+		n = (int)fr->cols;
+	fr->len += (size_t)n;
+	if (inverse && fr->term)
+		frame_put(fr, "\033[m");
+	/*
+	 * Erase the rest of the line, unless the line filled it: the cursor
+	 * then waits on the last column, which an erase would blank.
+	 */
+	if (fr->term && (unsigned int)n < fr->cols)
+		frame_put(fr, "\033[K");
+	if (newline)
+		frame_put(fr, "\n");
+}
+
+/* all of it, through EINTR, partial writes and a non-blocking fd */
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+			poll(&pfd, 1, -1);
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* --- the terminal --- */
+
+static void term_leave(void)
+{
+	if (!term_active)
+		return;
+	term_active = 0;
+	(void)write_all(STDOUT_FILENO, term_leave_seq, sizeof(term_leave_seq) - 1);
+	tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+}
+
+/* keys one by one, no echo; ^C, ^Z still signals (ISIG) */
+static int term_enter(void)
+{
+	struct termios raw;
+
+	if (term_active)
+		return 0;
+	/* again each time: the shell may have changed it while we were stopped */
+	if (tcgetattr(STDIN_FILENO, &saved_tio) < 0)
+		return -errno;
+	raw = saved_tio;
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	raw.c_cc[VMIN] = 0;
+	raw.c_cc[VTIME] = 0;
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) < 0)
+		return -errno;
+	term_active = 1;
+	return write_all(STDOUT_FILENO, term_enter_seq, sizeof(term_enter_seq) - 1);
+}
+
+static void crash_handler(int sig)
+{
+	if (term_active) {
+		ssize_t w = write(STDOUT_FILENO, term_leave_seq, sizeof(term_leave_seq) - 1);
+
+		(void)w;
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	}
+	raise(sig);	/* SA_RESETHAND: now the default action */
+}
+
+static void catch_crashes(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+	struct sigaction sa = { .sa_handler = crash_handler,
+				.sa_flags = (int)(SA_RESETHAND | SA_NODEFER) };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static void term_size(struct top *tp)
+{
+	struct winsize ws;
+
+	tp->cols = 80;
+	tp->rows = 24;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col && ws.ws_row) {
+		tp->cols = ws.ws_col;
+		tp->rows = ws.ws_row;
+	}
+}
+
+/* ^Z: give the terminal back, stop; on SIGCONT take it again */
+static int top_suspend(void)
+{
+	sigset_t tstp;
+
+	term_leave();
+	sigemptyset(&tstp);
+	sigaddset(&tstp, SIGTSTP);
+	signal(SIGTSTP, SIG_DFL);
+	sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+	raise(SIGTSTP);		/* stops here (unless the job is orphaned) */
+	sigprocmask(SIG_BLOCK, &tstp, NULL);
+	return term_enter();
+}
+
+/* --- what is shown --- */
+
+/*
+ * @path as shown in @width columns (0: all of it), into @buf: printable
+ * ASCII (anything else is '?', so a name cannot move the cursor or widen
+ * a column), cut from the left; at a '/' when that loses only a few more
+ * characters, so that no stub of a name is left: ".../web/worker-3.service"
+ * rather than "...ice/web/worker-3.service".
+ */
+static const char *shown_path(char *buf, size_t size, const char *path, size_t width)
+{
+	size_t len = strlen(path), o = 0;
+	const char *p = path;
+
+	if (width && len > width) {
+		if (width > 3) {
+			const char *tail = path + len - (width - 3);
+			const char *slash = strchr(tail, '/');
+
+			p = slash && slash[1] && (size_t)(slash - tail) <= (width - 3) / 4 ?
+			    slash : tail;
+			memcpy(buf, "...", 3);
+			o = 3;
+		} else {
+			p = path + len - width;
+		}
+	}
+	for (; *p && o + 1 < size; p++)
+		buf[o++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
+	buf[o] = '\0';
+	return buf;
+}
+
+/* the path below the watched cgroup */
+static const char *relative(const struct top *tp, const char *path)
+{
+	if (!strncmp(path, tp->root, tp->rootlen) && path[tp->rootlen] == '/')
+		return path + tp->rootlen + 1;
+	if (!strcmp(tp->root, "/") && path[0] == '/')
+		return path + 1;
+	return path;
+}
+
+static bool has_value(const struct fmt_cg *c, enum sort_key k)
+{
+	return k == SORT_NAME || (c->have_delta && (k != SORT_THROTTLED || c->has_thr));
+}
+
+static double thr_pct(const struct fmt_cg *c)
+{
+	return c->thr_periods ? 100.0 * (double)c->thr_n / (double)c->thr_periods : 0.0;
+}
+
+static double sort_value(const struct fmt_cg *c, enum sort_key k)
+{
+	switch (k) {
+	case SORT_CPU:
+		return c->cpu;
+	case SORT_USER:
+		return c->user;
+	case SORT_SYS:
+		return c->sys;
+	case SORT_THROTTLED:
+		return (double)c->thr_usec;
+	case SORT_NAME:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Highest first (names: a..z), --reverse the other way; rows without a
+ * number in the sort column ("-") last either way; ties by name, a..z.
+ */
+static int cmp_rows(const void *a, const void *b, void *arg)
+{
+	const struct top *tp = arg;
+	const struct fmt_cg *x = *(struct fmt_cg *const *)a, *y = *(struct fmt_cg *const *)b;
+	bool hx = has_value(x, tp->sort), hy = has_value(y, tp->sort);
+	int r = 0;
+
+	if (hx != hy)
+		return hx ? -1 : 1;
+	if (tp->sort == SORT_NAME) {
+		r = strcmp(x->path, y->path);
+		return tp->reverse ? -r : r;
+	}
+	if (hx) {
+		double vx = sort_value(x, tp->sort), vy = sort_value(y, tp->sort);
+
+		if (tp->sort == SORT_THROTTLED && vx == vy) {
+			vx = thr_pct(x);
+			vy = thr_pct(y);
+		}
+		if (vx != vy)
+			r = vx > vy ? -1 : 1;
+	}
+	if (r)
+		return tp->reverse ? -r : r;
+	return strcmp(x->path, y->path);
+}
+
+static void cell(char *buf, size_t size, bool ok, double v)
+{
+	if (ok)
+		snprintf(buf, size, "%.1f", v);
+	else
+		snprintf(buf, size, "-");
+}
+
+static void draw_row(struct frame *fr, const struct top *tp, const struct fmt_cg *c,
+		     size_t pathw)
+{
+	char name[PATH_MAX + 8], cpu[32], user[32], sys[32], thr[32], thr_ms[32];
+	bool d = c->have_delta, t = d && c->has_thr;
+
+	shown_path(name, sizeof(name), relative(tp, c->path), fr->cols ? pathw : 0);
+	cell(cpu, sizeof(cpu), d, c->cpu);
+	cell(user, sizeof(user), d, c->user);
+	cell(sys, sizeof(sys), d, c->sys);
+	cell(thr, sizeof(thr), t, thr_pct(c));
+	cell(thr_ms, sizeof(thr_ms), t, (double)c->thr_usec / 1000.0);
+	frame_line(fr, false, true, "%-*s %7s %7s %7s %6s %8s", (int)pathw, name, cpu, user,
+		   sys, thr, thr_ms);
+}
+
+/* "subtree total: cpu 99.5%  user 98.9%  sys 0.6%  throttled 3.1% 12.0 ms" */
+static void draw_total(struct frame *fr, const struct fmt_cg *root)
+{
+	char cpu[32], user[32], sys[32], thr[96] = "";
+	bool d = root && root->have_delta;
+
+	cell(cpu, sizeof(cpu), d, d ? root->cpu : 0);
+	cell(user, sizeof(user), d, d ? root->user : 0);
+	cell(sys, sizeof(sys), d, d ? root->sys : 0);
+	if (d && root->has_thr)
+		snprintf(thr, sizeof(thr), "  throttled %.1f%% %.1f ms", thr_pct(root),
+			 (double)root->thr_usec / 1000.0);
+	frame_line(fr, false, true, "subtree total: cpu %s%%  user %s%%  sys %s%%%s", cpu, user,
+		   sys, thr);
+}
+
+/*
+ * The table into @fr: header, column heading, rows (@max_rows of them at
+ * most; 0: all), and on a terminal the footer on its last line.
+ */
+static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
+{
+	struct fmt_cg **v = fmt_cgroups(&tp->fmt), *root = NULL;
+	char path[PATH_MAX + 8], interval[96], missed[32], unreadable[48] = "";
+	size_t n = 0, shown, pathw;
+
+	if (!v) {
+		fr->nomem = true;
+		return;
+	}
+	for (size_t i = 0; i < tp->fmt.n_cgroups; i++) {
+		if (v[i]->node.key == tp->root_id)
+			root = v[i];
+		else
+			v[n++] = v[i];
+	}
+	qsort_r(v, n, sizeof(v[0]), cmp_rows, tp);
+	shown = max_rows && n > max_rows ? max_rows : n;
+
+	/* as wide as the longest name (of all rows: steady while scrolling), if it fits */
+	pathw = 6;	/* "CGROUP" */
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(relative(tp, v[i]->path));
+
+		pathw = l > pathw ? l : pathw;
+	}
+	if (fr->cols && pathw > fr->cols - NUM_WIDTH)
+		pathw = fr->cols - NUM_WIDTH;
+
+	if (!tp->interval_known)
+		snprintf(interval, sizeof(interval), "interval ?");
+	else if (tp->interval_ms == 0)
+		snprintf(interval, sizeof(interval), "interval 0 (streaming off)");
+	else
+		snprintf(interval, sizeof(interval), "interval %u ms", tp->interval_ms);
+	if (tp->have_seq)
+		snprintf(missed, sizeof(missed), "%llu",
+			 (unsigned long long)(tp->gaps + tp->missed_now - tp->missed_base));
+	else
+		snprintf(missed, sizeof(missed), "-");
+
+	/* the watched cgroup's path fits with the title, cut from the left */
+	frame_line(fr, false, true, "cgstream top: %s",
+		   shown_path(path, sizeof(path), tp->root,
+			      fr->cols > 14 ? fr->cols - 14 : fr->cols ? 1 : 0));
+	frame_line(fr, false, true, "mode %s", tp->mode_text);
+	if (tp->have_seq)
+		frame_line(fr, false, true, "%s  flush_seq %llu  missed %s", interval,
+			   (unsigned long long)tp->seq, missed);
+	else
+		frame_line(fr, false, true, "%s  flush_seq -  missed -", interval);
+	if (tp->unreadable.count)
+		snprintf(unreadable, sizeof(unreadable), " (%zu more unreadable)",
+			 tp->unreadable.count);
+	frame_line(fr, false, true, "cgroups %zu/%zu shown%s  sort %s %s", shown, n, unreadable,
+		   sorts[tp->sort].column,
+		   tp->sort == SORT_NAME ? (tp->reverse ? "(z-a)" : "(a-z)")
+					 : (tp->reverse ? "(lowest first)" : "(highest first)"));
+	draw_total(fr, root);
+	if (tp->note[0] || fr->term)
+		frame_line(fr, false, true, "%s", tp->note);
+	frame_line(fr, true, true, "%-*s %7s %7s %7s %6s %8s", (int)pathw, "CGROUP", "CPU%",
+		   "USER%", "SYS%", "THR%", "THR-MS");
+	for (size_t i = 0; i < shown; i++)
+		draw_row(fr, tp, v[i], pathw);
+	free(v);
+}
+
+/* the whole screen, at once */
+static int top_draw(struct top *tp)
+{
+	struct frame fr = { .cols = tp->cols, .term = true };
+	char pos[32];
+	int r;
+
+	frame_put(&fr, "\033[H");
+	if (tp->cols < MIN_COLS || tp->rows < MIN_ROWS) {
+		frame_line(&fr, false, true, "terminal too small (%ux%u)", tp->cols, tp->rows);
+		frame_line(&fr, false, true, "cgstream top needs %ux%u", MIN_COLS, MIN_ROWS);
+		frame_line(&fr, false, false, "q quits");
+		frame_put(&fr, "\033[J");
+	} else {
+		top_render(tp, &fr, tp->rows - HEAD_LINES - 1);
+		frame_put(&fr, "\033[J");
+		snprintf(pos, sizeof(pos), "\033[%u;1H", tp->rows);
+		frame_put(&fr, pos);
+		frame_line(&fr, false, false,
+			   "q quit   sort: c cpu  u user  s sys  t throttled  n name   r reverse");
+	}
+	r = fr.nomem ? -ENOMEM : write_all(STDOUT_FILENO, fr.buf, fr.len);
+	free(fr.buf);
+	return r;
+}
+
+/* one plain table (batch mode) */
+static int top_print(struct top *tp)
+{
+	struct frame fr = { 0 };
+	int r;
+
+	top_render(tp, &fr, 0);
+	frame_put(&fr, "\n");
+	r = fr.nomem ? -ENOMEM : write_all(STDOUT_FILENO, fr.buf, fr.len);
+	free(fr.buf);
+	return r;
+}
+
+/* --- the tree --- */
+
+static void top_read_interval(struct top *tp)
+{
+	uint32_t ms;
+
+	if (tp->mode == CGSTREAM_MODE_FALLBACK) {
+		/* the library's rule (cgstream.h), taken once at open as it does */
+		if (!tp->interval_known) {
+			ms = tp->opts.fallback_interval_ms;
+			if (!ms && (cgstream_get_interval(&tp->opts, &ms) < 0 || ms == 0))
+				ms = 1000;
+			tp->interval_ms = ms;
+			tp->interval_known = true;
+		}
+		return;
+	}
+	tp->interval_known = cgstream_get_interval(&tp->opts, &ms) == 0;
+	if (tp->interval_known)
+		tp->interval_ms = ms;
+}
+
+static void top_describe_mode(struct top *tp, int asked)
+{
+	static const char *const why[] = {
+		[CGSTREAM_MODE_SUBTREE] = "kernel subtree (cpu.stat.stream.subtree)",
+		[CGSTREAM_MODE_KERNEL] = "streams (cpu.stat.stream per cgroup)",
+		[CGSTREAM_MODE_FALLBACK] = "emulation (cpu.stat read on a timer)",
+	};
+
+	if (asked == CGSTREAM_MODE_AUTO && tp->mode == CGSTREAM_MODE_KERNEL)
+		snprintf(tp->mode_text, sizeof(tp->mode_text),
+			 "streams (this kernel has no cpu.stat.stream.subtree)");
+	else if (asked == CGSTREAM_MODE_AUTO && tp->mode == CGSTREAM_MODE_FALLBACK)
+		snprintf(tp->mode_text, sizeof(tp->mode_text),
+			 "emulation (this kernel has no cpu.stat.stream)");
+	else
+		snprintf(tp->mode_text, sizeof(tp->mode_text), "%s",
+			 tp->mode >= 0 && tp->mode <= CGSTREAM_MODE_SUBTREE && why[tp->mode] ?
+			 why[tp->mode] : tp->mode_name);
+}
+
+static void note_add(struct top *tp, const char *what, const char *path, int err)
+{
+	char name[PATH_MAX + 8];
+	size_t n = strlen(tp->pending);
+
+	shown_path(name, sizeof(name), relative(tp, path), 0);
+	if (err)
+		snprintf(tp->pending + n, sizeof(tp->pending) - n, "%s%s %s (%s)", n ? "; " : "",
+			 what, name, strerror(err));
+	else
+		snprintf(tp->pending + n, sizeof(tp->pending) - n, "%s%s %s", n ? "; " : "", what,
+			 name);
+}
+
+/* a cgroup the tree cannot read (ERROR) is no row until it can again */
+static void set_unreadable(struct top *tp, uint64_t id, bool unreadable)
+{
+	struct cgs_hnode *n = cgs_hash_first(&tp->unreadable, id);
+
+	if (unreadable && !n && (n = calloc(1, sizeof(*n))))
+		cgs_hash_add(&tp->unreadable, n, id);
+	else if (!unreadable && n) {
+		cgs_hash_del(&tp->unreadable, n);
+		free(n);
+	}
+}
+
+static void free_unreadable(struct top *tp)
+{
+	struct cgs_hnode *n;
+
+	for (size_t i = 0; i < cgs_hash_buckets(&tp->unreadable); i++) {
+		while ((n = tp->unreadable.buckets[i])) {
+			cgs_hash_del(&tp->unreadable, n);
+			free(n);
+		}
+	}
+	cgs_hash_free(&tp->unreadable);
+}
+
+static void top_event(struct top *tp, const struct cgstream_event *ev)
+{
+	const struct cgstream_sample *s = &ev->sample;
+
+	set_unreadable(tp, s->cgroup_id, ev->type == CGSTREAM_EVENT_ERROR);
+
+	if (ev->parent_id == 0 && ev->type != CGSTREAM_EVENT_REMOVED)
+		tp->root_id = s->cgroup_id;
+	switch (ev->type) {
+	case CGSTREAM_EVENT_ADDED:
+		/* the first cycle adds every cgroup there is: not news */
+		if (tp->cycles && s->cgroup_id != tp->root_id)
+			note_add(tp, "added", ev->path, 0);
+		break;
+	case CGSTREAM_EVENT_REMOVED:
+		if (s->cgroup_id != tp->root_id)
+			note_add(tp, "removed", ev->path, 0);
+		break;
+	case CGSTREAM_EVENT_ERROR:
+		note_add(tp, "cannot read", ev->path, -ev->error);
+		break;
+	case CGSTREAM_EVENT_SAMPLE:
+		if (s->cgroup_id != tp->root_id)
+			break;
+		/* flushes this program did not see (it fell behind) */
+		if (tp->have_seq && s->seq > tp->seq + 1)
+			tp->gaps += s->seq - tp->seq - 1;
+		tp->seq = s->seq;
+		tp->have_seq = true;
+		/* cycles the kernel's flusher (or the emulation's timer) skipped */
+		if (s->present & CGSTREAM_F_FLUSH_MISSED) {
+			if (!tp->have_missed)
+				tp->missed_base = s->flush_missed;
+			tp->have_missed = true;
+			tp->missed_now = s->flush_missed;
+		}
+		break;
+	}
+	fmt_event(&tp->fmt, ev, tp->mode_name);
+}
+
+/* 1: a cycle came in, 0: nothing yet, -errno (-ENODEV: the root went) */
+static int top_drain(struct top *tp)
+{
+	struct cgstream_event ev[BATCH];
+	bool samples = false;
+	int n;
+
+	do {
+		n = cgstream_tree_process(tp->t, ev, BATCH, sizeof(ev[0]));
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			samples |= ev[i].type == CGSTREAM_EVENT_SAMPLE;
+			top_event(tp, &ev[i]);
+		}
+	} while (n == BATCH);
+	if (samples && !tp->cycles)
+		tp->note[0] = '\0';	/* "waiting for the first flush" */
+	if (tp->pending[0]) {
+		snprintf(tp->note, sizeof(tp->note), "flush_seq %llu: %s",
+			 (unsigned long long)tp->seq, tp->pending);
+		tp->pending[0] = '\0';
+	}
+	if (!samples)
+		return 0;
+	tp->cycles++;
+	top_read_interval(tp);
+	return 1;
+}
+
+static int parse_sort(const char *name, enum sort_key *k)
+{
+	for (size_t i = 0; i < N_SORTS; i++) {
+		if (!strcmp(name, sorts[i].name)) {
+			*k = (enum sort_key)i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "cgstream: --sort is cpu, user, sys, throttled or name, not '%s'\n", name);
+	return EXIT_USAGE;
+}
+
+/* 1: quit; 0: redraw if anything changed (*changed) */
+static int top_keys(struct top *tp, bool *changed)
+{
+	char buf[64];
+	ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+
+	for (ssize_t i = 0; i < n; i++) {
+		char k = buf[i];
+
+		if (k == '\033')
+			break;	/* an escape sequence (an arrow key...): none of ours */
+		if (k == 'q' || k == 'Q')
+			return 1;
+		if (k == 'r' || k == 'R') {
+			tp->reverse = !tp->reverse;
+			*changed = true;
+		} else if (k == '\f') {
+			*changed = true;	/* ^L: draw again */
+		}
+		for (size_t s = 0; s < N_SORTS; s++) {
+			if (k == sorts[s].key || k == sorts[s].key - 'a' + 'A') {
+				tp->sort = (enum sort_key)s;
+				*changed = true;
+			}
+		}
+	}
+	return 0;
+}
+
+/* the way out: @status, and a message (said once the terminal is back) */
+static int __attribute__((format(printf, 3, 4)))
+top_exit(struct top *tp, int status, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(tp->exit_msg, sizeof(tp->exit_msg), "cgstream: ");
+
+	va_start(ap, fmt);
+	vsnprintf(tp->exit_msg + n, sizeof(tp->exit_msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+/* -1: go on; else the exit status */
+static int top_signals(struct top *tp, int sfd, bool *redraw)
+{
+	struct signalfd_siginfo si;
+	int r;
+
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGWINCH:
+			break;
+		case SIGTSTP:
+			r = top_suspend();
+			if (r < 0)
+				return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+			break;
+		case SIGCONT:
+			/* also after a SIGSTOP from someone else: the screen may be anyone's */
+			r = term_enter();
+			if (r < 0)
+				return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+			break;
+		default:	/* INT, TERM, HUP */
+			return EXIT_OK;
+		}
+		term_size(tp);
+		*redraw = true;
+	}
+	return -1;
+}
+
+/* -1: go on; else the exit status */
+static int top_cycle(struct top *tp, bool *redraw)
+{
+	int r = top_drain(tp);
+
+	if (r == -ENODEV)
+		return top_exit(tp, EXIT_NO_CGROUP, "%s: the watched cgroup was removed", tp->root);
+	if (r < 0)
+		return top_exit(tp, EXIT_RUNTIME, "reading the streams: %s", strerror(-r));
+	/* the first cycle is every cgroup's first sample: no CPU% yet */
+	if (r == 0 || tp->cycles < 2) {
+		*redraw |= r > 0;
+		return -1;
+	}
+	tp->counted++;
+	if (tp->batch) {
+		r = top_print(tp);
+		if (r < 0)
+			return top_exit(tp, EXIT_RUNTIME, "writing the output: %s", strerror(-r));
+	}
+	*redraw = true;
+	return -1;
+}
+
+/* the loop: one poll() for signals, the tree and the keys; the exit status */
+static int top_loop(struct top *tp, int sfd)
+{
+	struct pollfd pfd[3] = {
+		{ .fd = sfd, .events = POLLIN },
+		{ .fd = cgstream_tree_fd(tp->t), .events = POLLIN },
+		{ .fd = tp->batch ? -1 : STDIN_FILENO, .events = POLLIN },
+	};
+	int r;
+
+	if (!tp->batch) {
+		catch_crashes();
+		term_size(tp);
+		r = term_enter();
+		if (r == 0)
+			r = top_draw(tp);
+		if (r < 0)
+			return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+	}
+	for (;;) {
+		bool redraw = false;
+		uint32_t interval = tp->interval_ms;
+
+		/*
+		 * On a terminal, look at the kernel's interval once a second
+		 * too: set to 0, no flush comes to show that it was.
+		 */
+		r = poll(pfd, 3, tp->batch ? -1 : 1000);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return top_exit(tp, EXIT_RUNTIME, "poll: %s", strerror(errno));
+		}
+		if (r == 0) {
+			top_read_interval(tp);
+			redraw = tp->interval_ms != interval;
+		}
+		if (pfd[0].revents && (r = top_signals(tp, sfd, &redraw)) >= 0)
+			return r;
+		if (pfd[2].revents & POLLIN) {
+			if (top_keys(tp, &redraw))
+				return EXIT_OK;
+		} else if (pfd[2].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			return EXIT_OK;	/* the terminal is gone */
+		}
+		if (pfd[1].revents && (r = top_cycle(tp, &redraw)) >= 0)
+			return r;
+		if (redraw && !tp->batch && (r = top_draw(tp)) < 0)
+			return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+		if (tp->iterations && tp->counted >= tp->iterations)
+			return EXIT_OK;
+	}
+}
+
+/* -1: go on; else the exit status */
+static int top_options(struct top *tp, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "batch", no_argument, NULL, 'b' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "reverse", no_argument, NULL, 'R' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "fallback-interval", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int opt;
+	uint32_t v;
+
+	while ((opt = getopt_long(argc, argv, "bn:s:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'b':
+			tp->batch = true;
+			break;
+		case 'n':
+			if (!cli_parse_u32(optarg, &v) || v == 0) {
+				fprintf(stderr, "cgstream: --iterations wants a number >= 1, not '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			tp->iterations = v;
+			break;
+		case 's':
+			if (parse_sort(optarg, &tp->sort))
+				return EXIT_USAGE;
+			break;
+		case 'R':
+			tp->reverse = true;
+			break;
+		case 'm':
+			if (cli_parse_mode(optarg, &tp->opts.mode))
+				return EXIT_USAGE;
+			break;
+		case 'f':
+			if (cli_parse_fallback_interval(optarg, &tp->opts.fallback_interval_ms))
+				return EXIT_USAGE;
+			break;
+		case 'h':
+			usage_top(stdout);
+			return EXIT_OK;
+		default:
+			usage_top(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "cgstream: top shows one subtree: give at most one cgroup\n");
+		return EXIT_USAGE;
+	}
+	if (!tp->batch && !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "cgstream: top draws on a terminal and standard output is not one; "
+			"use --batch (-b) for plain tables\n");
+		return EXIT_USAGE;
+	}
+	if (!tp->batch && !isatty(STDIN_FILENO)) {
+		fprintf(stderr, "cgstream: top reads keys from a terminal and standard input is not one; "
+			"use --batch (-b) for plain tables\n");
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top tp = { .opts = { .sz = sizeof(struct cgstream_opts) } };
+	const char *arg;
+	int sfd = -1, r, ret = EXIT_RUNTIME;
+	sigset_t mask;
+
+	r = top_options(&tp, argc, argv);
+	if (r >= 0)
+		return r;
+	arg = optind < argc ? argv[optind] : "/";
+
+	cli_raise_fd_limit();
+	r = cgstream_tree_open(arg, &tp.opts, &tp.t);
+	if (r < 0)
+		return cli_open_error(&tp.opts, arg, r);
+	tp.mode = cgstream_tree_mode(tp.t);
+	tp.mode_name = cgstream_mode_name(tp.mode);
+	tp.root = cgstream_tree_path(tp.t);
+	tp.rootlen = strlen(tp.root);
+	top_describe_mode(&tp, tp.opts.mode);
+	top_read_interval(&tp);
+	if (cgs_hash_init(&tp.unreadable) < 0) {
+		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
+		goto out;
+	}
+	tp.unreadable_ready = true;
+	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, 0) < 0) {
+		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
+		goto out;
+	}
+	tp.fmt_ready = true;
+	if (tp.mode != CGSTREAM_MODE_FALLBACK && tp.interval_known && tp.interval_ms == 0) {
+		snprintf(tp.note, sizeof(tp.note), "the kernel's flush interval is 0 (streaming off): "
+			 "no samples until it is set, e.g. 'cgstream interval 1000'");
+		if (tp.batch)
+			fprintf(stderr, "cgstream: %s\n", tp.note);
+	} else {
+		snprintf(tp.note, sizeof(tp.note), "waiting for the first flush");
+	}
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (!tp.batch) {
+		sigaddset(&mask, SIGWINCH);
+		sigaddset(&mask, SIGTSTP);
+		sigaddset(&mask, SIGCONT);
+	}
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		fprintf(stderr, "cgstream: signalfd: %s\n", strerror(errno));
+		goto out;
+	}
+	ret = top_loop(&tp, sfd);
+out:
+	term_leave();
+	if (tp.exit_msg[0])
+		fprintf(stderr, "%s\n", tp.exit_msg);
+	cgstream_tree_close(tp.t);
+	if (tp.fmt_ready)
+		fmt_fini(&tp.fmt);
+	if (tp.unreadable_ready)
+		free_unreadable(&tp);
+	if (sfd >= 0)
+		close(sfd);
+	return ret;
+}
