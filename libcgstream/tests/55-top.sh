@@ -1,0 +1,185 @@
+#!/bin/bash
+# cgstream top on the host, batch mode (-b) and its errors: usage errors,
+# no terminal, a missing cgroup, a kernel without the stream (exit 5 when
+# --mode asks for it; auto falls back to the emulation and the header says
+# so), the tables (header, a busy cgroup first among idle ones, full names,
+# "-" for throttling without the cpu controller), --sort and --reverse, -n,
+# a cgroup removed while shown (its row goes, a note says so), the watched
+# cgroup removed (exit 3), permission denied (as uid 65534: exit 4, and an
+# unreadable cgroup below: a note and a count), and the subtree and
+# per-cgroup stream modes against fake-kernel.so.  The interactive side:
+# 56-top-tmux.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
+cgstream=$build/cgstream
+[[ -x $cgstream ]] || { echo "FAIL: $cgstream not built"; exit 1; }
+. "$build/tests/other-user.sh" || { echo "FAIL: $build/tests/other-user.sh missing"; exit 1; }
+. "$build/tests/top-checks.sh" || { echo "FAIL: $build/tests/top-checks.sh missing"; exit 1; }
+tmp=$(mktemp -d /tmp/cgstream-top.XXXXXX)
+parent= bg= nobody_dir=
+cleanup() {
+	[[ -n $bg ]] && kill "$bg" 2>/dev/null && wait "$bg" 2>/dev/null
+	burners_stop
+	if [[ -n $parent ]]; then
+		for d in "$parent/cache-idle/nested" "$parent/cache-idle" "$parent/app-idle" "$parent/busy" \
+			"$parent/priv" "$parent/gone/sub" "$parent/gone" "$parent"; do
+			rmdir "$d" 2>/dev/null
+		done
+	fi
+	rm -rf "$tmp" ${nobody_dir:+"$nobody_dir"}
+}
+trap cleanup EXIT
+
+
+# usage errors need no cgroups
+expect 0 '' "$cgstream" top --help
+grep -q '^Usage: cgstream top \[OPTIONS\] \[CGROUP\]$' "$tmp/out" || fail "top --help: $(cat "$tmp/out")"
+expect 0 '' "$cgstream" --help
+grep -q 'cgstream top' "$tmp/out" || fail "--help lacks top"
+expect 2 "^cgstream: --iterations wants a number >= 1, not '0'$" "$cgstream" top -b -n 0
+expect 2 'iterations' "$cgstream" top -b --iterations x
+expect 2 "^cgstream: --sort is cpu, user, sys, throttled or name, not 'mem'$" "$cgstream" top -b --sort mem
+expect 2 '^cgstream: top shows one subtree: give at most one cgroup$' "$cgstream" top -b a b
+expect 2 '--mode is auto, subtree, kernel or fallback' "$cgstream" top -b --mode bogus
+expect 2 'fallback-interval' "$cgstream" top -b --fallback-interval 5
+expect 2 'Usage' "$cgstream" top --no-such-option
+# not a terminal (stdout is a file here): refused, with the way out
+expect 2 '^cgstream: top draws on a terminal and standard output is not one; use --batch \(-b\) for plain tables$' \
+	"$cgstream" top /
+
+if ! grep -q ' cgroup2 ' /proc/self/mountinfo; then
+	echo "SKIP: no cgroup2 mount; the table checks need one"
+	exit 77
+fi
+root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+expect 3 "^cgstream: $root/cgstest-none: no such cgroup$" "$cgstream" top -b cgstest-none
+expect 2 'not a cgroup path' "$cgstream" top -b ../etc
+has_stream=false
+[[ -e $root/cpu.stat.stream ]] && has_stream=true
+if ! $has_stream; then
+	expect 5 '^cgstream: this kernel has no cpu.stat.stream \(cgroup stat streaming\)' \
+		"$cgstream" top -b --mode kernel
+fi
+if [[ ! -e $root/cpu.stat.stream.subtree ]]; then
+	expect 5 '^cgstream: this kernel has no cpu.stat.stream.subtree' "$cgstream" top -b --mode subtree
+fi
+
+parent=$root/cgstest-top-$$
+if ! mkdir "$parent" 2>/dev/null; then
+	echo "SKIP: cannot create cgroups under $root"
+	exit 77
+fi
+mkdir -p "$parent/busy" "$parent/app-idle" "$parent/cache-idle/nested" || fail "mkdir under $parent"
+burn "$parent/busy"
+
+# -n 2: two tables, each with CPU% (the first cycle only gives the base)
+expect 0 '' "$cgstream" top -b -n 2 --fallback-interval 200 "$parent"
+mode='emulation (cpu.stat read on a timer)'
+$has_stream || mode='emulation (this kernel has no cpu.stat.stream)'
+tables "$tmp/out" 2 "mode=$mode" interval=200 first=busy idle=busy nothr=1 seqs=1 \
+	"sort=CPU% (highest first)" rows=busy,app-idle,cache-idle,cache-idle/nested ||
+	fail "top -b -n 2"
+grep -q "^cgstream top: $parent\$" "$tmp/out" || fail "no title with $parent"
+echo "ok: two tables, busy first, idle rows 0.0, no throttling columns, the mode said"
+sed -n '1,/^$/p' "$tmp/out" | sed 's/^/  | /'
+
+# relative to the cgroup2 mount, the same; --sort and --reverse
+expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 -s name "${parent#"$root"/}"
+tables "$tmp/out" 1 "sort=CGROUP (a-z)" rows=app-idle,busy,cache-idle,cache-idle/nested || fail "--sort name"
+expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 --sort name --reverse "$parent"
+tables "$tmp/out" 1 "sort=CGROUP (z-a)" rows=cache-idle/nested,cache-idle,busy,app-idle || fail "--reverse"
+expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 --reverse "$parent"
+tables "$tmp/out" 1 "sort=CPU% (lowest first)" rows=app-idle,cache-idle,cache-idle/nested,busy ||
+	fail "--reverse by CPU"
+expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 --sort user "$parent"
+tables "$tmp/out" 1 "sort=USER% (highest first)" first=busy || fail "--sort user"
+# nothing throttles without the cpu controller: all "-", sorted by name
+expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 --sort throttled "$parent"
+tables "$tmp/out" 1 "sort=THR-MS (highest first)" rows=app-idle,busy,cache-idle,cache-idle/nested ||
+	fail "--sort throttled"
+echo "ok: --sort name, --reverse, --sort user, --sort throttled"
+
+# wait_for FILE REGEX: until a line of FILE matches (a slow host only waits longer)
+wait_for() {
+	local end=$((SECONDS + 60))
+	while ((SECONDS < end)); do
+		grep -Eqs -- "$2" "$1" && return 0	# -s: the file may not be there yet
+		sleep 0.1
+	done
+	return 1
+}
+
+# a cgroup removed while shown: a note, and its row goes
+"$cgstream" top -b --fallback-interval 200 "$parent" >"$tmp/rm" 2>"$tmp/rm.err" &
+bg=$!
+wait_for "$tmp/rm" '^cache-idle/nested ' || fail "no table: $(cat "$tmp/rm.err")"
+rmdir "$parent/cache-idle/nested" || fail "rmdir $parent/cache-idle/nested"
+wait_for "$tmp/rm" '^flush_seq [0-9]+: removed cache-idle/nested$' || fail "no note of the removal"
+# and one more table after that
+n=$(grep -c '^cgstream top' "$tmp/rm")
+for _ in $(seq 600); do (($(grep -c '^cgstream top' "$tmp/rm") > n)) && break; sleep 0.1; done
+kill -TERM $bg
+wait $bg; rc=$?
+bg=
+[[ $rc == 0 ]] || fail "top -b exited $rc on SIGTERM"
+python3 - "$tmp/rm" <<'PY' || fail "removal: see above"
+import sys
+tables = [t for t in open(sys.argv[1]).read().split("\n\n") if t.strip()]
+after = False
+for t in tables:
+    if "removed cache-idle/nested" in t:
+        after = True
+    rows = [l.split()[0] for l in t.split("\n")[6:] if l]
+    if after:
+        assert "cache-idle/nested" not in rows, t
+        assert "cache-idle" in rows, t
+assert after
+print("ok: a removed cgroup: noted, its row gone, %d tables" % len(tables))
+PY
+
+# the watched cgroup removed: exit 3, said
+mkdir -p "$parent/gone/sub" || fail "mkdir $parent/gone/sub"
+"$cgstream" top -b --fallback-interval 200 "$parent/gone" >"$tmp/gone" 2>"$tmp/gone.err" &
+bg=$!
+wait_for "$tmp/gone" '^sub ' || fail "no table of $parent/gone"
+rmdir "$parent/gone/sub" "$parent/gone"
+for _ in $(seq 600); do kill -0 $bg 2>/dev/null || break; sleep 0.1; done
+wait $bg; rc=$?
+bg=
+[[ $rc == 3 ]] || fail "top of a removed cgroup exited $rc, want 3"
+[[ $(cat "$tmp/gone.err") == "cgstream: $parent/gone: the watched cgroup was removed" ]] ||
+	fail "message: $(cat "$tmp/gone.err")"
+echo "ok: the watched cgroup removed: exit 3, 'the watched cgroup was removed'"
+
+# permission denied, as uid 65534 (a copy of the command it can run)
+nobody_dir=$(nobody_copy "$build") || fail "no copy of cgstream that uid 65534 can run"
+mkdir "$parent/priv" && chmod 700 "$parent/priv" || fail "mkdir $parent/priv"
+expect 4 "^cgstream: $parent/priv: permission denied$" \
+	as_nobody "$nobody_dir/cgstream" top -b -n 1 "$parent/priv"
+expect 0 '' as_nobody "$nobody_dir/cgstream" top -b -n 1 --fallback-interval 200 "$parent"
+tables "$tmp/out" 1 'note=^flush_seq [0-9]+: cannot read priv \(Permission denied\)$' unreadable=1 \
+	rows=busy,app-idle,cache-idle || fail "an unreadable cgroup below"
+chmod 755 "$parent/priv"
+echo "ok: permission denied: exit 4; a cgroup below: noted and counted"
+
+# the kernel's modes, against fake-kernel.so (an emulation of the files)
+if $has_stream; then
+	echo "note: this kernel has cpu.stat.stream: the VM test covers the kernel modes"
+else
+	fake=$build/tests/fake-kernel.so
+	[[ -e $fake ]] || fail "$fake not built"
+	expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=300 "$cgstream" top -b -n 2 "$parent"
+	tables "$tmp/out" 2 "mode=kernel subtree (cpu.stat.stream.subtree)" interval=300 first=busy \
+		seqs=1 || fail "subtree mode"
+	expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=300 "$cgstream" top -b -n 2 --mode kernel \
+		"$parent"
+	tables "$tmp/out" 2 "mode=streams (cpu.stat.stream per cgroup)" interval=300 first=busy ||
+		fail "stream mode"
+	# the interval at 0: said, and no table comes
+	expect 124 "^cgstream: the kernel's flush interval is 0 \(streaming off\): no samples until it is set, e.g. 'cgstream interval 1000'$" \
+		env LD_PRELOAD="$fake" timeout 3 "$cgstream" top -b -n 1 "$parent"
+	[[ ! -s $tmp/out ]] || fail "a table with the interval at 0: $(cat "$tmp/out")"
+	echo "ok: subtree and stream modes (fake-kernel.so), interval 0"
+fi
+echo "top: all passed"

@@ -1,0 +1,155 @@
+#!/bin/bash
+# cgstream top as a person uses it, in an 80x24 tmux pane (emulation mode
+# on the host): a busy cgroup among idle siblings is the first row once the
+# table has data; every line fits the pane; the sort keys (n, r, c) change
+# the order as the header says; a long name is cut from the left; a
+# resized pane is redrawn to its new size (too small: it says so); and the
+# terminal is given back (main screen, cursor, stty modes) after q, ^C,
+# SIGTERM, ^Z (and taken again on fg), and when the watched cgroup is
+# removed (exit 3, with a message).  Not a terminal: exit 2.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
+cgstream=$build/cgstream
+[[ -x $cgstream ]] || { echo "FAIL: $cgstream not built"; exit 1; }
+. "$build/tests/top-checks.sh" || { echo "FAIL: $build/tests/top-checks.sh missing"; exit 1; }
+command -v tmux >/dev/null || { echo "SKIP: no tmux (scripts/deps.sh installs it)"; exit 77; }
+root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+[[ -n $root ]] || { echo "SKIP: no cgroup2 mount"; exit 77; }
+
+tmp=$(mktemp -d /tmp/cgstream-top-tmux.XXXXXX)
+parent=$root/cgstest-top-tmux-$$
+long=cache-idle/session-12.scope/worker-with-a-long-name.scope
+cleanup() {
+	tmux_stop
+	burners_stop
+	for d in "$parent/$long" "$(dirname "$parent/$long")" "$parent/cache-idle" "$parent/app-idle" "$parent/busy" \
+		"$parent/victim" "$parent"; do
+		rmdir "$d" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+mkdir "$parent" 2>/dev/null || { echo "SKIP: cannot create cgroups under $root"; exit 77; }
+mkdir -p "$parent/app-idle" "$parent/busy" "$parent/$long" ||
+	fail "mkdir under $parent"
+burn "$parent/busy"
+
+tmux_start "cgstest-top-$$" "$tmp" || fail "no tmux session"
+echo "ok: tmux pane 80x24"
+tmux_type "stty -g >$tmp/stty.before; echo MARK-BEFORE"
+pane_wait '^MARK-BEFORE$' || fail "the shell in the pane does not answer"
+
+# the terminal as it was: main screen, cursor shown, the same stty modes
+restored() {
+	pane_flag_wait '#{alternate_on}' 0 || fail "$1: the alternate screen is still on"
+	[[ $(pane_flag '#{cursor_flag}') == 1 ]] || fail "$1: the cursor is still hidden"
+	pane_wait '^MARK-BEFORE$' 10 || fail "$1: the shell's screen did not come back"
+	rm -f "$tmp/stty.now"
+	tmux_type "stty -g >$tmp/stty.now"
+	for _ in $(seq 100); do [[ -s $tmp/stty.now ]] && break; sleep 0.1; done
+	cmp -s "$tmp/stty.before" "$tmp/stty.now" ||
+		fail "$1: stty modes $(cat "$tmp/stty.now"), were $(cat "$tmp/stty.before")"
+	tmux_type "clear; echo MARK-BEFORE"
+	pane_wait '^MARK-BEFORE$' 10 || fail "$1: the shell does not answer"
+	echo "ok: $1: terminal restored (main screen, cursor, stty modes)"
+}
+
+# N ARGS: top in the pane, and its exit status printed as TOP-EXIT-N=
+run=0
+start_top() {
+	run=$((run + 1))
+	tmux_type "$cgstream top $*; echo TOP-EXIT-$run=\$?"
+	pane_flag_wait '#{alternate_on}' 1 || fail "top did not take the screen"
+	[[ $(pane_flag '#{cursor_flag}') == 0 ]] || fail "top left the cursor on"
+}
+exited() {
+	pane_wait "^TOP-EXIT-$run=$1\$" || fail "top (run $run) did not exit with $1"
+}
+
+# not a terminal: refused, exit 2
+tmux_type "$cgstream top $parent </dev/null; echo NOTTY-EXIT=\$?"
+pane_wait '^NOTTY-EXIT=2$' || fail "top with stdin not a terminal"
+pane_wait 'standard input is not one; use --batch' 5 || fail "no message for stdin"
+tmux_type "clear; echo MARK-BEFORE"
+echo "ok: not a terminal: exit 2, says so"
+
+# the busy cgroup on top, once there are two samples; lines fit; the
+# long name cut from the left, its last part whole
+start_top --fallback-interval 200 "$parent"
+pane_wait_check 60 80 24 first=busy "sort=CPU% (highest first)" \
+	cut=/worker-with-a-long-name.scope text='^mode emulation' ||
+	fail "busy is not the first row"
+pane_check 80 24 num=app-idle:CPU% dash=busy:THR% dash=busy:THR-MS >/dev/null ||
+	fail "$(pane_check 80 24 num=app-idle:CPU% dash=busy:THR% dash=busy:THR-MS)"
+echo "ok: busy first, all lines within 80 columns, the long name cut"
+pane | sed -n '1,12p;24p' | sed 's/^/  | /'
+
+# sort keys: n (name), r (reverse), c (CPU, reversed: busy last), r
+tmux_keys n
+pane_wait_check 30 80 24 order=name "sort=CGROUP (a-z)" || fail "n: not sorted by name"
+tmux_keys r
+pane_wait_check 30 80 24 order=name-rev "sort=CGROUP (z-a)" || fail "r: not reversed"
+tmux_keys c
+pane_wait_check 30 80 24 last=busy "sort=CPU% (lowest first)" || fail "c after r: busy not last"
+tmux_keys r
+pane_wait_check 30 80 24 first=busy "sort=CPU% (highest first)" || fail "r: busy not first again"
+echo "ok: keys n, r, c, r sort as the header says"
+
+# a resized pane: redrawn to fit; too small: says so
+tm resize-window -t top -x 60 -y 14
+pane_wait_check 30 60 14 first=busy cut=.scope || fail "not redrawn for 60x14"
+tm resize-window -t top -x 40 -y 8
+pane_wait '^terminal too small \(40x8\)$' 30 || fail "40x8: no 'too small'"
+tm resize-window -t top -x 80 -y 24
+pane_wait_check 30 80 24 first=busy || fail "not redrawn back at 80x24"
+echo "ok: SIGWINCH: redrawn at 60x14, 'too small' at 40x8, back at 80x24"
+
+tmux_keys q
+exited 0
+restored "q"
+
+start_top --fallback-interval 200 "$parent"
+pane_wait_check 60 80 24 first=busy || fail "no table for ^C"
+tmux_keys C-c
+exited 0
+restored "^C"
+
+start_top --fallback-interval 200 "$parent"
+pane_wait_check 60 80 24 first=busy || fail "no table for SIGTERM"
+pid=$(ps -o pid=,comm= --ppid "$(pane_flag '#{pane_pid}')" | awk '$2 == "cgstream" { print $1 }')
+[[ -n $pid ]] || fail "no cgstream process under the pane's shell"
+kill -TERM "$pid"
+exited 0
+restored "SIGTERM"
+
+# ^Z: the shell gets the terminal as it was; fg: top takes it again
+run=$((run + 1))
+tmux_type "$cgstream top --fallback-interval 200 $parent"
+pane_flag_wait '#{alternate_on}' 1 || fail "top did not take the screen"
+pane_wait_check 60 80 24 first=busy || fail "no table for ^Z"
+tmux_keys C-z
+pane_wait 'Stopped' || fail "^Z did not stop top"
+restored "^Z"
+tmux_type "fg"
+pane_flag_wait '#{alternate_on}' 1 || fail "fg: top did not take the screen again"
+pane_wait_check 60 80 24 first=busy || fail "fg: no table"
+tmux_keys q
+pane_flag_wait '#{alternate_on}' 0 || fail "q after fg"
+tmux_type "echo TOP-EXIT-$run=\$?"
+exited 0
+restored "^Z, fg, q"
+
+# the watched cgroup removed: exit 3, the message on the main screen
+mkdir "$parent/victim" || fail "mkdir $parent/victim"
+start_top --fallback-interval 200 "$parent/victim"
+pane_wait_check 60 80 24 'text=^cgroups 0/0 shown' text='^interval 200 ms  flush_seq [0-9]+' ||
+	fail "no table for the victim"
+rmdir "$parent/victim" || fail "rmdir $parent/victim"
+exited 3
+pane_wait "^cgstream: $parent/victim: the watched cgroup was removed\$" 5 ||
+	fail "no message for the removed cgroup"
+restored "the watched cgroup removed (exit 3)"
+
+echo "top-tmux: all passed"
