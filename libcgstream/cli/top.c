@@ -240,15 +240,19 @@ static void term_leave(void)
 	tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
 }
 
-/* keys one by one, no echo; ^C, ^Z still signals (ISIG) */
-static int term_enter(void)
+/*
+ * Keys one by one, no echo; ^C, ^Z still signal (ISIG).  Taken as found
+ * each time we (re)start; while we hold it, @again sets our modes and the
+ * screen anew: after a SIGSTOP and SIGCONT that we did not see coming,
+ * the shell may have put its own modes back meanwhile.
+ */
+static int term_enter(bool again)
 {
 	struct termios raw;
 
-	if (term_active)
+	if (term_active && !again)
 		return 0;
-	/* again each time: the shell may have changed it while we were stopped */
-	if (tcgetattr(STDIN_FILENO, &saved_tio) < 0)
+	if (!term_active && tcgetattr(STDIN_FILENO, &saved_tio) < 0)
 		return -errno;
 	raw = saved_tio;
 	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
@@ -306,7 +310,7 @@ static int top_suspend(void)
 	sigprocmask(SIG_UNBLOCK, &tstp, NULL);
 	raise(SIGTSTP);		/* stops here (unless the job is orphaned) */
 	sigprocmask(SIG_BLOCK, &tstp, NULL);
-	return term_enter();
+	return term_enter(false);
 }
 
 /* --- what is shown --- */
@@ -786,7 +790,7 @@ static int top_signals(struct top *tp, int sfd, bool *redraw)
 			break;
 		case SIGCONT:
 			/* also after a SIGSTOP from someone else: the screen may be anyone's */
-			r = term_enter();
+			r = term_enter(true);
 			if (r < 0)
 				return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
 			break;
@@ -836,7 +840,7 @@ static int top_loop(struct top *tp, int sfd)
 	if (!tp->batch) {
 		catch_crashes();
 		term_size(tp);
-		r = term_enter();
+		r = term_enter(false);
 		if (r == 0)
 			r = top_draw(tp);
 		if (r < 0)

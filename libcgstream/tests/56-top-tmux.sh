@@ -5,8 +5,9 @@
 # the order as the header says; a long name is cut from the left; a
 # resized pane is redrawn to its new size (too small: it says so); and the
 # terminal is given back (main screen, cursor, stty modes) after q, ^C,
-# SIGTERM, ^Z (and taken again on fg), and when the watched cgroup is
-# removed (exit 3, with a message).  Not a terminal: exit 2.
+# SIGTERM, ^Z (and taken again on fg), a SIGSTOP from elsewhere and fg,
+# and when the watched cgroup is removed (exit 3, with a message).  Not a
+# terminal: exit 2.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
@@ -140,6 +141,25 @@ pane_flag_wait '#{alternate_on}' 0 || fail "q after fg"
 tmux_type "echo TOP-EXIT-$run=\$?"
 exited 0
 restored "^Z, fg, q"
+
+# SIGSTOP from elsewhere (top cannot see it coming), then fg: top sets its
+# modes and screen again (keys work), and q still restores the terminal
+run=$((run + 1))
+tmux_type "$cgstream top --fallback-interval 200 $parent"
+pane_flag_wait '#{alternate_on}' 1 || fail "top did not take the screen"
+pane_wait_check 60 80 24 first=busy || fail "no table for SIGSTOP"
+pid=$(ps -o pid=,comm= --ppid "$(pane_flag '#{pane_pid}')" | awk '$2 == "cgstream" { print $1 }')
+[[ -n $pid ]] || fail "no cgstream process under the pane's shell"
+kill -STOP "$pid"
+pane_wait 'Stopped' || fail "SIGSTOP: the shell did not see top stop"
+tmux_type "fg"
+tmux_keys n
+pane_wait_check 60 80 24 order=name "sort=CGROUP (a-z)" || fail "after SIGSTOP and fg: keys do not work"
+tmux_keys q
+pane_flag_wait '#{alternate_on}' 0 || fail "q after SIGSTOP and fg"
+tmux_type "echo TOP-EXIT-$run=\$?"
+exited 0
+restored "SIGSTOP, fg, q"
 
 # the watched cgroup removed: exit 3, the message on the main screen
 mkdir "$parent/victim" || fail "mkdir $parent/victim"
