@@ -351,8 +351,6 @@ static const char *relative(const struct top *tp, const char *path)
 {
 	if (!strncmp(path, tp->root, tp->rootlen) && path[tp->rootlen] == '/')
 		return path + tp->rootlen + 1;
-	if (!strcmp(tp->root, "/") && path[0] == '/')
-		return path + 1;
 	return path;
 }
 
