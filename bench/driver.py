@@ -401,6 +401,42 @@ def s2_telemetry(points, period_ms, seconds, rounds, ways=TELE_WAYS):
                     + (f", passes failed: {sorted(os.strerror(e) for e in fails)}" if fails else ""))
 
 
+def s9_profile(m, seconds):
+    """where a reader's time goes, for the issue's 1 x 1,000 row: perf in
+    the guest (software cpu-clock sampling: TCG has no PMU; kernel symbols
+    from kallsyms) over one telemetry run of classic and of subtree"""
+    perf = shutil.which("perf")
+    if not perf or not have_time(2 * seconds + 120, "s9"):
+        log("s9: no perf here" if not perf else "s9: no time")
+        return
+    for k, v in (("kptr_restrict", "0"), ("perf_event_paranoid", "-1")):
+        try:
+            write(f"/proc/sys/kernel/{k}", v)
+        except OSError:
+            pass
+    parent, kids = tele_tree(m)
+    lst = list_file(f"tree{m}", kids)
+    for mode in ("classic", "subtree"):
+        data = os.path.join(OUT, f"perf-{mode}.data")
+        set_interval(1000 if mode == "subtree" else 0)
+        CG.run_json(READERS, [perf, "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g",
+                              "-o", data, "--", CGBENCH, "telemetry", "--mode", mode,
+                              "--readers", "1", "--period-ms", "1000", "--seconds", str(seconds),
+                              "--list", lst, "--subtree", parent], timeout=seconds + 240)
+        set_interval(0)
+        rep = subprocess.run([perf, "report", "-i", data, "--stdio", "--no-children",
+                              "--sort", "sym", "-g", "none", "--percent-limit", "0.7"],
+                             capture_output=True, text=True)
+        top = [l.rstrip() for l in rep.stdout.splitlines() if l.strip() and not l.startswith("#")]
+        record("s9", {"mode": mode, "cgroups": m, "seconds": seconds},
+               {"top": top[:40], "rc": rep.returncode, "err": rep.stderr[-500:]})
+        log(f"s9 {mode}: {len(top)} symbols over 0.7 %")
+        try:
+            os.unlink(data)
+        except OSError:
+            pass
+
+
 def proc_cpu_ns(pid):
     """a process's exact CPU time (all threads): its CPU-time clock
     (MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)), which needs no SCHEDSTATS"""
@@ -440,12 +476,13 @@ def _daemon_exporter(parent):
 
 DAEMONS = {"cgstream watch --json --recursive": _daemon_cgstream,
            "exporter": _daemon_exporter}
+ONLY_DAEMONS = ()    # --daemons: a subset of DAEMONS' names
 
 
 def scrape():
     import urllib.request
     t0 = time.perf_counter()
-    with urllib.request.urlopen(f"http://127.0.0.1:{EXPORTER_PORT}/metrics", timeout=30) as r:
+    with urllib.request.urlopen(f"http://127.0.0.1:{EXPORTER_PORT}/metrics", timeout=180) as r:
         body = r.read()
     return time.perf_counter() - t0, body
 
@@ -462,7 +499,8 @@ def run_daemon(name, argv, m, interval_ms, seconds):
         exporter = name == "exporter"
         started = time.time()
         ready = False
-        while time.time() < started + 180 and p.poll() is None:
+        # a Python exporter over 10,000 cgroups starts slowly under TCG
+        while time.time() < started + (600 if exporter else 180) and p.poll() is None:
             time.sleep(1)
             if not exporter:
                 # its first walk of the subtree, then a few cycles
@@ -594,6 +632,8 @@ def s8_daemons(m, interval_ms, seconds):
     set_interval(interval_ms)
     try:
         for name in DAEMONS:
+            if ONLY_DAEMONS and name not in ONLY_DAEMONS:
+                continue
             argv = DAEMONS[name](parent)
             if argv is None:
                 log(f"s8 {name}: not available here")
@@ -748,7 +788,11 @@ def main():
                     help="seconds after driver start when no new measurement starts")
     ap.add_argument("--deadline", type=float, default=0,
                     help="the same as an absolute time (epoch s, host clock); the earlier wins")
+    ap.add_argument("--daemons", default="", help="scenario 8: only these programs "
+                    "(comma-separated names of DAEMONS)")
     a = ap.parse_args()
+    global ONLY_DAEMONS
+    ONLY_DAEMONS = tuple(x for x in a.daemons.split(",") if x)
     global END
     QUICK, OUT = a.quick, a.out
     END = time.time() + a.budget
@@ -787,7 +831,7 @@ def main():
         # most wanted first: the budget cuts from the end; but the telemetry
         # matrix leaves time for the flusher and daemon scenarios
         global RESERVE
-        RESERVE = (120 if "s7" in sc else 0) + (180 if "s8" in sc else 0)
+        RESERVE = (120 if "s7" in sc else 0) + (100 if "s9" in sc else 0) + (180 if "s8" in sc else 0)
         if QUICK:
             RESERVE = 0
         if "s2" in sc:
@@ -798,6 +842,8 @@ def main():
         RESERVE = 0
         if "s7" in sc:
             s7_flusher([100] if QUICK else [100, 1000, 10000], 2 if QUICK else 10)
+        if "s9" in sc:
+            s9_profile(100 if QUICK else 1000, 3 if QUICK else 6)
         if "s8" in sc:
             s8_daemons(100 if QUICK else 10000, 1000, 3 if QUICK else 8)
         if "s1" in sc:

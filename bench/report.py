@@ -349,6 +349,19 @@ def main():
     else:
         w("Not measured in this run.\n")
 
+    s9 = sel(recs, "s9")
+    if s9:
+        w("### Where the time goes: perf in the guest\n")
+        w(f"`perf record -e cpu-clock -g` (software sampling at 4 kHz: TCG has no PMU) over one "
+          f"{s9[0]['params']['seconds']} s telemetry run of 1 reader x "
+          f"{fmt(s9[0]['params']['cgroups'])} cgroups, {s9[0]['cpus']} vCPUs, classic and "
+          f"subtree; symbols with at least 0.7 % of the samples (self time; TCG's costs are not a "
+          f"real CPU's: atomics, interrupt masking and page-table walks cost relatively more).\n")
+        for x in s9:
+            w(f"**{x['params']['mode']}**:\n")
+            w("```\n" + "\n".join(x["result"]["top"][:25]) + "\n```\n")
+        w(PROFILE_NOTES)
+
     # --- S3
     w("## 3. Machine size\n")
     w("Scenario 1 in boots with 2, 8 and 32 vCPUs (same load: 24 churners, whose duty "
@@ -875,6 +888,8 @@ times; the raw results keep both):
    Built with Debian's clang against the bench kernel's BTF, loaded with the
    kernel tree's own libbpf (tools/lib/bpf, skeleton from its bpftool).
 """
+
+PROFILE_NOTES = ""     # what the profile says, written from a run's numbers (see below)
 
 S2_PRIVILEGES = """What each way needs: rows 1-3 read cgroupfs files, so any user who may
 read the files (mode 0444; delegation works); the stream rows need the

@@ -56,12 +56,13 @@ pahole -C cgroup,cgroup_base_stat_snapshot,cgroup_file_ctx "$vmlinux" >"$out/pah
 "$py" -c 'import matplotlib' 2>/dev/null || { echo "bench: matplotlib missing in $top/.venv: run make deps" >&2; exit 1; }
 
 # what runs where: every size runs the telemetry matrix (s2: its points
-# depend on the size) and the flusher's cost (s7); the 2-vCPU boot adds the
-# daemons (s8), latency (s5) and the workload (s6); 8 the parallel
+# depend on the size) and the flusher's cost (s7); the 2-vCPU boot adds a
+# perf profile (s9), the daemons (s8), latency (s5) and the workload (s6);
+# 8 the parallel
 # readers (s4); every size measures the reader cost (s1, scenario 3)
 scen_for() {
 	case $1 in
-	2) echo "s2,s7,s8,s1,s5,s6" ;;
+	2) echo "s2,s7,s9,s8,s1,s5,s6" ;;
 	8) echo "s2,s7,s1,s4" ;;
 	*) echo "s2,s7,s1" ;;
 	esac
