@@ -528,10 +528,17 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 /* the whole screen, at once */
 static int top_draw(struct top *tp)
 {
-	struct frame fr = { .cols = tp->cols, .term = true };
+	struct frame fr = { .term = true };
 	char pos[32];
 	int r;
 
+	/*
+	 * The size as it is now, not as the last SIGWINCH told: a cycle may
+	 * be drawn between a resize and its signal, and lines of the old
+	 * width would wrap.
+	 */
+	term_size(tp);
+	fr.cols = tp->cols;
 	frame_put(&fr, "\033[H");
 	if (tp->cols < MIN_COLS || tp->rows < MIN_ROWS) {
 		frame_line(&fr, false, true, "terminal too small (%ux%u)", tp->cols, tp->rows);
@@ -795,8 +802,7 @@ static int top_signals(struct top *tp, int sfd, bool *redraw)
 		default:	/* INT, TERM, HUP */
 			return EXIT_OK;
 		}
-		term_size(tp);
-		*redraw = true;
+		*redraw = true;	/* at the terminal's size now */
 	}
 	return -1;
 }
@@ -837,7 +843,6 @@ static int top_loop(struct top *tp, int sfd)
 
 	if (!tp->batch) {
 		catch_crashes();
-		term_size(tp);
 		r = term_enter(false);
 		if (r == 0)
 			r = top_draw(tp);
