@@ -355,8 +355,10 @@ def main():
         w(f"`perf record -e cpu-clock -g` (software sampling at 4 kHz: TCG has no PMU) over one "
           f"{s9[0]['params']['seconds']} s telemetry run of 1 reader x "
           f"{fmt(s9[0]['params']['cgroups'])} cgroups, {s9[0]['cpus']} vCPUs, classic and "
-          f"subtree; symbols with at least 0.7 % of the samples (self time; TCG's costs are not a "
-          f"real CPU's: atomics, interrupt masking and page-table walks cost relatively more).\n")
+          f"subtree (the whole cgbench run: the readers' window, plus opening the files and the "
+          f"parent's snapshots of the kworkers' CPU clocks through /proc); symbols with at least "
+          f"0.7 % of the samples, self time. TCG's costs are not a real CPU's: atomics, "
+          f"interrupt masking and page-table walks cost relatively more.\n")
         for x in s9:
             w(f"**{x['params']['mode']}**:\n")
             w("```\n" + "\n".join(x["result"]["top"][:25]) + "\n```\n")
