@@ -7,10 +7,11 @@
 #     cgstream.service runs (as a dynamic user, no capabilities) and its
 #     JSON samples are in the journal; an admin override applies, a bad
 #     value fails the interval unit and keeps the old value, a watch.conf
-#     override (--every 4) applies, SIGTERM stops the daemon with exit 0.
+#     override (--every 4) applies, SIGTERM stops the daemon with exit 0;
+#     cgstream-exporter.service serves every cgroup to Prometheus.
 #     The guest's dmesg must show no WARNING/BUG.
-#  2. Debian's stock kernel (no cgstream): both units skipped by their
-#     conditions, neither failed.
+#  2. Debian's stock kernel (no cgstream): the units skipped by their
+#     conditions, none failed.
 #
 # How: `vng --systemd` boots the host root read-only with systemd as init;
 # qemu-wrap (passed as vng's --qemu) puts guest-init in front of systemd
@@ -62,7 +63,9 @@ stage=$out/stage
 	make -s -C "$top/libcgstream" &&
 	make -s -C "$top/libcgstream" install DESTDIR="$stage" PREFIX=/usr &&
 	make -s -C "$top/systemd" install DESTDIR="$stage" PREFIX=/usr &&
-	systemctl --root="$stage" --quiet enable cgstream-interval.service cgstream.service
+	make -s -C "$top/pycgstream" install DESTDIR="$stage" PREFIX=/usr &&
+	systemctl --root="$stage" --quiet enable cgstream-interval.service cgstream.service \
+		cgstream-exporter.service
 } >"$out/install.log" 2>&1 || { cat "$out/install.log"; echo "FAIL: staging the install"; exit 1; }
 # the admin's configuration: a value that is not the shipped default
 echo "CGSTREAM_INTERVAL_MS=$interval" >"$stage/etc/cgstream/interval.conf"
