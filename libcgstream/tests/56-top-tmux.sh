@@ -37,7 +37,7 @@ mkdir -p "$parent/app-idle" "$parent/busy" "$parent/$long" ||
 	fail "mkdir under $parent"
 burn "$parent/busy"
 
-tmux_start "cgstest-top-$$" "$tmp" || fail "no tmux session"
+tmux_start "$tmp" || fail "no tmux session"
 echo "ok: tmux pane 80x24"
 tmux_type "stty -g >$tmp/stty.before; echo MARK-BEFORE"
 pane_wait '^MARK-BEFORE$' || fail "the shell in the pane does not answer"

@@ -9,8 +9,9 @@
 #                               (its output: $tmp/out, $tmp/err)
 #   burn CGROUP                 a busy loop in CGROUP (burners_stop ends them)
 #   tables FILE N CHECK...      FILE holds N tables of top -b, as CHECKs say
-#   tmux_start NAME TMPDIR      a detached 80x24 session running bash (a
-#                               server of its own: socket NAME)
+#   tmux_start TMPDIR           a detached 80x24 session running bash (a
+#                               server of its own: socket TMPDIR/tmux.sock,
+#                               gone with TMPDIR)
 #   tmux_type TEXT              type TEXT and Enter into the pane
 #   tmux_keys KEY...            send keys (tmux names: q, C-c, C-z)
 #   pane_wait REGEX [SECONDS]   until a line of the screen matches
@@ -57,7 +58,7 @@ burners_stop() {
 	burners=()
 }
 
-tm() { tmux -L "$tmux_sock" "$@"; }
+tm() { tmux -S "$tmux_sock" "$@"; }
 
 # the pane's screen as shown, wrapped lines joined (a line that did not fit
 # the width comes back longer than it); -J keeps trailing blanks: cut them
@@ -66,12 +67,12 @@ pane() { tm capture-pane -p -J -t top:0.0 | sed 's/ *$//'; }
 pane_flag() { tm display-message -p -t top:0.0 "$1"; }
 
 tmux_start() {
-	tmux_sock=$1 tmux_tmp=$2
+	tmux_tmp=$1 tmux_sock=$1/tmux.sock
 	unset TMUX
 	# our own configuration, not the user's: no status line, so that the
 	# pane is all of the 80x24 window
 	echo "set -g status off" >"$tmux_tmp/tmux.conf"
-	tmux -L "$tmux_sock" -f "$tmux_tmp/tmux.conf" new-session -d -x 80 -y 24 -s top \
+	tmux -S "$tmux_sock" -f "$tmux_tmp/tmux.conf" new-session -d -x 80 -y 24 -s top \
 		"env PS1='$ ' bash --norc --noprofile" || return 1
 	[[ $(pane_flag '#{pane_width}x#{pane_height}') == 80x24 ]] ||
 		{ echo "the pane is $(pane_flag '#{pane_width}x#{pane_height}'), not 80x24"; return 1; }
@@ -79,7 +80,7 @@ tmux_start() {
 }
 
 tmux_stop() {
-	[[ -n $tmux_sock ]] && tmux -L "$tmux_sock" kill-server 2>/dev/null
+	[[ -n $tmux_sock ]] && tmux -S "$tmux_sock" kill-server 2>/dev/null
 	tmux_sock=
 }
 

@@ -84,7 +84,7 @@ echo "ok: the watched cgroup removed: exit 3"
 if ! command -v tmux >/dev/null; then
 	echo "note: no tmux in the guest: the pane checks are the host's (56-top-tmux)"
 else
-	tmux_start "cgstest-vmtop-$$" "$tmp" || fail "no tmux session"
+	tmux_start "$tmp" || fail "no tmux session"
 	tmux_type "echo MARK-BEFORE"
 	pane_wait '^MARK-BEFORE$' 120 || fail "the shell in the pane does not answer"
 	tmux_type "$cgstream top $parent; echo TOP-EXIT=\$?"
