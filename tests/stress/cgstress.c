@@ -1,0 +1,1993 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cgstress: randomized stress of cpu.stat.stream, cpu.stat.stream.subtree
+ * and the root's cpu.stat.stream_interval, with invariants checked as it
+ * goes.  Runs, concurrently, for --seconds:
+ *
+ *   churn (3 threads)  nested mkdir / rmdir of small random trees under a
+ *                      private subtree, +cpu in some subtree_control, cpu.max
+ *                      on some; every rmdir timed
+ *   migrator           moves 4 CPU-burning child processes between leaves
+ *   poll (2), epoll, io_uring readers
+ *                      keep ~10 stream and subtree files each open on random
+ *                      cgroups (removed ones too), replace them, wait for
+ *                      flushes (POLLIN|POLLPRI; epoll level and edge
+ *                      triggered; io_uring one-shot and multishot) and read
+ *                      with small and large buffers
+ *   walker             reads subtree snapshots without waiting, in pieces
+ *                      from one record to 1 MiB, bad sizes and offsets too
+ *   quick              open/read/close of stream, subtree and classic
+ *                      cpu.stat files, opens closed unread
+ *   interval           writes valid intervals (the minimum 10 ms often),
+ *                      invalid ones and 0 (streaming stops for a moment)
+ *   monitor            the root's cpu.stat.stream, read at every flush: the
+ *                      timeline the wake-up checks compare against
+ *
+ * Invariants (each violation prints a FAIL line; the run fails):
+ *   - flush_seq, and usage/user/system/nice, never go back for one open file
+ *     (subtree: per cgroup within one open file);
+ *   - no read, poll or open error except ENODEV / EPOLLERR / ENOENT once the
+ *     cgroup's rmdir has started (and then: EPOLLERR with ENODEV reads; an
+ *     io_uring poll fails with EINVAL; a subtree snapshot of a cgroup whose
+ *     rmdir has begun but whose files are not yet gone is empty);
+ *   - an rmdir returns within a second;
+ *   - at most one POLLIN wake-up per completed flush per open file: over its
+ *     life a file gets at most 1 + (flush_seq it last read) - (flushes
+ *     completed before it was opened) (missed flushes, flush_missed, are
+ *     not flushes);
+ *   - EPOLLPRI only after streaming was stopped (interval 0), and a poller
+ *     sleeping through a completed flush, a stop or its cgroup's removal
+ *     for more than a second is a missed wake-up;
+ *   - subtree snapshots: the opened cgroup first with parent_id 0, every
+ *     other record's parent before it, no cgroup twice, the cgroups that
+ *     live through the whole run present, bandwidth flag where the cpu
+ *     controller is on;
+ *   - interval writes: valid values read back, invalid ones -EINVAL with
+ *     the old value kept.
+ *
+ * usage: cgstress [--seconds N] [--seed S] [--max-failures N] [--no-zero-interval]
+ *        (--no-zero-interval: streaming is never stopped, to look past a
+ *        failure that stops cause)
+ * Exit: 0 pass, 1 fail, 77 skip (not root, no cgroup2, no cpu.stat.stream).
+ * Everything runs under <cgroup2>/cgstress.<pid>, removed at the end (also
+ * after a failure or SIGINT/SIGTERM); the interval and the root's
+ * subtree_control are restored.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <liburing.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* how long a due wake-up (flush, stop, removal) may take to reach a poller */
+#define WAKE_MARGIN_NS		(1 * NSEC_PER_SEC)
+/* an rmdir must return within this (the bound) */
+#define RMDIR_LIMIT_NS		(1 * NSEC_PER_SEC)
+#define POLL_TIMEOUT_MS		1500
+#define FILES_PER_READER	10
+#define NR_CHURN		3
+#define NR_POLL_READERS		2
+#define NR_MIGRANTS		4
+#define MAX_CHAIN		8
+#define NR_FIXED		7
+#define MAX_CGS			(NR_FIXED + NR_CHURN * MAX_CHAIN)
+#define BIG_BUF			(1 << 20)
+#define MAX_STOPS		100000
+
+/* ------------------------------------------------------------------ */
+/* counters, failures                                                   */
+
+#define COUNTERS(X)							\
+	X(mkdir) X(rmdir) X(rmdir_ebusy) X(subtree_control_cpu) X(cpu_max_set) \
+	X(migrations) X(migrations_to_removed)				\
+	X(stream_opens) X(subtree_opens) X(opens_of_removed) X(closes)	\
+	X(stream_reads_large) X(stream_reads_small)			\
+	X(subtree_snapshots) X(subtree_records) X(subtree_small_buf_einval) \
+	X(subtree_bad_offset_einval) X(subtree_empty_while_removed)	\
+	X(poll_wakes) X(epoll_wakes) X(uring_oneshot_wakes) X(uring_multishot_wakes) \
+	X(pri_wakes) X(err_wakes) X(uring_einval_removed) X(enodev_reads) X(poll_timeouts) \
+	X(interval_valid) X(interval_min) X(interval_zero) X(interval_invalid) \
+	X(interval_empty)						\
+	X(cpustat_reads) X(quick_opens) X(quick_unread_closes) X(interval_reads) \
+	X(flushes_seen) X(throttled_cgroups_seen)
+
+enum counter {
+#define X(n) C_##n,
+	COUNTERS(X)
+#undef X
+	C_NR
+};
+static const char *const counter_names[C_NR] = {
+#define X(n) #n,
+	COUNTERS(X)
+#undef X
+};
+static atomic_ulong counters[C_NR];
+#define COUNT(c) atomic_fetch_add_explicit(&counters[C_##c], 1, memory_order_relaxed)
+
+static atomic_long max_rmdir_ns, max_read_ns;
+/* --no-zero-interval: never stop streaming (to look past a stop-related failure) */
+static bool zero_interval = true;
+static atomic_long failures;
+static long max_failures = 20;
+static int64_t t_start;
+static volatile sig_atomic_t stop_signal;
+static atomic_bool stopping;
+
+static void note_max(atomic_long *m, long v)
+{
+	long cur = atomic_load(m);
+
+	while (v > cur && !atomic_compare_exchange_weak(m, &cur, v))
+		;
+}
+
+static bool running(void)
+{
+	return !stop_signal && !atomic_load(&stopping);
+}
+
+static double elapsed(void)
+{
+	return (now_ns() - t_start) / 1e9;
+}
+
+#define FAIL(...) report_failure(__func__, __VA_ARGS__)
+static void __attribute__((format(printf, 2, 3)))
+report_failure(const char *where, const char *fmt, ...)
+{
+	long n = atomic_fetch_add(&failures, 1) + 1;
+	va_list ap;
+
+	if (n <= max_failures) {
+		flockfile(stdout);
+		printf("FAIL [%8.3f s] %s: ", elapsed(), where);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		putchar('\n');
+		fflush(stdout);
+		funlockfile(stdout);
+	}
+	if (n >= max_failures)
+		atomic_store(&stopping, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* the cgroups: fixed ones and the churn threads' trees                 */
+
+static char root[PATH_MAX];	/* the cgroup2 mount */
+static char top[PATH_MAX];	/* <root>/cgstress.<pid> */
+
+enum cg_state { CG_FREE, CG_LIVE, CG_REMOVING };
+
+struct cg {
+	char path[PATH_MAX];
+	uint64_t id;
+	enum cg_state state;
+	bool fixed;		/* lives through the whole run */
+	bool leaf;		/* may hold processes */
+	int cpu;		/* cpu controller on: 1, off: 0, unknown: -1 */
+	bool under_top;
+};
+
+static struct cg cgs[MAX_CGS];
+static pthread_mutex_t cg_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fixed_leaf_a = -1;	/* where processes go when evacuated */
+
+/* a copy of a registry entry, taken under cg_lock */
+struct cg_pick {
+	char path[PATH_MAX];
+	uint64_t id;
+	int slot;
+	int cpu;
+	bool under_top;
+};
+
+/* a random live (or being removed) cgroup; leaves only if @leaf */
+static bool pick_cg(struct rng *r, bool leaf, bool removing_too, struct cg_pick *out)
+{
+	int cand[MAX_CGS], n = 0, i;
+
+	pthread_mutex_lock(&cg_lock);
+	for (i = 0; i < MAX_CGS; i++) {
+		if (cgs[i].state == CG_FREE || (leaf && !cgs[i].leaf))
+			continue;
+		if (cgs[i].state == CG_REMOVING && !removing_too)
+			continue;
+		cand[n++] = i;
+	}
+	if (n) {
+		i = cand[rng_below(r, n)];
+		strcpy(out->path, cgs[i].path);
+		out->id = cgs[i].id;
+		out->slot = i;
+		out->cpu = cgs[i].cpu;
+		out->under_top = cgs[i].under_top;
+	}
+	pthread_mutex_unlock(&cg_lock);
+	return n > 0;
+}
+
+/*
+ * Removals, by cgroup id: when rmdir started and returned.  An ENODEV,
+ * EPOLLERR or ENOENT is only fine for a cgroup whose rmdir has started.
+ */
+struct removal {
+	uint64_t id;
+	int64_t t_start, t_done;
+	bool enodev;
+};
+static struct removal *rm_tab;
+static size_t rm_cap, rm_nr;
+static pthread_mutex_t rm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct removal *rm_slot(uint64_t id)
+{
+	size_t i = (id * 0x9e3779b97f4a7c15ULL) & (rm_cap - 1);
+
+	while (rm_tab[i].id && rm_tab[i].id != id)
+		i = (i + 1) & (rm_cap - 1);
+	return &rm_tab[i];
+}
+
+static void rm_start(uint64_t id)
+{
+	struct removal *e;
+
+	pthread_mutex_lock(&rm_lock);
+	if (2 * (rm_nr + 1) > rm_cap) {
+		struct removal *old = rm_tab;
+		size_t old_cap = rm_cap, i;
+
+		rm_cap = rm_cap ? 2 * rm_cap : 1024;
+		rm_tab = calloc(rm_cap, sizeof(*rm_tab));
+		if (!rm_tab) {
+			perror("calloc");
+			exit(EXIT_FAIL);
+		}
+		for (i = 0; i < old_cap; i++)
+			if (old[i].id)
+				*rm_slot(old[i].id) = old[i];
+		free(old);
+	}
+	e = rm_slot(id);
+	if (!e->id) {
+		e->id = id;
+		rm_nr++;
+	}
+	e->t_start = now_ns();
+	e->t_done = 0;
+	pthread_mutex_unlock(&rm_lock);
+}
+
+static void rm_done(uint64_t id)
+{
+	pthread_mutex_lock(&rm_lock);
+	rm_slot(id)->t_done = now_ns();
+	pthread_mutex_unlock(&rm_lock);
+}
+
+/* has @id's rmdir started?  *@t_done: when it returned, 0 if not yet */
+static bool rm_started(uint64_t id, int64_t *t_done)
+{
+	struct removal *e;
+	bool ret = false;
+
+	pthread_mutex_lock(&rm_lock);
+	if (rm_cap) {
+		e = rm_slot(id);
+		ret = e->id == id;
+		if (ret && t_done)
+			*t_done = e->t_done;
+	}
+	pthread_mutex_unlock(&rm_lock);
+	return ret;
+}
+
+/* an ENODEV was seen for @id: returns false when its rmdir had not started */
+static bool rm_note_enodev(uint64_t id)
+{
+	struct removal *e;
+	bool ret = false;
+
+	pthread_mutex_lock(&rm_lock);
+	if (rm_cap) {
+		e = rm_slot(id);
+		ret = e->id == id;
+		if (ret)
+			e->enodev = true;
+	}
+	pthread_mutex_unlock(&rm_lock);
+	return ret;
+}
+
+static bool rm_enodev_seen(uint64_t id)
+{
+	bool ret;
+
+	pthread_mutex_lock(&rm_lock);
+	ret = rm_slot(id)->id == id && rm_slot(id)->enodev;
+	pthread_mutex_unlock(&rm_lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* the monitor's timeline of flushes, and the stops of streaming         */
+
+struct mon_entry {
+	int64_t t_end;		/* the read returned then */
+	uint64_t seq_max;	/* highest flush_seq read up to then */
+};
+static struct mon_entry *mon_log;
+static size_t mon_nr, mon_cap;
+static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void mon_append(int64_t t_end, uint64_t seq)
+{
+	pthread_mutex_lock(&mon_lock);
+	if (mon_nr == mon_cap) {
+		mon_cap = mon_cap ? 2 * mon_cap : 4096;
+		mon_log = realloc(mon_log, mon_cap * sizeof(*mon_log));
+		if (!mon_log) {
+			perror("realloc");
+			exit(EXIT_FAIL);
+		}
+	}
+	if (mon_nr && mon_log[mon_nr - 1].seq_max > seq)
+		seq = mon_log[mon_nr - 1].seq_max;
+	mon_log[mon_nr++] = (struct mon_entry){ t_end, seq };
+	pthread_mutex_unlock(&mon_lock);
+}
+
+/*
+ * The highest flush_seq the monitor had read by @t.  A read labels values
+ * with a flush that is at most one ahead of the completed one (a cycle
+ * publishes before it completes), so at least this minus one flushes had
+ * completed by @t.
+ */
+static uint64_t mon_seq_by(int64_t t)
+{
+	size_t lo = 0, hi;
+	uint64_t ret = 0;
+
+	pthread_mutex_lock(&mon_lock);
+	hi = mon_nr;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (mon_log[mid].t_end <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo)
+		ret = mon_log[lo - 1].seq_max;
+	pthread_mutex_unlock(&mon_lock);
+	return ret;
+}
+
+/* flushes that had certainly completed by @t */
+static uint64_t completed_by(int64_t t)
+{
+	uint64_t s = mon_seq_by(t);
+
+	return s ? s - 1 : 0;
+}
+
+/*
+ * Stops: the interval thread numbers each write of 0 over a running
+ * interval; entries are written before the counter that publishes them.
+ */
+static int64_t stop_t_start[MAX_STOPS], stop_t_done[MAX_STOPS];
+static atomic_long stops_started, stops_done;
+
+/* ------------------------------------------------------------------ */
+/* per-file state of the readers                                        */
+
+/* last label and values of one cgroup in one open subtree file */
+struct idmap_entry {
+	uint64_t id, label, usage, user, system, nice;
+	uint64_t snap;		/* the snapshot it was last seen in */
+};
+struct idmap {
+	struct idmap_entry *e;
+	size_t cap, nr;
+};
+
+static struct idmap_entry *idmap_get(struct idmap *m, uint64_t id, bool *fresh)
+{
+	size_t i;
+
+	if (2 * (m->nr + 1) > m->cap) {
+		struct idmap old = *m;
+
+		m->cap = m->cap ? 2 * m->cap : 64;
+		m->e = calloc(m->cap, sizeof(*m->e));
+		if (!m->e) {
+			perror("calloc");
+			exit(EXIT_FAIL);
+		}
+		m->nr = 0;
+		for (i = 0; i < old.cap; i++)
+			if (old.e[i].id) {
+				bool f;
+
+				*idmap_get(m, old.e[i].id, &f) = old.e[i];
+			}
+		free(old.e);
+	}
+	i = (id * 0x9e3779b97f4a7c15ULL) & (m->cap - 1);
+	while (m->e[i].id && m->e[i].id != id)
+		i = (i + 1) & (m->cap - 1);
+	*fresh = !m->e[i].id;
+	if (*fresh) {
+		m->e[i].id = id;
+		m->nr++;
+	}
+	return &m->e[i];
+}
+
+enum file_kind { F_STREAM, F_SUBTREE };
+
+/* the last events of an open file, printed when an invariant breaks */
+#define HIST 16
+struct hist {
+	char what;		/* o open, b read unwoken, w read after POLLIN, p EPOLLPRI, a armed */
+	uint64_t seq;
+	int64_t t;
+};
+
+struct sfile {
+	int fd;			/* -1: unused */
+	enum file_kind kind;
+	struct cg_pick cg;
+	int64_t t_open;		/* before open() */
+	int64_t t_read_end;	/* when the last successful read (or the open) returned */
+	long stops_done_ref;	/* stops_done before the last read (or the open) */
+	uint64_t wakes;		/* POLLIN wake-ups, each followed by a successful read */
+	bool have_seq;
+	uint64_t seq_last;	/* flush_seq of the last read (subtree: opened cgroup's record) */
+	uint64_t seq_max;
+	struct stream_sample last;
+	struct idmap ids;	/* subtree */
+	uint64_t snaps;
+	bool gone;		/* ENODEV/EPOLLERR seen: removed */
+	const char *via;	/* how it is waited on */
+	struct hist hist[HIST];
+	unsigned int nhist;
+	/* io_uring */
+	uint32_t gen;
+	bool armed, multishot;
+	/* epoll */
+	bool edge;
+};
+
+struct reader {
+	struct rng rng;
+	char *buf;		/* BIG_BUF */
+	char *snap;		/* a subtree snapshot being assembled */
+	size_t snap_cap;
+	struct sfile f[FILES_PER_READER];
+};
+
+static const char *kind_name(enum file_kind k)
+{
+	return k == F_STREAM ? STREAM_FILE : SUBTREE_FILE;
+}
+
+static void hist_add(struct sfile *f, char what, uint64_t seq)
+{
+	f->hist[f->nhist++ % HIST] = (struct hist){ what, seq, now_ns() };
+}
+
+static void hist_print(struct sfile *f)
+{
+	unsigned int i = f->nhist > HIST ? f->nhist - HIST : 0;
+
+	flockfile(stdout);
+	printf("  %s/%s via %s, opened at %.3f s; last events (flush_seq@s):", f->cg.path,
+	       kind_name(f->kind), f->via ? f->via : "-", (f->t_open - t_start) / 1e9);
+	for (; i < f->nhist; i++) {
+		struct hist *h = &f->hist[i % HIST];
+
+		printf(" %c%llu@%.3f", h->what, (unsigned long long)h->seq, (h->t - t_start) / 1e9);
+	}
+	putchar('\n');
+	funlockfile(stdout);
+}
+
+/* An ENODEV/ENOENT/EPOLLERR for @f's cgroup: fine once its rmdir started. */
+static void check_gone(struct sfile *f, const char *what)
+{
+	if (!rm_note_enodev(f->cg.id))
+		FAIL("%s on %s/%s, a cgroup whose rmdir had not started",
+		     what, f->cg.path, kind_name(f->kind));
+	f->gone = true;
+}
+
+/*
+ * Opens @kind of a random cgroup (or of registry slot @slot), a removed one
+ * too: 0, or -errno (failures other than a removal are reported).
+ */
+static int reader_open(struct reader *rd, struct sfile *f, enum file_kind kind, int slot)
+{
+	uint32_t gen = f->gen;	/* completions of earlier files carry older ones */
+	int dfd, fd;
+	struct stat st;
+	int64_t t0;
+
+	memset(f, 0, sizeof(*f));
+	f->gen = gen;
+	f->fd = -1;
+	f->kind = kind;
+	if (slot >= 0) {
+		pthread_mutex_lock(&cg_lock);
+		strcpy(f->cg.path, cgs[slot].path);
+		f->cg.id = cgs[slot].id;
+		f->cg.slot = slot;
+		f->cg.cpu = cgs[slot].cpu;
+		f->cg.under_top = cgs[slot].under_top;
+		pthread_mutex_unlock(&cg_lock);
+	} else if (!pick_cg(&rd->rng, false, true, &f->cg)) {
+		return -ENOENT;
+	}
+	f->stops_done_ref = atomic_load(&stops_done);
+	t0 = now_ns();
+	dfd = open(f->cg.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		if (errno == ENOENT && rm_started(f->cg.id, NULL)) {
+			COUNT(opens_of_removed);
+			return -ENOENT;
+		}
+		FAIL("open %s: %s", f->cg.path, strerror(errno));
+		return -errno;
+	}
+	/* the path may name a new cgroup by now: only the picked one counts */
+	if (fstat(dfd, &st) || (uint64_t)st.st_ino != f->cg.id) {
+		close(dfd);
+		return -ESTALE;
+	}
+	fd = openat(dfd, kind_name(kind), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENODEV) {
+			check_gone(f, "open failing with ENOENT/ENODEV");
+			COUNT(opens_of_removed);
+			return -ENOENT;
+		}
+		FAIL("open %s/%s: %s", f->cg.path, kind_name(kind), strerror(errno));
+		return -errno;
+	}
+	f->fd = fd;
+	f->t_open = t0;
+	f->t_read_end = now_ns();
+	f->gen++;
+	hist_add(f, 'o', 0);
+	if (kind == F_STREAM)
+		COUNT(stream_opens);
+	else
+		COUNT(subtree_opens);
+	return 0;
+}
+
+/*
+ * At most one wake-up per flush: wake-up i was followed by a read that
+ * marked flush F_i seen, and wake-up i+1 needs a flush after F_i, so the
+ * F_i strictly grow from at least the flushes completed at the open.
+ */
+static void reader_close(struct sfile *f)
+{
+	if (f->fd < 0)
+		return;
+	if (f->wakes && f->have_seq) {
+		uint64_t before = completed_by(f->t_open);
+		uint64_t limit = 1 + (f->seq_max > before ? f->seq_max - before : 0);
+
+		if (f->wakes > limit) {
+			FAIL("%s/%s: %llu POLLIN wake-ups, more than one per flush: "
+			     "flush_seq %llu at the last read, %llu flushes completed before the open",
+			     f->cg.path, kind_name(f->kind), (unsigned long long)f->wakes,
+			     (unsigned long long)f->seq_max, (unsigned long long)before);
+			hist_print(f);
+		}
+	}
+	close(f->fd);
+	f->fd = -1;
+	free(f->ids.e);
+	f->ids = (struct idmap){ 0 };
+	COUNT(closes);
+}
+
+/* one flush label read through @f: it never goes back */
+static void check_label(struct sfile *f, uint64_t seq, const char *what)
+{
+	if (f->have_seq && seq < f->seq_last)
+		FAIL("%s/%s: flush_seq went back from %llu to %llu (%s)", f->cg.path,
+		     kind_name(f->kind), (unsigned long long)f->seq_last,
+		     (unsigned long long)seq, what);
+	f->have_seq = true;
+	f->seq_last = seq;
+	if (seq > f->seq_max)
+		f->seq_max = seq;
+}
+
+static void note_read_time(int64_t t0)
+{
+	note_max(&max_read_ns, now_ns() - t0);
+}
+
+/* 0, -ENODEV (removed, checked), or -EIO (a failure, reported) */
+static int read_stream(struct reader *rd, struct sfile *f)
+{
+	struct stream_sample s;
+	char why[128];
+	ssize_t len = 0, n;
+	int64_t t0 = now_ns();
+	bool small = rng_pct(&rd->rng, 40);
+	int k;
+
+	if (!small) {
+		len = pread(f->fd, rd->buf, 4096, 0);
+		n = len;
+		COUNT(stream_reads_large);
+	} else {
+		/* a seq_file read in pieces: one show(), handed out piecewise */
+		size_t chunk = rng_range(&rd->rng, 1, 64);
+
+		n = lseek(f->fd, 0, SEEK_SET);
+		while (n >= 0 && len < 4095) {
+			n = read(f->fd, rd->buf + len, chunk < 4095 - (size_t)len ? chunk : 4095 - (size_t)len);
+			if (n <= 0)
+				break;
+			len += n;
+		}
+		COUNT(stream_reads_small);
+	}
+	note_read_time(t0);
+	if (n < 0) {
+		if (errno == ENODEV) {
+			check_gone(f, "read failing with ENODEV");
+			COUNT(enodev_reads);
+			return -ENODEV;
+		}
+		FAIL("read %s/%s: %s", f->cg.path, STREAM_FILE, strerror(errno));
+		return -EIO;
+	}
+	if (parse_stream(rd->buf, len, &s, why)) {
+		FAIL("%s/%s: %s: %.*s", f->cg.path, STREAM_FILE, why, (int)len, rd->buf);
+		return -EIO;
+	}
+	check_label(f, s.v[K_FLUSH_SEQ], small ? "small reads" : "pread");
+	if (f->last.present) {
+		for (k = K_USAGE; k <= K_NICE; k++)
+			if (s.v[k] < f->last.v[k])
+				FAIL("%s/%s: key %d went back from %llu to %llu (flush_seq %llu -> %llu)",
+				     f->cg.path, STREAM_FILE, k, (unsigned long long)f->last.v[k],
+				     (unsigned long long)s.v[k],
+				     (unsigned long long)f->last.v[K_FLUSH_SEQ],
+				     (unsigned long long)s.v[K_FLUSH_SEQ]);
+		if (s.v[K_FLUSH_MISSED] < f->last.v[K_FLUSH_MISSED])
+			FAIL("%s: flush_missed went back", f->cg.path);
+	}
+	if (f->cg.cpu >= 0 && !!(s.present & STREAM_KEYS_BANDWIDTH) != f->cg.cpu)
+		FAIL("%s/%s: bandwidth keys %s, cpu controller %s", f->cg.path, STREAM_FILE,
+		     s.present & STREAM_KEYS_BANDWIDTH ? "present" : "absent",
+		     f->cg.cpu ? "on" : "off");
+	if (s.v[K_FLUSH_SEQ] && (int64_t)s.v[K_FLUSH_TIME] * 1000 > now_ns())
+		FAIL("%s: flush_time_usec %llu is in the future", f->cg.path,
+		     (unsigned long long)s.v[K_FLUSH_TIME]);
+	if (s.v[K_NR_THROTTLED])
+		COUNT(throttled_cgroups_seen);
+	f->last = s;
+	return 0;
+}
+
+/*
+ * An empty read at offset 0: the opened cgroup is offline (its rmdir has
+ * begun, its files are not deactivated yet), so no record at all.  Reads
+ * fail with ENODEV and polls say EPOLLERR a moment later.
+ */
+static int subtree_dying(struct sfile *f, const char *what)
+{
+	if (!rm_started(f->cg.id, NULL)) {
+		FAIL("%s/%s: %s, yet its rmdir had not started", f->cg.path, SUBTREE_FILE, what);
+		return -EIO;
+	}
+	COUNT(subtree_empty_while_removed);
+	return -EIDRM;
+}
+
+/* the fixed cgroups under top must appear in every snapshot of top */
+static void check_fixed_present(struct sfile *f, uint64_t snap)
+{
+	bool fresh;
+	int i;
+
+	for (i = 0; i < NR_FIXED; i++) {
+		struct idmap_entry *e;
+
+		if (!cgs[i].fixed || !cgs[i].under_top)
+			continue;
+		e = idmap_get(&f->ids, cgs[i].id, &fresh);
+		if (fresh || e->snap != snap)
+			FAIL("snapshot %llu of %s/%s lacks %s, alive all along",
+			     (unsigned long long)snap, f->cg.path, SUBTREE_FILE, cgs[i].path);
+	}
+}
+
+static int check_snapshot(struct sfile *f, const char *buf, size_t len)
+{
+	struct cgroup_stat_stream_record rec;
+	size_t off = 0, nr = 0;
+	uint64_t snap = ++f->snaps;
+	char why[128];
+	int ret;
+
+	while ((ret = next_record(buf, len, &off, &rec, why)) > 0) {
+		struct idmap_entry *e;
+		bool fresh;
+
+		if (rec.type != CGROUP_STAT_STREAM_RECORD_CPU)
+			continue;
+		nr++;
+		if (nr == 1) {
+			if (rec.cgroup_id != f->cg.id || rec.parent_id)
+				FAIL("%s/%s: first record is cgroup %llu parent %llu, not the opened %llu",
+				     f->cg.path, SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
+				     (unsigned long long)rec.parent_id, (unsigned long long)f->cg.id);
+			check_label(f, rec.flush_seq, "subtree");
+		} else {
+			struct idmap_entry *p = idmap_get(&f->ids, rec.parent_id, &fresh);
+
+			if (fresh || p->snap != snap)
+				FAIL("%s/%s: record of %llu before (or without) its parent %llu",
+				     f->cg.path, SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
+				     (unsigned long long)rec.parent_id);
+		}
+		e = idmap_get(&f->ids, rec.cgroup_id, &fresh);
+		if (!fresh && e->snap == snap)
+			FAIL("%s/%s: cgroup %llu twice in one snapshot", f->cg.path, SUBTREE_FILE,
+			     (unsigned long long)rec.cgroup_id);
+		if (!fresh && (rec.flush_seq < e->label || rec.usage_usec < e->usage ||
+			       rec.user_usec < e->user || rec.system_usec < e->system ||
+			       rec.nice_usec < e->nice))
+			FAIL("%s/%s: cgroup %llu went back: flush_seq %llu -> %llu, usage %llu -> %llu, "
+			     "user %llu -> %llu, system %llu -> %llu", f->cg.path, SUBTREE_FILE,
+			     (unsigned long long)rec.cgroup_id, (unsigned long long)e->label,
+			     (unsigned long long)rec.flush_seq, (unsigned long long)e->usage,
+			     (unsigned long long)rec.usage_usec, (unsigned long long)e->user,
+			     (unsigned long long)rec.user_usec, (unsigned long long)e->system,
+			     (unsigned long long)rec.system_usec);
+		e->label = rec.flush_seq;
+		e->usage = rec.usage_usec;
+		e->user = rec.user_usec;
+		e->system = rec.system_usec;
+		e->nice = rec.nice_usec;
+		e->snap = snap;
+		if (rec.nr_throttled)
+			COUNT(throttled_cgroups_seen);
+		/* the fixed cgroups' cpu controller state is known */
+		for (int i = 0; i < NR_FIXED; i++)
+			if (cgs[i].id == rec.cgroup_id && cgs[i].cpu >= 0 &&
+			    !!(rec.flags & CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH) != cgs[i].cpu)
+				FAIL("%s: bandwidth flag %u, cpu controller %s", cgs[i].path,
+				     rec.flags, cgs[i].cpu ? "on" : "off");
+	}
+	if (ret < 0) {
+		FAIL("%s/%s: %s", f->cg.path, SUBTREE_FILE, why);
+		return -EIO;
+	}
+	if (!nr)
+		return subtree_dying(f, "an empty snapshot");
+	if (f->cg.id == cgs[0].id || f->cg.id == cgs[6].id)
+		check_fixed_present(f, snap);
+	COUNT(subtree_snapshots);
+	atomic_fetch_add(&counters[C_subtree_records], nr);
+	return 0;
+}
+
+static int subtree_error(struct sfile *f, const char *what)
+{
+	if (errno == ENODEV) {
+		check_gone(f, "subtree read failing with ENODEV");
+		COUNT(enodev_reads);
+		return -ENODEV;
+	}
+	FAIL("%s %s/%s: %s", what, f->cg.path, SUBTREE_FILE, strerror(errno));
+	return -EIO;
+}
+
+/* one whole snapshot, in pieces of random size: 0, -ENODEV, -EIDRM (empty: dying) or -EIO */
+static int read_subtree(struct reader *rd, struct sfile *f)
+{
+	const size_t rsize = CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0;
+	size_t len = 0, chunk;
+	int mode = rng_below(&rd->rng, 3);
+	int64_t t0;
+	ssize_t n;
+
+	/* a buffer smaller than the next record: EINVAL */
+	if (rng_pct(&rd->rng, 5)) {
+		n = pread(f->fd, rd->buf, rng_range(&rd->rng, 1, rsize - 1), 0);
+		if (!n)
+			return subtree_dying(f, "a read smaller than a record returned 0");
+		if (n >= 0 || errno != EINVAL) {
+			if (n < 0)
+				return subtree_error(f, "small-buffer pread of");
+			FAIL("%s/%s: a %zd-byte read of a smaller buffer than a record", f->cg.path,
+			     SUBTREE_FILE, n);
+			return -EIO;
+		}
+		COUNT(subtree_small_buf_einval);
+	}
+	/* an offset that continues no snapshot: EINVAL (records are 112 bytes) */
+	if (rng_pct(&rd->rng, 5)) {
+		n = pread(f->fd, rd->buf, 4096, rng_range(&rd->rng, 1, rsize - 1));
+		if (n >= 0 || errno != EINVAL) {
+			if (n < 0)
+				return subtree_error(f, "bad-offset pread of");
+			FAIL("%s/%s: pread at an offset inside a record returned %zd", f->cg.path,
+			     SUBTREE_FILE, n);
+			return -EIO;
+		}
+		COUNT(subtree_bad_offset_einval);
+	}
+	chunk = mode == 0 ? BIG_BUF : (size_t)rng_range(&rd->rng, rsize, 16384);
+	do {
+		if (len + chunk > rd->snap_cap) {
+			rd->snap_cap = 2 * (len + chunk);
+			rd->snap = realloc(rd->snap, rd->snap_cap);
+			if (!rd->snap) {
+				perror("realloc");
+				exit(EXIT_FAIL);
+			}
+		}
+		t0 = now_ns();
+		/* modes: 0 pread 1 MiB, 1 pread then read() on, 2 pread at the running offset */
+		if (!len || mode != 1)
+			n = pread(f->fd, rd->snap + len, chunk, len);
+		else
+			n = read(f->fd, rd->snap + len, chunk);
+		note_read_time(t0);
+		if (n < 0)
+			return subtree_error(f, len ? "continued read of" : "read of");
+		if (n % rsize) {
+			FAIL("%s/%s: a read returned %zd bytes, not whole records", f->cg.path,
+			     SUBTREE_FILE, n);
+			return -EIO;
+		}
+		/* read() goes on from the file position pread() did not move */
+		if (!len && mode == 1 && n && lseek(f->fd, n, SEEK_SET) != n) {
+			FAIL("lseek %s: %s", f->cg.path, strerror(errno));
+			return -EIO;
+		}
+		len += n;
+	} while (n > 0);
+	return check_snapshot(f, rd->snap, len);
+}
+
+/* a read after a wake-up or just like that; updates the stop bookkeeping */
+static int reader_read(struct reader *rd, struct sfile *f)
+{
+	long ref = atomic_load(&stops_done);
+	int ret = f->kind == F_STREAM ? read_stream(rd, f) : read_subtree(rd, f);
+
+	if (!ret) {
+		f->stops_done_ref = ref;
+		f->t_read_end = now_ns();
+	}
+	return ret;
+}
+
+/*
+ * What poll/epoll/io_uring reported for @f: EPOLLERR only once removed
+ * (and reads then fail with ENODEV), EPOLLPRI only after a stop, EPOLLIN
+ * counted as a wake-up once the read after it worked.
+ */
+static void reader_event(struct reader *rd, struct sfile *f, unsigned int revents,
+			 enum counter wake_counter)
+{
+	int ret;
+
+	if (revents & POLLNVAL) {
+		FAIL("POLLNVAL on %s: the test lost track of its fds", f->cg.path);
+		return;
+	}
+	if (revents & POLLERR) {
+		COUNT(err_wakes);
+		check_gone(f, "EPOLLERR");
+		if (pread(f->fd, rd->buf, 4096, 0) >= 0 || errno != ENODEV)
+			FAIL("%s/%s: EPOLLERR but a read did not fail with ENODEV (%s)",
+			     f->cg.path, kind_name(f->kind), strerror(errno));
+		return;
+	}
+	if (revents & POLLPRI) {
+		hist_add(f, 'p', 0);
+		COUNT(pri_wakes);
+		if (atomic_load(&stops_started) <= f->stops_done_ref)
+			FAIL("%s/%s: EPOLLPRI but streaming was not stopped since its last read",
+			     f->cg.path, kind_name(f->kind));
+	}
+	if (!(revents & (POLLIN | POLLPRI))) {
+		FAIL("%s/%s: poll mask %#x", f->cg.path, kind_name(f->kind), revents);
+		return;
+	}
+	ret = reader_read(rd, f);
+	if (ret == -ENODEV) {
+		/* removed meanwhile: from now on polls say EPOLLERR */
+		struct pollfd p = { .fd = f->fd, .events = POLLIN | POLLPRI };
+
+		if (poll(&p, 1, 0) != 1 || !(p.revents & POLLERR))
+			FAIL("%s/%s: reads fail with ENODEV, poll says %#x", f->cg.path,
+			     kind_name(f->kind), p.revents);
+		return;
+	}
+	/* only a wake-up followed by a read of a flush counts */
+	if (!ret && (revents & POLLIN)) {
+		hist_add(f, 'w', f->seq_last);
+		f->wakes++;
+		atomic_fetch_add_explicit(&counters[wake_counter], 1, memory_order_relaxed);
+	}
+}
+
+/*
+ * A wait on @f timed out at @t1: nothing it must be woken for may
+ * have happened more than WAKE_MARGIN_NS before @t1.
+ */
+static void reader_timeout(struct sfile *f, int64_t t1)
+{
+	int64_t by = t1 - WAKE_MARGIN_NS, t_done = 0;
+	long k;
+
+	if (f->fd < 0 || f->gone)
+		return;
+	if (rm_started(f->cg.id, &t_done) && t_done && t_done <= by)
+		FAIL("%s/%s: a poller slept through the removal of its cgroup (rmdir returned "
+		     "%.3f s before the wait timed out)", f->cg.path, kind_name(f->kind),
+		     (t1 - t_done) / 1e9);
+	for (k = atomic_load(&stops_done) - 1; k >= 0 && stop_t_start[k] > f->t_read_end; k--)
+		if (stop_t_done[k] <= by) {
+			FAIL("%s/%s: a poller slept through a stop of streaming (EPOLLPRI)",
+			     f->cg.path, kind_name(f->kind));
+			break;
+		}
+	if (f->have_seq && completed_by(by) > f->seq_last)
+		FAIL("%s/%s: a poller slept through a flush: it last read flush_seq %llu, "
+		     "flush %llu had completed %.1f s before the wait timed out",
+		     f->cg.path, kind_name(f->kind), (unsigned long long)f->seq_last,
+		     (unsigned long long)completed_by(by), WAKE_MARGIN_NS / 1e9);
+}
+
+/* (re)fill slot @i with a new open file, read once; false if none opened */
+static bool reader_refill(struct reader *rd, int i)
+{
+	struct sfile *f = &rd->f[i];
+
+	reader_close(f);
+	if (reader_open(rd, f, rng_pct(&rd->rng, 70) ? F_STREAM : F_SUBTREE, -1))
+		return false;
+	/* a first read, not a wake-up; half the files stay unread until woken */
+	if (rng_pct(&rd->rng, 50) && !reader_read(rd, f))
+		hist_add(f, 'b', f->seq_last);
+	return f->fd >= 0;
+}
+
+static void reader_init(struct reader *rd, uint64_t seed)
+{
+	int i;
+
+	rng_seed(&rd->rng, seed);
+	rd->buf = malloc(BIG_BUF);
+	if (!rd->buf) {
+		perror("malloc");
+		exit(EXIT_FAIL);
+	}
+	rd->snap = NULL;
+	rd->snap_cap = 0;
+	for (i = 0; i < FILES_PER_READER; i++) {
+		memset(&rd->f[i], 0, sizeof(rd->f[i]));
+		rd->f[i].fd = -1;
+	}
+}
+
+static void reader_fini(struct reader *rd)
+{
+	for (int i = 0; i < FILES_PER_READER; i++)
+		reader_close(&rd->f[i]);
+	free(rd->buf);
+	free(rd->snap);
+}
+
+/* files of removed cgroups are closed; some others are replaced */
+static bool reader_should_replace(struct reader *rd, struct sfile *f)
+{
+	return f->fd < 0 || f->gone || rng_pct(&rd->rng, 3);
+}
+
+static uint64_t seed;
+
+/* ------------------------------------------------------------------ */
+/* poll() reader                                                         */
+
+static void *poll_reader(void *arg)
+{
+	struct reader rd;
+	struct pollfd p[FILES_PER_READER];
+	int idx[FILES_PER_READER];
+
+	reader_init(&rd, seed ^ (uintptr_t)arg);
+	while (running()) {
+		int n = 0, i, r;
+		int64_t t1;
+
+		for (i = 0; i < FILES_PER_READER; i++) {
+			if (reader_should_replace(&rd, &rd.f[i]) && reader_refill(&rd, i))
+				rd.f[i].via = "poll";
+			if (rd.f[i].fd < 0)
+				continue;
+			p[n] = (struct pollfd){ .fd = rd.f[i].fd, .events = POLLIN | POLLPRI };
+			idx[n++] = i;
+		}
+		if (!n) {
+			sleep_ms(10);
+			continue;
+		}
+		r = poll(p, n, POLL_TIMEOUT_MS);
+		t1 = now_ns();
+		if (r < 0) {
+			if (errno != EINTR)
+				FAIL("poll: %s", strerror(errno));
+			continue;
+		}
+		if (!r) {
+			COUNT(poll_timeouts);
+			for (i = 0; i < n; i++)
+				reader_timeout(&rd.f[idx[i]], t1);
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			if (p[i].revents)
+				reader_event(&rd, &rd.f[idx[i]], p[i].revents, C_poll_wakes);
+	}
+	reader_fini(&rd);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* epoll reader: level and edge triggered                               */
+
+static void *epoll_reader(void *arg)
+{
+	struct reader rd;
+	struct epoll_event ev[FILES_PER_READER];
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	reader_init(&rd, seed ^ (uintptr_t)arg);
+	if (ep < 0) {
+		FAIL("epoll_create1: %s", strerror(errno));
+		return NULL;
+	}
+	while (running()) {
+		int i, r, n = 0;
+		int64_t t1;
+
+		for (i = 0; i < FILES_PER_READER; i++) {
+			struct sfile *f = &rd.f[i];
+
+			if (reader_should_replace(&rd, f) && reader_refill(&rd, i)) {
+				struct epoll_event e = { .events = EPOLLIN | EPOLLPRI };
+
+				f->edge = rng_pct(&rd.rng, 50);
+				f->via = f->edge ? "epoll edge-triggered" : "epoll";
+				if (f->edge)
+					e.events |= EPOLLET;
+				e.data.u64 = (uint64_t)f->gen << 32 | i;
+				if (epoll_ctl(ep, EPOLL_CTL_ADD, f->fd, &e))
+					FAIL("epoll_ctl ADD: %s", strerror(errno));
+			}
+			n += f->fd >= 0;
+		}
+		if (!n) {
+			sleep_ms(10);
+			continue;
+		}
+		r = epoll_wait(ep, ev, FILES_PER_READER, POLL_TIMEOUT_MS);
+		t1 = now_ns();
+		if (r < 0) {
+			if (errno != EINTR)
+				FAIL("epoll_wait: %s", strerror(errno));
+			continue;
+		}
+		if (!r) {
+			COUNT(poll_timeouts);
+			for (i = 0; i < FILES_PER_READER; i++)
+				reader_timeout(&rd.f[i], t1);
+			continue;
+		}
+		for (i = 0; i < r; i++) {
+			struct sfile *f = &rd.f[ev[i].data.u64 & 0xffffffff];
+
+			if (f->fd < 0 || f->gen != ev[i].data.u64 >> 32)
+				continue;
+			reader_event(&rd, f, ev[i].events, C_epoll_wakes);
+		}
+	}
+	reader_fini(&rd);
+	close(ep);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* io_uring reader: one-shot and multishot polls                        */
+
+#define URING_CANCEL_UD	(~0ULL)
+
+static void uring_arm(struct io_uring *ring, struct sfile *f, int i)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (!sqe) {
+		io_uring_submit(ring);
+		sqe = io_uring_get_sqe(ring);
+	}
+	if (f->multishot)
+		io_uring_prep_poll_multishot(sqe, f->fd, POLLIN | POLLPRI);
+	else
+		io_uring_prep_poll_add(sqe, f->fd, POLLIN | POLLPRI);
+	io_uring_sqe_set_data64(sqe, (uint64_t)f->gen << 32 | i);
+	f->armed = true;
+	hist_add(f, 'a', 0);
+}
+
+/* a replaced file's poll is cancelled; its last completions are ignored */
+static void uring_cancel(struct io_uring *ring, struct sfile *f, int i)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!f->armed)
+		return;
+	sqe = io_uring_get_sqe(ring);
+	if (!sqe) {
+		io_uring_submit(ring);
+		sqe = io_uring_get_sqe(ring);
+	}
+	io_uring_prep_poll_remove(sqe, (uint64_t)f->gen << 32 | i);
+	io_uring_sqe_set_data64(sqe, URING_CANCEL_UD);
+	f->armed = false;
+}
+
+static void *uring_reader(void *arg)
+{
+	struct reader rd;
+	struct io_uring ring;
+	int ret, i;
+
+	reader_init(&rd, seed ^ (uintptr_t)arg);
+	ret = io_uring_queue_init(4 * FILES_PER_READER, &ring, 0);
+	if (ret) {
+		FAIL("io_uring_queue_init: %s", strerror(-ret));
+		reader_fini(&rd);
+		return NULL;
+	}
+	while (running()) {
+		struct __kernel_timespec ts = { POLL_TIMEOUT_MS / 1000,
+						(POLL_TIMEOUT_MS % 1000) * NSEC_PER_MSEC };
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+		int64_t t1;
+		int n = 0;
+
+		for (i = 0; i < FILES_PER_READER; i++) {
+			struct sfile *f = &rd.f[i];
+
+			if (reader_should_replace(&rd, f)) {
+				uring_cancel(&ring, f, i);
+				if (reader_refill(&rd, i)) {
+					f->multishot = rng_pct(&rd.rng, 50);
+					f->via = f->multishot ? "io_uring multishot" : "io_uring one-shot";
+				}
+			}
+			if (f->fd >= 0 && !f->armed)
+				uring_arm(&ring, f, i);
+			n += f->fd >= 0;
+		}
+		io_uring_submit(&ring);
+		if (!n) {
+			sleep_ms(10);
+			continue;
+		}
+		ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+		t1 = now_ns();
+		if (ret == -ETIME) {
+			COUNT(poll_timeouts);
+			for (i = 0; i < FILES_PER_READER; i++)
+				reader_timeout(&rd.f[i], t1);
+			continue;
+		}
+		if (ret == -EINTR)
+			continue;
+		if (ret) {
+			FAIL("io_uring_wait_cqe_timeout: %s", strerror(-ret));
+			break;
+		}
+		io_uring_for_each_cqe(&ring, head, cqe) {
+			uint64_t ud = io_uring_cqe_get_data64(cqe);
+			struct sfile *f;
+
+			seen++;
+			if (ud == URING_CANCEL_UD)
+				continue;
+			f = &rd.f[ud & 0xffffffff];
+			if (f->fd < 0 || f->gen != ud >> 32)
+				continue;	/* a replaced file's */
+			if (!(cqe->flags & IORING_CQE_F_MORE))
+				f->armed = false;
+			/*
+			 * A removed cgroup's kernfs file adds no wait queue to
+			 * a poll (it answers EPOLLERR at once), and io_uring
+			 * fails such a poll with EINVAL instead of passing the
+			 * mask on: fine once the rmdir began, then reads fail
+			 * with ENODEV.
+			 */
+			if (cqe->res == -EINVAL && rm_started(f->cg.id, NULL)) {
+				COUNT(uring_einval_removed);
+				check_gone(f, "io_uring poll failing with EINVAL");
+				if (pread(f->fd, rd.buf, 4096, 0) >= 0 || errno != ENODEV)
+					FAIL("%s/%s: io_uring poll EINVAL, but a read did not fail "
+					     "with ENODEV (%s)", f->cg.path, kind_name(f->kind),
+					     strerror(errno));
+				continue;
+			}
+			if (cqe->res < 0) {
+				FAIL("io_uring poll of %s/%s: %s", f->cg.path, kind_name(f->kind),
+				     strerror(-cqe->res));
+				continue;
+			}
+			reader_event(&rd, f, cqe->res,
+				     f->multishot ? C_uring_multishot_wakes : C_uring_oneshot_wakes);
+		}
+		io_uring_cq_advance(&ring, seen);
+	}
+	reader_fini(&rd);
+	io_uring_queue_exit(&ring);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* walker: subtree snapshots without waiting                            */
+
+static void *walker(void *arg)
+{
+	struct reader rd;
+	int i;
+
+	reader_init(&rd, seed ^ (uintptr_t)arg);
+	while (running()) {
+		for (i = 0; i < 2; i++) {
+			struct sfile *f = &rd.f[i];
+
+			/* one on top (the fixed cgroups must be in it), one anywhere */
+			if (f->fd < 0 || f->gone || rng_pct(&rd.rng, 2)) {
+				reader_close(f);
+				reader_open(&rd, f, F_SUBTREE, i ? -1 : 0);
+			}
+			if (f->fd >= 0)
+				reader_read(&rd, f);
+		}
+		sleep_ms(rng_range(&rd.rng, 0, 20));
+	}
+	reader_fini(&rd);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* quick: open, read, close                                              */
+
+static void *quick(void *arg)
+{
+	struct reader rd;
+	struct sfile *f;
+	char path[PATH_MAX + 32];
+
+	reader_init(&rd, seed ^ (uintptr_t)arg);
+	f = &rd.f[0];
+	while (running()) {
+		struct cg_pick cg;
+		unsigned int op = rng_below(&rd.rng, 5);
+		ssize_t n;
+		long ms;
+
+		switch (op) {
+		case 0:	/* stream, read once */
+		case 1:	/* subtree, one snapshot */
+			if (!reader_open(&rd, f, op ? F_SUBTREE : F_STREAM, -1)) {
+				COUNT(quick_opens);
+				reader_read(&rd, f);
+				reader_close(f);
+			}
+			break;
+		case 2:	/* opened and closed unread: open/release against rmdir */
+			if (!reader_open(&rd, f, rng_pct(&rd.rng, 50) ? F_SUBTREE : F_STREAM, -1)) {
+				COUNT(quick_unread_closes);
+				reader_close(f);
+			}
+			break;
+		case 3:	/* classic cpu.stat: a flush of its own */
+			if (!pick_cg(&rd.rng, false, true, &cg))
+				break;
+			snprintf(path, sizeof(path), "%s/cpu.stat", cg.path);
+			n = read_file(path, rd.buf, 4096);
+			if (n < 0 && (n == -ENOENT || n == -ENODEV) && rm_started(cg.id, NULL))
+				break;
+			if (n < 0)
+				FAIL("read %s: %s", path, strerror(-n));
+			else if (strncmp(rd.buf, "usage_usec ", 11))
+				FAIL("%s: %.60s", path, rd.buf);
+			else
+				COUNT(cpustat_reads);
+			break;
+		case 4:
+			ms = interval_get(root);
+			if (ms < 0 || (ms && (ms < CGROUP_STAT_STREAM_INTERVAL_MIN_MS ||
+					      ms > CGROUP_STAT_STREAM_INTERVAL_MAX_MS)))
+				FAIL("%s/%s reads %ld", root, INTERVAL_FILE, ms);
+			else
+				COUNT(interval_reads);
+			break;
+		}
+		sleep_ms(rng_range(&rd.rng, 0, 5));
+	}
+	reader_fini(&rd);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* monitor: the root's stream, read at every flush                      */
+
+static void *monitor(void *arg)
+{
+	struct reader rd;
+	struct sfile *f;
+	uint64_t first = 0;
+
+	reader_init(&rd, seed ^ (uintptr_t)arg);
+	f = &rd.f[0];
+	f->kind = F_STREAM;
+	snprintf(f->cg.path, sizeof(f->cg.path), "%s", root);
+	f->cg.id = dir_id(root);
+	f->cg.cpu = -1;		/* whether the root shows bandwidth keys is not ours to say */
+	f->t_open = now_ns();
+	f->fd = open(f->cg.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (f->fd >= 0) {
+		int dfd = f->fd;
+
+		f->fd = openat(dfd, STREAM_FILE, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		close(dfd);
+	}
+	if (f->fd < 0) {
+		FAIL("open %s/%s: %s", root, STREAM_FILE, strerror(errno));
+		return NULL;
+	}
+	while (running()) {
+		struct pollfd p = { .fd = f->fd, .events = POLLIN | POLLPRI };
+		int r = poll(&p, 1, POLL_TIMEOUT_MS);
+
+		if (r < 0 && errno != EINTR)
+			FAIL("poll: %s", strerror(errno));
+		if (r <= 0)
+			continue;
+		if (reader_read(&rd, f))
+			continue;
+		if (p.revents & POLLIN)
+			f->wakes++;
+		if (!first)
+			first = f->seq_last;
+		mon_append(now_ns(), f->seq_last);
+	}
+	atomic_store(&counters[C_flushes_seen], f->seq_last - first);
+	reader_fini(&rd);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* interval writer                                                       */
+
+static void *interval_writer(void *arg)
+{
+	static const char *const invalid[] = {
+		"9", "3600001", "-5", "+5", "0x10", "abc", "\n", " ", "\t\n", "10 10",
+		"10abc", "4294967296", "99999999999999999999", "1e3", "010x", "-0",
+		"4294967306", " 5\n",
+	};
+	struct rng rng;
+	long cur = interval_get(root);
+	char interval_path[PATH_MAX];
+
+	path_join(interval_path, sizeof(interval_path), root, INTERVAL_FILE);
+	rng_seed(&rng, seed ^ (uintptr_t)arg);
+	while (running()) {
+		char text[64];
+		long want = -1, got;
+		int ret;
+		unsigned int what = rng_below(&rng, 100);
+		bool stop = false;
+
+		sleep_ms(rng_range(&rng, 100, 600));
+		if (what < 30) {
+			want = CGROUP_STAT_STREAM_INTERVAL_MIN_MS;
+		} else if (what < 75) {
+			want = rng_range(&rng, 11, 100);
+		} else if (what < 82) {
+			want = rng_range(&rng, 101, 1000);
+		} else if (what < 90) {
+			want = zero_interval ? 0 : CGROUP_STAT_STREAM_INTERVAL_MIN_MS;
+		} else {
+			want = -1;
+		}
+		if (want >= 0) {
+			/* leading zeros and a missing or doubled newline are fine too */
+			switch (rng_below(&rng, 4)) {
+			case 0: snprintf(text, sizeof(text), "%ld", want); break;
+			case 1: snprintf(text, sizeof(text), "%ld\n", want); break;
+			case 2: snprintf(text, sizeof(text), "000%ld\n", want); break;
+			default: snprintf(text, sizeof(text), "  %ld  \n", want); break;
+			}
+		} else if (rng_pct(&rng, 10)) {
+			text[0] = '\0';		/* a zero-byte write: 0, nothing changes */
+		} else {
+			snprintf(text, sizeof(text), "%s",
+				 invalid[rng_below(&rng, sizeof(invalid) / sizeof(invalid[0]))]);
+		}
+
+		stop = want == 0 && cur > 0;
+		if (stop) {
+			long k = atomic_load(&stops_started);
+
+			if (k == MAX_STOPS)
+				continue;
+			stop_t_start[k] = now_ns();
+			atomic_store(&stops_started, k + 1);
+		}
+		ret = write_file(interval_path, text);
+		if (stop) {
+			long k = atomic_load(&stops_done);
+
+			stop_t_done[k] = now_ns();
+			atomic_store(&stops_done, k + 1);
+		}
+		got = interval_get(root);
+		if (want >= 0) {
+			if (ret)
+				FAIL("writing '%s' to the interval: %s", text, strerror(-ret));
+			else if (got != want)
+				FAIL("wrote interval '%s', reads %ld", text, got);
+			if (want == 0)
+				COUNT(interval_zero);
+			else if (want == CGROUP_STAT_STREAM_INTERVAL_MIN_MS)
+				COUNT(interval_min);
+			else
+				COUNT(interval_valid);
+		} else if (!text[0]) {
+			if (ret || got != cur)
+				FAIL("a zero-byte interval write: %s, interval %ld -> %ld",
+				     strerror(-ret), cur, got);
+			COUNT(interval_empty);
+		} else {
+			if (ret != -EINVAL)
+				FAIL("writing invalid '%s' to the interval: %s", text,
+				     ret ? strerror(-ret) : "accepted");
+			if (got != cur)
+				FAIL("invalid '%s' changed the interval from %ld to %ld", text, cur, got);
+			COUNT(interval_invalid);
+		}
+		if (got >= 0)
+			cur = got;
+		/* streaming stays off only briefly: the flusher runs most of the time */
+		if (cur == 0) {
+			sleep_ms(rng_range(&rng, 50, 300));
+			ret = interval_set(root, CGROUP_STAT_STREAM_INTERVAL_MIN_MS);
+			if (ret)
+				FAIL("setting the interval back: %s", strerror(-ret));
+			else
+				cur = CGROUP_STAT_STREAM_INTERVAL_MIN_MS;
+			COUNT(interval_min);
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* migrants and the migrator                                             */
+
+static pid_t migrants[NR_MIGRANTS];
+
+/* a child that burns CPU in bursts (user and system time), niced for some */
+static void migrant_main(int i)
+{
+	struct rng rng;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	rng_seed(&rng, seed + i);
+	if (i == 0 && nice(10) < 0)
+		_exit(1);
+	for (;;) {
+		int64_t until = now_ns() + rng_range(&rng, 1, 4) * NSEC_PER_MSEC;
+		volatile uint64_t x = 0;
+
+		while (now_ns() < until)
+			x += getppid();		/* a syscall: some system time */
+		if (getppid() == 1)
+			_exit(0);
+		sleep_ms(rng_range(&rng, 2, 6));
+	}
+}
+
+static int move_pid(const char *cg, pid_t pid)
+{
+	char path[PATH_MAX + 16], text[32];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	snprintf(text, sizeof(text), "%d\n", pid);
+	return write_file(path, text);
+}
+
+static void *migrator(void *arg)
+{
+	struct rng rng;
+
+	rng_seed(&rng, seed ^ (uintptr_t)arg);
+	while (running()) {
+		struct cg_pick cg;
+		pid_t pid = migrants[rng_below(&rng, NR_MIGRANTS)];
+		int ret;
+
+		sleep_ms(rng_range(&rng, 2, 20));
+		if (!pick_cg(&rng, true, true, &cg))
+			continue;
+		ret = move_pid(cg.path, pid);
+		if (!ret) {
+			COUNT(migrations);
+		} else if ((ret == -ENOENT || ret == -ENODEV) && rm_started(cg.id, NULL)) {
+			COUNT(migrations_to_removed);
+		} else {
+			FAIL("moving %d to %s: %s", pid, cg.path, strerror(-ret));
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* churn: nested mkdir / rmdir                                           */
+
+struct churn_node {
+	char path[PATH_MAX];
+	int parent, depth, slot;
+	bool cpu, children_cpu, leaf;
+	uint64_t id;
+};
+
+/* moves the processes of @path to the fixed leaf, so it can be removed */
+static void evacuate_to_fixed(const char *path)
+{
+	char procs[PATH_MAX + 16], buf[4096], *line, *save;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	if (read_file(procs, buf, sizeof(buf)) <= 0)
+		return;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		move_pid(cgs[fixed_leaf_a].path, atoi(line));
+}
+
+/* rmdir, timed, retried while a migrant is inside: true once removed */
+static bool churn_rmdir(struct churn_node *n)
+{
+	int tries;
+
+	for (tries = 0; tries < 200; tries++) {
+		int64_t t0 = now_ns(), dt;
+		int r = rmdir(n->path), err = errno;
+
+		dt = now_ns() - t0;
+		note_max(&max_rmdir_ns, dt);
+		if (dt > RMDIR_LIMIT_NS)
+			FAIL("rmdir %s took %.3f s", n->path, dt / 1e9);
+		if (!r) {
+			COUNT(rmdir);
+			rm_done(n->id);
+			return true;
+		}
+		if (err != EBUSY) {
+			FAIL("rmdir %s: %s", n->path, strerror(err));
+			return false;
+		}
+		COUNT(rmdir_ebusy);
+		/* a failed rmdir has not deactivated anything */
+		if (rm_enodev_seen(n->id))
+			FAIL("ENODEV/EPOLLERR seen for %s, yet its rmdir failed with EBUSY", n->path);
+		evacuate_to_fixed(n->path);
+		sleep_ms(2);
+	}
+	FAIL("rmdir %s: still busy after 200 tries", n->path);
+	return false;
+}
+
+static void churn_round(struct rng *rng, int w, unsigned long gen)
+{
+	struct churn_node nodes[MAX_CHAIN];
+	int nr = 1, maxdepth = rng_range(rng, 1, 4), i, j;
+	char path[PATH_MAX], name[64];
+
+	memset(nodes, 0, sizeof(nodes));
+	snprintf(name, sizeof(name), "pool/w%d-%lu", w, gen);
+	path_join(nodes[0].path, sizeof(nodes[0].path), top, name);
+	nodes[0].parent = -1;
+	nodes[0].depth = 1;
+	nodes[0].cpu = true;		/* pool has +cpu */
+	nodes[0].leaf = true;
+
+	/* breadth first: a parent exists, and has its controllers, before its children */
+	for (i = 0; i < nr; i++) {
+		struct churn_node *p = &nodes[i];
+		int kids = p->depth < maxdepth ? rng_range(rng, 0, 2) : 0;
+
+		if (!running() || mkdir(p->path, 0755)) {
+			if (running())
+				FAIL("mkdir %s: %s", p->path, strerror(errno));
+			nr = i;	/* the ones made so far */
+			break;
+		}
+		COUNT(mkdir);
+		p->id = dir_id(p->path);
+		if (p->cpu && rng_pct(rng, 30)) {
+			path_join(path, sizeof(path), p->path, "cpu.max");
+			if (write_file(path, rng_pct(rng, 50) ? "20000 100000" : "5000 10000"))
+				FAIL("write %s: %s", path, strerror(errno));
+			else
+				COUNT(cpu_max_set);
+		}
+		if (!kids || nr + kids > MAX_CHAIN)
+			continue;
+		if (p->cpu && rng_pct(rng, 50)) {
+			path_join(path, sizeof(path), p->path, "cgroup.subtree_control");
+			if (write_file(path, "+cpu"))
+				FAIL("+cpu in %s: %s", path, strerror(errno));
+			else {
+				p->children_cpu = true;
+				COUNT(subtree_control_cpu);
+			}
+		}
+		p->leaf = false;
+		for (j = 0; j < kids; j++) {
+			struct churn_node *c = &nodes[nr];
+
+			snprintf(name, sizeof(name), "c%d", j);
+			path_join(c->path, sizeof(c->path), p->path, name);
+			c->parent = i;
+			c->depth = p->depth + 1;
+			c->cpu = p->children_cpu;
+			c->leaf = true;
+			nr++;
+		}
+	}
+
+	/* published only once complete: leaves stay leaves */
+	pthread_mutex_lock(&cg_lock);
+	for (i = 0; i < nr; i++) {
+		int s = NR_FIXED + w * MAX_CHAIN + i;
+
+		nodes[i].slot = s;
+		strcpy(cgs[s].path, nodes[i].path);
+		cgs[s].id = nodes[i].id;
+		cgs[s].state = CG_LIVE;
+		cgs[s].fixed = false;
+		cgs[s].leaf = nodes[i].leaf;
+		cgs[s].cpu = nodes[i].cpu;
+		cgs[s].under_top = true;
+	}
+	pthread_mutex_unlock(&cg_lock);
+
+	sleep_ms(rng_range(rng, 20, 400));
+
+	pthread_mutex_lock(&cg_lock);
+	for (i = 0; i < nr; i++)
+		cgs[nodes[i].slot].state = CG_REMOVING;
+	pthread_mutex_unlock(&cg_lock);
+	for (i = 0; i < nr; i++)
+		rm_start(nodes[i].id);
+	/* children first; a node whose rmdir failed keeps its parent too */
+	for (i = nr - 1; i >= 0; i--)
+		churn_rmdir(&nodes[i]);
+	pthread_mutex_lock(&cg_lock);
+	for (i = 0; i < nr; i++) {
+		cgs[nodes[i].slot].state = CG_FREE;
+		cgs[nodes[i].slot].id = 0;
+	}
+	pthread_mutex_unlock(&cg_lock);
+}
+
+static void *churn(void *arg)
+{
+	struct rng rng;
+	int w = (int)(uintptr_t)arg;
+	unsigned long gen = 0;
+
+	rng_seed(&rng, seed ^ (0x1000 + w));
+	while (running())
+		churn_round(&rng, w, gen++);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* setup, teardown                                                      */
+
+static bool root_cpu_enabled_by_us;
+static long interval_saved = -1;
+
+static int add_fixed(int slot, const char *rel, bool leaf, int cpu, bool create)
+{
+	struct cg *c = &cgs[slot];
+
+	if (rel)
+		path_join(c->path, sizeof(c->path), top, rel);
+	else
+		strcpy(c->path, top);
+	if (create && mkdir(c->path, 0755)) {
+		fprintf(stderr, "cgstress: mkdir %s: %s\n", c->path, strerror(errno));
+		return -1;
+	}
+	c->id = dir_id(c->path);
+	c->state = CG_LIVE;
+	c->fixed = true;
+	c->leaf = leaf;
+	c->cpu = cpu;
+	c->under_top = true;
+	return 0;
+}
+
+static int setup(void)
+{
+	char path[PATH_MAX + 32], buf[512];
+	int i;
+
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
+	if (read_file(path, buf, sizeof(buf)) < 0) {
+		fprintf(stderr, "cgstress: read %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (!strstr(buf, "cpu")) {
+		if (write_file(path, "+cpu")) {
+			fprintf(stderr, "cgstress: +cpu in %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+		root_cpu_enabled_by_us = true;
+	}
+	snprintf(buf, sizeof(buf), "cgstress.%d", getpid());
+	path_join(top, sizeof(top), root, buf);
+	/* slot 0 must be top: snapshots of it are checked for the fixed ones */
+	if (add_fixed(0, NULL, false, 1, true))
+		return -1;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", top);
+	if (write_file(path, "+cpu")) {
+		fprintf(stderr, "cgstress: +cpu in %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fixed_leaf_a = 1;
+	if (add_fixed(1, "fixed-a", true, 1, true) || add_fixed(2, "fixed-b", true, 1, true) ||
+	    add_fixed(3, "inner", false, 1, true) || add_fixed(4, "inner/nocpu", true, 0, true) ||
+	    add_fixed(5, "pool", false, 1, true))
+		return -1;
+	snprintf(path, sizeof(path), "%s/fixed-a/cpu.max", top);
+	if (write_file(path, "10000 100000")) {
+		fprintf(stderr, "cgstress: write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/pool/cgroup.subtree_control", top);
+	if (write_file(path, "+cpu")) {
+		fprintf(stderr, "cgstress: +cpu in %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	/* the real root: read, never removed, processes never moved there */
+	snprintf(cgs[6].path, sizeof(cgs[6].path), "%s", root);
+	cgs[6].id = dir_id(root);
+	cgs[6].state = CG_LIVE;
+	cgs[6].fixed = true;
+	cgs[6].cpu = -1;
+	for (i = 0; i < NR_FIXED; i++)
+		if (!cgs[i].id) {
+			fprintf(stderr, "cgstress: no id for %s\n", cgs[i].path);
+			return -1;
+		}
+	return 0;
+}
+
+static void teardown(void)
+{
+	char path[PATH_MAX + 32];
+	int i, status;
+
+	for (i = 0; i < NR_MIGRANTS; i++)
+		if (migrants[i] > 0) {
+			kill(migrants[i], SIGKILL);
+			waitpid(migrants[i], &status, 0);
+		}
+	if (top[0] && remove_tree(top))
+		fprintf(stderr, "cgstress: could not remove %s\n", top);
+	if (interval_saved >= 0 && interval_set(root, interval_saved))
+		fprintf(stderr, "cgstress: could not restore the interval %ld\n", interval_saved);
+	if (root_cpu_enabled_by_us) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
+		/* busy if other cgroups use it meanwhile: then it stays */
+		write_file(path, "-cpu");
+	}
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_signal = 1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: cgstress [--seconds N] [--seed S] [--max-failures N] "
+		"[--no-zero-interval]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'r' },
+		{ "max-failures", required_argument, NULL, 'm' },
+		{ "no-zero-interval", no_argument, NULL, 'z' },
+		{ 0 }
+	};
+	struct {
+		void *(*fn)(void *);
+		const char *name;
+	} roles[] = {
+		{ monitor, "monitor" }, { interval_writer, "interval" },
+		{ churn, "churn" }, { churn, "churn" }, { churn, "churn" },
+		{ migrator, "migrator" }, { poll_reader, "poll" }, { poll_reader, "poll" },
+		{ epoll_reader, "epoll" }, { uring_reader, "io_uring" }, { walker, "walker" },
+		{ quick, "quick" },
+	};
+	enum { NR_ROLES = sizeof(roles) / sizeof(roles[0]) };
+	pthread_t th[NR_ROLES];
+	struct sigaction sa = { .sa_handler = on_signal };
+	long seconds = 60;
+	char path[PATH_MAX + 32];
+	int c, i, err, nchurn = 0;
+	int64_t end, next_note;
+
+	seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		char *e;
+
+		switch (c) {
+		case 's': seconds = strtol(optarg, &e, 10); if (*e || seconds <= 0) usage(); break;
+		case 'r': seed = strtoull(optarg, &e, 0); if (*e) usage(); break;
+		case 'm': max_failures = strtol(optarg, &e, 10); if (*e || max_failures <= 0) usage(); break;
+		case 'z': zero_interval = false; break;
+		default: usage();
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (geteuid()) {
+		printf("SKIP: cgstress needs root\n");
+		return EXIT_SKIP;
+	}
+	if (cgroup2_mount(root, sizeof(root))) {
+		printf("SKIP: no cgroup2 mount\n");
+		return EXIT_SKIP;
+	}
+	snprintf(path, sizeof(path), "%s/%s", root, STREAM_FILE);
+	if (access(path, R_OK)) {
+		printf("SKIP: no %s: not a cgstream kernel\n", path);
+		return EXIT_SKIP;
+	}
+	printf("cgstress: %ld s, seed %#llx (--seed to repeat the choices; the timing differs)\n",
+	       seconds, (unsigned long long)seed);
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	t_start = now_ns();
+	interval_saved = interval_get(root);
+	if (interval_saved < 0) {
+		printf("FAIL: read %s/%s: %s\n", root, INTERVAL_FILE, strerror(-interval_saved));
+		return EXIT_FAIL;
+	}
+	if (setup()) {
+		teardown();
+		printf("cgstress: FAIL (setup)\n");
+		return EXIT_FAIL;
+	}
+	/* before any thread: fork() of a threaded process copies one thread */
+	fflush(NULL);
+	for (i = 0; i < NR_MIGRANTS; i++) {
+		migrants[i] = fork();
+		if (migrants[i] < 0) {
+			perror("fork");
+			teardown();
+			return EXIT_FAIL;
+		}
+		if (!migrants[i])
+			migrant_main(i);
+		err = move_pid(cgs[fixed_leaf_a + (i & 1)].path, migrants[i]);
+		if (err)
+			FAIL("moving migrant %d: %s", migrants[i], strerror(-err));
+	}
+	err = interval_set(root, 20);
+	if (err)
+		FAIL("setting the interval to 20 ms: %s", strerror(-err));
+
+	for (i = 0; i < NR_ROLES; i++) {
+		uintptr_t arg = roles[i].fn == churn ? (uintptr_t)nchurn++ : (uintptr_t)(i + 1) << 20;
+		err = pthread_create(&th[i], NULL, roles[i].fn, (void *)arg);
+		if (err) {
+			FAIL("pthread_create %s: %s", roles[i].name, strerror(err));
+			atomic_store(&stopping, true);
+			while (i-- > 0)
+				pthread_join(th[i], NULL);
+			teardown();
+			return EXIT_FAIL;
+		}
+	}
+	end = t_start + seconds * NSEC_PER_SEC;
+	next_note = t_start + 30 * NSEC_PER_SEC;
+	while (running() && now_ns() < end) {
+		sleep_ms(200);
+		if (now_ns() < next_note)
+			continue;
+		next_note += 30 * NSEC_PER_SEC;
+		printf("cgstress: %.0f s: %lu mkdir, %lu rmdir, %lu stream reads, %lu snapshots, "
+			       "%lu wake-ups, %ld failures\n", elapsed(),
+			       atomic_load(&counters[C_mkdir]), atomic_load(&counters[C_rmdir]),
+			       atomic_load(&counters[C_stream_reads_large]) +
+			       atomic_load(&counters[C_stream_reads_small]),
+			       atomic_load(&counters[C_subtree_snapshots]),
+			       atomic_load(&counters[C_poll_wakes]) + atomic_load(&counters[C_epoll_wakes]) +
+			       atomic_load(&counters[C_uring_oneshot_wakes]) +
+			       atomic_load(&counters[C_uring_multishot_wakes]),
+			       atomic_load(&failures));
+	}
+	if (stop_signal)
+		FAIL("interrupted by a signal after %.1f s", elapsed());
+	atomic_store(&stopping, true);
+	for (i = 0; i < NR_ROLES; i++)
+		pthread_join(th[i], NULL);
+	teardown();
+
+	printf("cgstress: ran %.1f s, seed %#llx\n", elapsed(), (unsigned long long)seed);
+	for (i = 0; i < C_NR; i++)
+		printf("count %s %lu\n", counter_names[i], atomic_load(&counters[i]));
+	printf("count max_rmdir_usec %ld\n", atomic_load(&max_rmdir_ns) / 1000);
+	printf("count max_read_usec %ld\n", atomic_load(&max_read_ns) / 1000);
+	if (atomic_load(&failures)) {
+		printf("cgstress: FAIL: %ld invariant violations (the first %ld printed above)\n",
+		       atomic_load(&failures), max_failures);
+		return EXIT_FAIL;
+	}
+	printf("cgstress: PASS\n");
+	return EXIT_PASS;
+}

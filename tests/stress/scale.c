@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scale: 10,000 open stream files over 2,000 cgroups.
+ *
+ *   1. 2,000 cgroups (40 parents of 49 children each) under a private
+ *      subtree; per cgroup four cpu.stat.stream and one
+ *      cpu.stat.stream.subtree file open (RLIMIT_NOFILE raised);
+ *   2. the memory an open file costs: /proc/meminfo's Slab and
+ *      MemAvailable before and after opening them all (each file opened
+ *      and closed once before, so that its dentry and inode exist), after
+ *      registering them all with epoll, and after a first read of each
+ *      (a seq_file keeps its buffer), divided by the number of files;
+ *   3. every file wakes once per flush: the interval is set (2 s by
+ *      default, long enough for TCG to read all files between two
+ *      flushes), epoll waits on all of them, and each file woken is read.
+ *      A file must read each flush exactly once: never a flush it had
+ *      read (no empty wake-up) and never skip one.  A round (all files
+ *      read for flush S) that ended after flush S+1 began is overrun: it
+ *      is not judged, as the kernel promises one wake-up per flush only to
+ *      readers that are not behind; with too many overrun rounds the
+ *      interval is doubled and the rounds taken again;
+ *   4. closing them all stops the flusher: its hrtimer leaves
+ *      /proc/timer_list at once, and over five intervals flush_seq +
+ *      flush_missed does not grow, as seen by a file opened afterwards
+ *      (opening restarts the flusher, with at most one flush at once).
+ *
+ * usage: scale [--cgroups N] [--files-per-cgroup N] [--interval MS] [--rounds N]
+ * Exit: 0 pass, 1 fail, 77 skip.  Prints "scale: <what> <numbers>" lines.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_ROUNDS	64
+#define SUBTREE_BUF	(256 * 1024)
+
+static char root[PATH_MAX], top[PATH_MAX];
+static long interval_saved = -1;
+static int failures;
+
+static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	failures++;
+	if (failures > 20)
+		return;
+	printf("FAIL: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+struct meminfo {
+	long avail_kb, slab_kb, unreclaim_kb;
+};
+
+static int meminfo(struct meminfo *m)
+{
+	char buf[8192], *p;
+	ssize_t n = read_file("/proc/meminfo", buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	m->avail_kb = m->slab_kb = m->unreclaim_kb = -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		sscanf(p, "MemAvailable: %ld", &m->avail_kb);
+		sscanf(p, "Slab: %ld", &m->slab_kb);
+		sscanf(p, "SUnreclaim: %ld", &m->unreclaim_kb);
+	}
+	return m->avail_kb < 0 || m->slab_kb < 0 ? -EINVAL : 0;
+}
+
+/* lets deferred frees (RCU) of what the last step released happen */
+static void settle(void)
+{
+	sleep_ms(500);
+}
+
+static void report_mem(const char *what, const struct meminfo *a, const struct meminfo *b,
+		       long n)
+{
+	printf("scale: memory per %s: Slab %+ld B (SUnreclaim %+ld B), MemAvailable %+ld B "
+	       "(over %ld: Slab %+ld KiB, MemAvailable %+ld KiB)\n", what,
+	       (b->slab_kb - a->slab_kb) * 1024 / n, (b->unreclaim_kb - a->unreclaim_kb) * 1024 / n,
+	       (a->avail_kb - b->avail_kb) * 1024 / n, n, b->slab_kb - a->slab_kb,
+	       a->avail_kb - b->avail_kb);
+}
+
+/*
+ * Does /proc/timer_list show the flusher's hrtimer?  1, 0, or -errno.  It
+ * leaves the list for a moment each time it fires: a few looks.
+ */
+static int flusher_timer_armed(void)
+{
+	int tries;
+
+	for (tries = 0; tries < 5; tries++) {
+		FILE *f = fopen("/proc/timer_list", "re");
+		char line[512];
+
+		if (!f)
+			return -errno;
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, "stat_stream_timer_fn")) {
+				fclose(f);
+				return 1;
+			}
+		fclose(f);
+		sleep_ms(10);
+	}
+	return 0;
+}
+
+struct file {
+	int fd;
+	bool subtree;
+	uint64_t seq;		/* flush_seq of the last read */
+	unsigned long wakes;
+};
+
+/* flush_seq a read of @f gives (the opened cgroup's record for a subtree) */
+static int read_seq(struct file *f, char *buf, uint64_t *seq, uint64_t *time_usec,
+		    uint64_t *missed)
+{
+	char why[128];
+	ssize_t n;
+
+	if (f->subtree) {
+		struct cgroup_stat_stream_record rec;
+		size_t off = 0;
+
+		n = pread(f->fd, buf, SUBTREE_BUF, 0);
+		if (n < 0)
+			return -errno;
+		if (next_record(buf, n, &off, &rec, why) != 1 ||
+		    rec.type != CGROUP_STAT_STREAM_RECORD_CPU) {
+			fail("a subtree snapshot of %zd bytes: %s", n, why);
+			return -EINVAL;
+		}
+		*seq = rec.flush_seq;
+		*time_usec = rec.flush_time_usec;
+		if (missed)
+			*missed = 0;
+	} else {
+		struct stream_sample s;
+
+		n = pread(f->fd, buf, 4096, 0);
+		if (n < 0)
+			return -errno;
+		if (parse_stream(buf, n, &s, why)) {
+			fail("cpu.stat.stream: %s", why);
+			return -EINVAL;
+		}
+		*seq = s.v[K_FLUSH_SEQ];
+		*time_usec = s.v[K_FLUSH_TIME];
+		if (missed)
+			*missed = s.v[K_FLUSH_MISSED];
+	}
+	return 0;
+}
+
+struct round {
+	unsigned long reads;		/* files that read this flush */
+	int64_t last_read_end;
+	uint64_t flush_time_usec;
+};
+
+/*
+ * Waits on all files at @interval_ms until @want rounds are judged (or a
+ * deadline): 1 done, 0 too many rounds overrun, -1 on an error.  @fresh:
+ * every file has read the latest flush (else the first round is not
+ * judged: files behind from an earlier call catch up in it).
+ */
+static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, int want,
+		       bool fresh, char *buf, int *judged_out, double *longest_out)
+{
+	struct epoll_event *ev = calloc(nf, sizeof(*ev));
+	struct round rounds[MAX_ROUNDS] = { 0 };
+	bool overran[MAX_ROUNDS];
+	uint64_t base = 0;
+	int64_t deadline, first_read = 0;
+	int judged = 0, overrun = 0, ret = -1, r;
+	double longest = 0;
+	long i;
+
+	if (!ev)
+		return -1;
+	for (i = 0; i < nf; i++)
+		if (files[i].seq > base)
+			base = files[i].seq;
+	r = interval_set(root, interval_ms);
+	if (r) {
+		fail("setting the interval to %ld ms: %s", interval_ms, strerror(-r));
+		goto out;
+	}
+	deadline = now_ns() + (int64_t)(want + 4) * interval_ms * NSEC_PER_MSEC +
+		   20 * NSEC_PER_SEC;
+	while (now_ns() < deadline) {
+		int n = epoll_wait(ep, ev, nf, 1000), k;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fail("epoll_wait: %s", strerror(errno));
+			goto out;
+		}
+		for (k = 0; k < n; k++) {
+			struct file *f = &files[ev[k].data.u64];
+			uint64_t seq, t_usec;
+			int r;
+
+			if (ev[k].events != EPOLLIN) {
+				fail("epoll mask %#x on a live cgroup's file", ev[k].events);
+				continue;
+			}
+			r = read_seq(f, buf, &seq, &t_usec, NULL);
+			if (r) {
+				if (r != -EINVAL)
+					fail("read: %s", strerror(-r));
+				continue;
+			}
+			if (!first_read)
+				first_read = now_ns();
+			f->wakes++;
+			if (seq <= f->seq) {
+				fail("file %ld woken, but it had read flush %llu already (reads %llu)",
+				     (long)ev[k].data.u64, (unsigned long long)f->seq,
+				     (unsigned long long)seq);
+				continue;
+			}
+			if (seq - base >= MAX_ROUNDS) {
+				fail("flush_seq %llu: more flushes than expected",
+				     (unsigned long long)seq);
+				goto out;
+			}
+			/* skipping a flush is only judged below, by round */
+			f->seq = seq;
+			rounds[seq - base].reads++;
+			rounds[seq - base].last_read_end = now_ns();
+			rounds[seq - base].flush_time_usec = t_usec;
+		}
+		/*
+		 * Judge round S once flush S+1 has been read: overrun if its
+		 * last read ended after S+1's flush time (a file may have read
+		 * S+1 instead of S then), else complete: all files read S.  A
+		 * round after an overrun one is not judged either (a file that
+		 * read S early is not woken for S again).
+		 */
+		judged = overrun = 0;
+		longest = 0;
+		for (uint64_t s = 1; s + 1 < MAX_ROUNDS && rounds[s + 1].reads; s++) {
+			struct round *r = &rounds[s];
+			double len;
+
+			overran[s] = r->reads && r->last_read_end / 1000 >
+				     (int64_t)rounds[s + 1].flush_time_usec;
+			if (overran[s])
+				overrun++;
+			if (overran[s] || (s == 1 && !fresh) || (s > 1 && overran[s - 1]))
+				continue;
+			len = (r->last_read_end / 1000 - (int64_t)r->flush_time_usec) / 1e6;
+			if (len > longest)
+				longest = len;
+			if (r->reads != (unsigned long)nf) {
+				fail("flush %llu woke %lu of %ld files; the round was not overrun",
+				     (unsigned long long)(base + s), r->reads, nf);
+				goto out;
+			}
+			judged++;
+		}
+		if (judged >= want) {
+			ret = 1;
+			break;
+		}
+		if (overrun > want) {
+			ret = 0;
+			break;
+		}
+	}
+	if (ret < 0 && !failures)
+		fail("%d rounds judged, %d overrun, in %.0f s at %ld ms", judged, overrun,
+		     (now_ns() - first_read) / 1e9, interval_ms);
+out:
+	*judged_out = judged;
+	*longest_out = longest;
+	printf("scale: interval %ld ms: %d rounds judged, %d overrun, longest judged round %.2f s\n",
+	       interval_ms, judged, overrun, longest);
+	free(ev);
+	return ret;
+}
+
+static void cleanup(void)
+{
+	if (top[0] && remove_tree(top))
+		printf("scale: could not remove %s\n", top);
+	if (interval_saved >= 0)
+		interval_set(root, interval_saved);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: scale [--cgroups N] [--files-per-cgroup N] [--interval MS] "
+		"[--rounds N]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cgroups", required_argument, NULL, 'c' },
+		{ "files-per-cgroup", required_argument, NULL, 'f' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ 0 }
+	};
+	long ncg = 2000, per = 5, interval = 2000, nf, i;
+	int want = 4, c, ep, r, judged = 0;
+	struct meminfo m0, m1, m2, m3;
+	struct file *files;
+	char path[PATH_MAX], name[64], *buf, **cgpath;
+	double longest = 0;
+	int64_t t0;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		char *e;
+		long v = strtol(optarg, &e, 10);
+
+		if (*e || v <= 0)
+			usage();
+		switch (c) {
+		case 'c': ncg = v; break;
+		case 'f': per = v; break;
+		case 'i': interval = v; break;
+		case 'r': want = v; break;
+		default: usage();
+		}
+	}
+	if (want + 3 > MAX_ROUNDS || per < 2 || ncg < 50)
+		usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (geteuid()) {
+		printf("SKIP: scale needs root\n");
+		return EXIT_SKIP;
+	}
+	if (cgroup2_mount(root, sizeof(root))) {
+		printf("SKIP: no cgroup2 mount\n");
+		return EXIT_SKIP;
+	}
+	path_join(path, sizeof(path), root, STREAM_FILE);
+	if (access(path, R_OK)) {
+		printf("SKIP: no %s: not a cgstream kernel\n", path);
+		return EXIT_SKIP;
+	}
+	nf = ncg * per;
+	r = raise_nofile(nf + 256);
+	if (r) {
+		printf("FAIL: RLIMIT_NOFILE to %ld: %s\n", nf + 256, strerror(-r));
+		return EXIT_FAIL;
+	}
+	interval_saved = interval_get(root);
+	/* off while setting up: files opened now start with the last flush seen */
+	if (interval_saved < 0 || interval_set(root, 0)) {
+		printf("FAIL: the interval: %s\n", strerror(errno));
+		return EXIT_FAIL;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	buf = malloc(SUBTREE_BUF);
+	files = calloc(nf, sizeof(*files));
+	cgpath = calloc(ncg, sizeof(*cgpath));
+	if (!buf || !files || !cgpath) {
+		perror("malloc");
+		return EXIT_FAIL;
+	}
+
+	/* 1. the cgroups: parents of 49 children each, by default */
+	snprintf(name, sizeof(name), "cgscale.%d", getpid());
+	path_join(top, sizeof(top), root, name);
+	t0 = now_ns();
+	if (mkdir(top, 0755)) {
+		printf("FAIL: mkdir %s: %s\n", top, strerror(errno));
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < ncg; i++) {
+		long parent = i / 50 * 50;
+
+		cgpath[i] = malloc(PATH_MAX);
+		if (!cgpath[i]) {
+			perror("malloc");
+			cleanup();
+			return EXIT_FAIL;
+		}
+		snprintf(name, sizeof(name), i == parent ? "p%ld" : "p%ld/c%ld", parent, i);
+		path_join(cgpath[i], PATH_MAX, top, name);
+		if (mkdir(cgpath[i], 0755)) {
+			printf("FAIL: mkdir %s: %s\n", cgpath[i], strerror(errno));
+			cleanup();
+			return EXIT_FAIL;
+		}
+	}
+	printf("scale: %ld cgroups made in %.1f s\n", ncg, (now_ns() - t0) / 1e9);
+
+	/* 2. open every file once (dentries, inodes), then measure the opens */
+	for (i = 0; i < ncg * 2; i++) {
+		int fd;
+
+		path_join(path, sizeof(path), cgpath[i / 2], i % 2 ? SUBTREE_FILE : STREAM_FILE);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			printf("FAIL: open %s: %s\n", path, strerror(errno));
+			cleanup();
+			return EXIT_FAIL;
+		}
+		close(fd);
+	}
+	settle();
+	if (meminfo(&m0)) {
+		printf("FAIL: /proc/meminfo unreadable\n");
+		cleanup();
+		return EXIT_FAIL;
+	}
+	t0 = now_ns();
+	for (i = 0; i < nf; i++) {
+		struct file *f = &files[i];
+
+		f->subtree = i % per == per - 1;
+		path_join(path, sizeof(path), cgpath[i / per], f->subtree ? SUBTREE_FILE : STREAM_FILE);
+		f->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (f->fd < 0) {
+			printf("FAIL: open %s (file %ld): %s\n", path, i, strerror(errno));
+			cleanup();
+			return EXIT_FAIL;
+		}
+	}
+	printf("scale: %ld files open (%ld %s, %ld %s) in %.1f s\n", nf, nf - ncg, STREAM_FILE,
+	       ncg, SUBTREE_FILE, (now_ns() - t0) / 1e9);
+	settle();
+	meminfo(&m1);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	for (i = 0; i < nf; i++) {
+		struct epoll_event e = { .events = EPOLLIN | EPOLLPRI, .data.u64 = i };
+
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, files[i].fd, &e)) {
+			printf("FAIL: epoll_ctl: %s\n", strerror(errno));
+			cleanup();
+			return EXIT_FAIL;
+		}
+	}
+	settle();
+	meminfo(&m2);
+	/* a first read: the last flush seen; streams keep a seq_file buffer */
+	for (i = 0; i < nf; i++) {
+		uint64_t t_usec;
+
+		r = read_seq(&files[i], buf, &files[i].seq, &t_usec, NULL);
+		if (r) {
+			printf("FAIL: first read of file %ld: %s\n", i, strerror(-r));
+			cleanup();
+			return EXIT_FAIL;
+		}
+	}
+	settle();
+	meminfo(&m3);
+	report_mem("open file", &m0, &m1, nf);
+	report_mem("epoll registration (two wait queues)", &m1, &m2, nf);
+	report_mem("cpu.stat.stream file after its first read", &m2, &m3, nf - ncg);
+
+	/* 3. one wake-up per file per flush */
+	for (bool fresh = true;; fresh = false) {
+		r = wake_rounds(files, nf, ep, interval, want, fresh, buf, &judged, &longest);
+		if (r != 0 || interval >= 16000)
+			break;
+		interval *= 2;
+		printf("scale: too many rounds overrun: interval doubled to %ld ms\n", interval);
+	}
+	if (r == 1) {
+		unsigned long total = 0;
+
+		for (i = 0; i < nf; i++)
+			total += files[i].wakes;
+		printf("scale: %lu wake-ups read, one per file per flush over %d judged rounds "
+		       "of %ld files (interval %ld ms, longest round %.2f s)\n",
+		       total, judged, nf, interval, longest);
+	} else if (r == 0) {
+		fail("rounds kept overrunning up to an interval of %ld ms", interval);
+	}
+
+	/* 4. closing them all stops the flusher */
+	{
+		uint64_t seq_before = 0, seq_after, missed_before = 0, missed_after, t_usec;
+		int armed_open = flusher_timer_armed(), armed;
+		int64_t t_close, t_wait;
+		struct file probe = { 0 };
+
+		/* the latest flush and miss count, through a file still open */
+		for (i = 0; i < nf && files[i].subtree; i++)
+			;
+		if (read_seq(&files[i], buf, &seq_before, &t_usec, &missed_before))
+			fail("reading before closing");
+		t0 = now_ns();
+		for (i = 0; i < nf; i++)
+			close(files[i].fd);
+		close(ep);
+		t_close = now_ns();
+		printf("scale: %ld files closed in %.1f s\n", nf, (t_close - t0) / 1e9);
+		armed = flusher_timer_armed();
+		if (armed_open < 0) {
+			printf("scale: no /proc/timer_list (%s): the timer is not checked\n",
+			       strerror(-armed_open));
+		} else if (armed_open != 1) {
+			fail("the flusher's timer is not in /proc/timer_list while files are open");
+		} else if (armed) {
+			fail("the flusher's timer is still in /proc/timer_list after closing all files");
+		}
+		t_wait = t_close + 5 * interval * NSEC_PER_MSEC;
+		while (now_ns() < t_wait) {
+			sleep_ms(interval / 4);
+			if (armed_open == 1 && flusher_timer_armed() == 1) {
+				fail("the flusher's timer came back with no file open");
+				break;
+			}
+		}
+		path_join(path, sizeof(path), root, STREAM_FILE);
+		t0 = now_ns();
+		probe.fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (probe.fd < 0 || read_seq(&probe, buf, &seq_after, &t_usec, &missed_after)) {
+			fail("open and read %s: %s", path, strerror(errno));
+		} else {
+			long grown = (long)(seq_after + missed_after - seq_before - missed_before);
+
+			printf("scale: over %.1f s with no file open: flush_seq %llu -> %llu, "
+			       "flush_missed %llu -> %llu (a running flusher: about %d)\n",
+			       (t0 - t_close) / 1e9, (unsigned long long)seq_before,
+			       (unsigned long long)seq_after, (unsigned long long)missed_before,
+			       (unsigned long long)missed_after, 5);
+			/* one in flight at the close, one at once on the new open */
+			if (grown > 2)
+				fail("the flusher kept running with no file open: flush_seq + "
+				     "flush_missed grew by %ld", grown);
+			/* a flush seen now ran before the close settled or after the open */
+			if (seq_after > seq_before &&
+			    (int64_t)t_usec * 1000 > t_close + interval * NSEC_PER_MSEC &&
+			    (int64_t)t_usec * 1000 < t0)
+				fail("flush %llu ran at %.3f s after the close, with no file open",
+				     (unsigned long long)seq_after, (t_usec * 1000.0 - t_close) / 1e9);
+		}
+		if (probe.fd >= 0)
+			close(probe.fd);
+	}
+
+	cleanup();
+	if (failures) {
+		printf("scale: FAIL: %d failures\n", failures);
+		return EXIT_FAIL;
+	}
+	printf("scale: PASS\n");
+	return EXIT_PASS;
+}
