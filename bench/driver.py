@@ -417,9 +417,10 @@ def s9_profile(m, seconds):
     parent, kids = tele_tree(m)
     lst = list_file(f"tree{m}", kids)
     for mode in ("classic", "subtree"):
-        data = os.path.join(OUT, f"perf-{mode}.data")
+        # the guest's own tmpfs: perf record cannot write its file on the 9p share
+        data = f"/tmp/perf-{mode}.data"
         set_interval(1000 if mode == "subtree" else 0)
-        CG.run_json(READERS, [perf, "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g",
+        CG.run_json(READERS, [perf, "record", "-e", "cpu-clock", "-F", "4000", "-g",
                               "-o", data, "--", CGBENCH, "telemetry", "--mode", mode,
                               "--readers", "1", "--period-ms", "1000", "--seconds", str(seconds),
                               "--list", lst, "--subtree", parent], timeout=seconds + 240)
