@@ -264,10 +264,12 @@ def main():
           "by other work, and one TCG boot alone took most of the time limit. Each ratio "
           "still compares the two ways within one boot (alternating rounds), but the boots "
           "took CPU from each other, which adds noise to every absolute number.\n")
-    w("\nWhat runs in each boot: 2 vCPUs: scenarios 2, 7, 8, 1, 5, 6; 8 vCPUs: 2, 7, 1, 4; "
-      "32 vCPUs: 2, 7, 1 (scenario 3 is scenario 1 at each size), each boot in that order "
-      "until its time budget ends. Raw results (JSON lines, one object per measurement) are "
-      "in the run's folder under `build/bench/`.\n")
+    w("\nWhat runs in each boot: its `--scenarios` above, in the driver's order (2, 7, 9, 8, "
+      "1, 4, 5, 6) until its time budget ends; scenario 3 is scenario 1 at each size. A boot "
+      "listed after the three sizes ran later with the same kernel image and driver (for a "
+      "scenario that did not complete in its first boot). Wall times include waiting for "
+      "other VM users when BENCH_VM_LOCK was set. Raw results (JSON lines, one object per "
+      "measurement) are in the run's folder under `build/bench/`.\n")
 
     w(METHOD)
 
@@ -636,8 +638,9 @@ def main():
           "alone in the readers' cgroup; after it has settled (its first walk of the subtree, "
           "a few cycles), its CPU (the process CPU clock: all threads, exact) is taken over the "
           "window and divided by the flushes in it. The exporter (`python -m pycgstream "
-          "export`: pycgstream's Tree + prometheus_client) is scraped over HTTP once per cycle "
-          "during the window, so its CPU includes serving the scrapes; scrape time is the "
+          "export`: pycgstream's Tree + prometheus_client) is scraped over HTTP during the "
+          "window, one scrape after another with a cycle's pause between (the window lasts at "
+          "least one scrape), so its CPU includes serving the scrapes; scrape time is the "
           "client's wall time for one `GET /metrics`. RSS is VmRSS at the end (VmHWM: peak).\n")
         rows = []
         for x in s8:
@@ -660,7 +663,8 @@ def main():
     w(kernel_bytes(results))
 
     w("## Not measured in this run\n")
-    skipped = [r["params"]["what"] for r in recs if r["scenario"] == "skipped"]
+    skipped = [f"{r['params']['what']} ({r['cpus']} vCPUs)" for r in recs
+               if r["scenario"] == "skipped"]
     bad = [b for b in boots if b.get("rc")]
     if skipped or bad:
         for b in bad:
@@ -676,7 +680,7 @@ def main():
               f"`{tail}`")
         if skipped:
             w("- skipped by the driver's time budget (the whole run is capped by BENCH_LIMIT_MIN, "
-              "45 minutes by default): " + ", ".join(skipped))
+              "55 minutes by default): " + ", ".join(skipped))
         w("")
     else:
         w("Everything scheduled ran (the scheduled matrix itself is trimmed as described "
@@ -891,7 +895,25 @@ times; the raw results keep both):
    kernel tree's own libbpf (tools/lib/bpf, skeleton from its bpftool).
 """
 
-PROFILE_NOTES = ""     # what the profile says, written from a run's numbers (see below)
+PROFILE_NOTES = """Reading the profiles with the table's user / system split: the classic
+reader's time is the flush (`css_rstat_flush`, for every cgroup it reads),
+the text (`vsnprintf` and friends in the kernel, the parser in user space)
+and a seq_file buffer allocated per read. The subtree reader's time is
+almost all in the kernel walk (`cgroup_stat_stream_subtree_read` and what
+it calls), a few µs per record under TCG. Per record the walk takes a
+reference on the cgroup it passes and drops the previous one
+(`css_tryget()`/`css_put()`: per-CPU refcount operations, each inside its
+own RCU read section, which is the `__rcu_read_unlock` share), so that it
+can resume from the last record; only the record where a read stops needs
+that reference. Taking it only at a batch's end and when the buffer is
+full, and filling more than a page per `->read` call, are what would close
+the gap to the 20x target; the profiles are short (a few hundred samples at
+4 kHz under TCG), so they show where the time is, not exact shares. The
+per-cgroup flatness target misses at the small end for another reason:
+below 1,000 cgroups a cycle's fixed costs (one wake-up, one syscall, and
+the kworkers' background, about 1 ms per cycle under TCG) outweigh the
+per-record cost.
+"""
 
 S2_PRIVILEGES = """What each way needs: rows 1-3 read cgroupfs files, so any user who may
 read the files (mode 0444; delegation works); the stream rows need the
