@@ -14,6 +14,8 @@ KTREE       := $(BUILD)/linux
 KOBJ        := $(BUILD)/obj
 BZIMAGE     := $(KOBJ)/arch/x86/boot/bzImage
 KOBJ_BENCH  := $(BUILD)/obj-bench
+KOBJ_KASAN  := $(BUILD)/obj-kasan
+KOBJ_KCSAN  := $(BUILD)/obj-kcsan
 VENV        := $(CURDIR)/.venv
 SERIES_OUT  := $(BUILD)/series
 VM_CPUS     ?= 2
@@ -24,7 +26,8 @@ PREFIX      ?= /usr/local
 DESTDIR     ?=
 
 .PHONY: all deps kernel kernel-bench kernel-tree kernel-series kernel-sync vm-run vm-shell \
-	check check-host check-vm check-systemd userspace demo bench install clean distclean
+	check check-host check-vm check-systemd userspace demo bench install clean distclean \
+	kernel-kasan kernel-kcsan stress
 
 all: userspace
 
@@ -41,6 +44,14 @@ kernel: kernel-tree
 # the benchmark kernel: the same tree without the debug checks (lockdep...)
 kernel-bench: kernel-tree
 	@scripts/kernel-build.sh $(KTREE) $(KOBJ_BENCH) scripts/vm/kernel.config:scripts/vm/bench.config $(CACHE)/ccache
+
+# sanitizer test kernels for `make stress`: the test kernel plus KASAN, or
+# plus KCSAN (scripts/vm/kasan.config, kcsan.config)
+kernel-kasan: kernel-tree
+	@scripts/kernel-build.sh $(KTREE) $(KOBJ_KASAN) scripts/vm/kernel.config:scripts/vm/kasan.config $(CACHE)/ccache
+
+kernel-kcsan: kernel-tree
+	@scripts/kernel-build.sh $(KTREE) $(KOBJ_KCSAN) scripts/vm/kernel.config:scripts/vm/kcsan.config $(CACHE)/ccache
 
 kernel-series: kernel-tree
 	@OBJ=$(KOBJ) scripts/kernel-series.sh $(KTREE) $(SERIES_OUT)
@@ -82,6 +93,12 @@ demo: deps kernel userspace
 
 bench: deps kernel-bench userspace
 	@BENCH_KERNEL=$${BENCH_KERNEL:-$(KOBJ_BENCH)/arch/x86/boot/bzImage} bench/run.sh
+
+# 10 minutes of randomized stress (tests/stress) on each of the lockdep,
+# KASAN and KCSAN kernels, written up in docs/reliability.md; builds the
+# kernels itself, to time them
+stress: deps kernel-tree
+	@MAKE="$(MAKE)" tests/stress/make-stress.sh
 
 install: userspace
 	@$(MAKE) -s -C libcgstream install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)

@@ -1,0 +1,30 @@
+#!/bin/bash
+# One `make stress` boot: the randomized stress, then the 10,000-file scale
+# test and the interval fuzzer, each logged to OUT/<name>.log with its exit
+# status and duration in OUT/results (lines "name rc seconds"), and the
+# kernel release in OUT/release.  Runs inside the VM as root.
+#
+# usage: in-vm.sh OUT STRESS_SECONDS FUZZ_SECONDS
+set -u
+out=${1:?usage: in-vm.sh OUT STRESS_SECONDS FUZZ_SECONDS}
+stress_seconds=${2:?} fuzz_seconds=${3:?}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/programs.sh"
+bin=$(stress_programs "$here/../..") || exit 1
+uname -r >"$out/release"
+: >"$out/results"
+fail=0
+run() {
+	local name=$1 start=$SECONDS rc
+	shift
+	echo "=== $name: $*"
+	"$@" 2>&1 | tee "$out/$name.log"
+	rc=${PIPESTATUS[0]}
+	echo "$name $rc $((SECONDS - start))" >>"$out/results"
+	echo "=== $name: exit $rc after $((SECONDS - start)) s"
+	((rc == 0)) || fail=1
+}
+run stress env CGSTREAM_STRESS_BIN="$bin/cgstress" "$here/run-stress.sh" --seconds "$stress_seconds"
+run scale "$bin/scale"
+run interval-fuzz "$bin/interval-fuzz" --seconds "$fuzz_seconds"
+exit $fail

@@ -1,0 +1,91 @@
+#!/bin/bash
+# `make stress`: for each of the lockdep, KASAN and KCSAN test kernels,
+# build it (timed), boot it (2 vCPUs, TCG unless KVM works) and run
+# tests/stress/in-vm.sh in it: the randomized stress (cgstress) for 10
+# minutes, then the 10,000-file scale test and the interval fuzzer.  A
+# kernel's run fails on any failed program and on any WARNING, BUG,
+# lockdep or sanitizer report in its kernel log (scripts/vm/dmesg-check.sh
+# via vm-run.sh).  The raw results stay in build/stress/<kernel>/;
+# tests/stress/report.sh then writes docs/reliability.md from them.
+#
+# env: CGSTREAM_STRESS_SECONDS         cgstress per kernel (600)
+#      CGSTREAM_INTERVAL_FUZZ_SECONDS  interval fuzzer per kernel (60)
+#      CGSTREAM_STRESS_KERNELS         which ones ("lockdep kasan kcsan")
+#      CGSTREAM_STRESS_DOC             where the report goes (docs/reliability.md)
+#      MAKE                            the make that builds the kernels
+# Exit: 0 when every kernel's run passed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+make=${MAKE:-make}
+seconds=${CGSTREAM_STRESS_SECONDS:-600}
+fuzz_seconds=${CGSTREAM_INTERVAL_FUZZ_SECONDS:-60}
+kernels=${CGSTREAM_STRESS_KERNELS:-lockdep kasan kcsan}
+doc=${CGSTREAM_STRESS_DOC:-$top/docs/reliability.md}
+out=$top/build/stress
+
+# the programs, built on the host (the guest's checkout is read-only)
+"$make" -s -C tests/stress || { echo "stress: tests/stress does not build" >&2; exit 1; }
+
+rm -rf "$out"
+mkdir -p "$out"
+{
+	# the command as run: make stress, with the overrides it was given
+	echo "command: $(for v in CGSTREAM_STRESS_SECONDS CGSTREAM_INTERVAL_FUZZ_SECONDS CGSTREAM_STRESS_KERNELS; do
+		[[ -n ${!v:-} ]] && echo -n "$v='${!v}' "; done)make stress"
+	echo "seconds: $seconds"
+	echo "fuzz_seconds: $fuzz_seconds"
+	echo "kernels: $kernels"
+	echo "started: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "host: $(nproc) cores, $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+	echo "commit: $(git rev-parse --short=12 HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+	echo "kernel_tree: $(git -C build/linux rev-parse --short=12 HEAD 2>/dev/null)"
+} >"$out/run"
+
+fail=0
+for k in $kernels; do
+	case $k in
+	lockdep) target=kernel obj=build/obj memory=2G ;;
+	kasan) target=kernel-kasan obj=build/obj-kasan memory=3G ;;
+	kcsan) target=kernel-kcsan obj=build/obj-kcsan memory=2G ;;
+	*) echo "stress: unknown kernel '$k' (lockdep, kasan, kcsan)" >&2; exit 2 ;;
+	esac
+	dir=$out/$k
+	mkdir -p "$dir"
+	[[ -f $obj/vmlinux ]] && echo incremental >"$dir/build-kind" || echo cold >"$dir/build-kind"
+	echo
+	echo "=== stress: $k kernel: make $target ($(cat "$dir/build-kind") build)"
+	start=$SECONDS
+	"$make" -s -C "$top" "$target" 2>&1 | tee "$dir/build.log" | grep -E '^>>|error|config:'
+	build_rc=${PIPESTATUS[0]}
+	echo "$((SECONDS - start))" >"$dir/build-seconds"
+	if ((build_rc)); then
+		echo "build-failed" >"$dir/verdict"
+		echo "=== stress: $k: the kernel did not build (exit $build_rc, $dir/build.log)"
+		fail=1
+		continue
+	fi
+
+	echo "=== stress: $k kernel: booting for ${seconds} s of stress, the scale test, ${fuzz_seconds} s of fuzzing"
+	start=$SECONDS
+	CGSTREAM_VM_SETTLE=12 CGSTREAM_VM_TIMEOUT=$((seconds + 2400)) \
+		scripts/vm/vm-run.sh --kernel "$obj/arch/x86/boot/bzImage" --cpus 2 --memory "$memory" \
+		--out "$dir" -- "tests/stress/in-vm.sh $dir $seconds $fuzz_seconds" 2>&1 |
+		tee "$dir/console.log"
+	rc=${PIPESTATUS[0]}
+	echo "$((SECONDS - start))" >"$dir/boot-seconds"
+	if [[ -f $dir/dmesg ]] && ! scripts/vm/dmesg-check.sh "$dir/dmesg" >"$dir/dmesg-check" 2>&1; then
+		echo "kernel-report" >"$dir/verdict"
+	elif ((rc)); then
+		echo "failed" >"$dir/verdict"
+	else
+		echo "passed" >"$dir/verdict"
+	fi
+	echo "=== stress: $k: $(cat "$dir/verdict") ($((SECONDS - start)) s)"
+	[[ $(cat "$dir/verdict") == passed ]] || fail=1
+done
+echo "finished: $(date -u '+%Y-%m-%d %H:%M UTC')" >>"$out/run"
+
+tests/stress/report.sh "$out" "$doc" && echo "stress: wrote $doc"
+((fail == 0)) && echo "stress: all kernels passed" || echo "stress: FAILED (see $doc and $out)"
+((fail == 0))
