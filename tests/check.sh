@@ -25,6 +25,9 @@ stage() {
 }
 stage host tests/host/run.sh
 stage harness scripts/vm/selftest-warning.sh --cpus "$cpus" --memory "$memory"
+# the stress programs tests/vm/26-28 run (else they build in the guest, slowly)
+make -s -C "$top/tests/stress" >/dev/null ||
+	echo "tests/stress does not build on the host: tests/vm/26-28 will try in the guest"
 stage vm env CGSTREAM_VM_SETTLE=12 CGSTREAM_VM_TIMEOUT=${CGSTREAM_VM_TIMEOUT:-3600} scripts/vm/vm-run.sh --cpus "$cpus" --memory "$memory" \
 	--out "$top/build/vm-check" -- tests/vm/run.sh
 stage systemd env CGSTREAM_VM_TIMEOUT=${CGSTREAM_VM_TIMEOUT:-900} tests/vm-systemd/run.sh \
