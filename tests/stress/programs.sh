@@ -5,7 +5,8 @@
 # the guest's /tmp (the checkout is read-only in the guest; a stale or
 # missing host build is never run).
 stress_programs() {
-	local src=$1/tests/stress b=/tmp/cgstress-build
+	local src b=/tmp/cgstress-build
+	src=$(cd "$1/tests/stress" && pwd) || return 1
 	if make -q -C "$src" build/cgstress build/scale build/interval-fuzz >/dev/null 2>&1; then
 		echo "$src/build"
 		return 0
