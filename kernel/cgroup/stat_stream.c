@@ -462,10 +462,14 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 			      burst_usec) != 104);
 
 	if (!off) {
+		unsigned int stops = READ_ONCE(stat_stream_stops);
+
 		stat_stream_subtree_reset(ctx);
 		ctx->stream.seq = stat_stream_read_seq(&ctx->stream.time_ns);
 		ctx->stream.started = true;
 		WRITE_ONCE(ctx->stream.last_seen, ctx->stream.seq);
+		/* as for cpu.stat.stream: a read takes the stop's EPOLLPRI */
+		WRITE_ONCE(ctx->stream.stops_seen, stops);
 	} else if (!ctx->stream.started || off != ctx->stream.next_off) {
 		return -EINVAL;
 	}

@@ -2599,6 +2599,45 @@ cleanup:
 	return ret;
 }
 
+/*
+ * Streaming stops: subtree files report POLLPRI too, until the next
+ * snapshot's first read.
+ */
+static int test_stat_stream_subtree_stop(const char *root)
+{
+	struct cgroup_stat_stream_record rec;
+	struct pollfd pfd;
+	int ret = KSFT_FAIL;
+	long saved;
+	int fd;
+
+	saved = get_interval(root);
+	fd = open_subtree(root);
+	if (fd < 0 || set_interval(root, SUBTREE_INTERVAL_MS) ||
+	    wait_readable(fd, WAIT_MS) != 1 ||
+	    pread(fd, &rec, sizeof(rec), 0) != REC_SIZE ||
+	    set_interval(root, 0))
+		goto cleanup;
+	pfd.fd = fd;
+	pfd.events = POLLIN | POLLPRI;
+	if (poll(&pfd, 1, WAIT_MS) != 1 || !(pfd.revents & POLLPRI)) {
+		ksft_print_msg("after the stop: revents %#x, want POLLPRI\n",
+			       pfd.revents);
+		goto cleanup;
+	}
+	if (pread(fd, &rec, sizeof(rec), 0) != REC_SIZE ||
+	    poll(&pfd, 1, 0) != 0) {
+		ksft_print_msg("POLLPRI still set after a read: %#x\n",
+			       pfd.revents);
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	return restore_interval(root, saved, ret);
+}
+
 #define T(x) { x, #x }
 struct stat_stream_test {
 	int (*fn)(const char *root);
@@ -2620,6 +2659,7 @@ struct stat_stream_test {
 	T(test_stat_stream_subtree_many),
 	T(test_stat_stream_subtree_churn),
 	T(test_stat_stream_subtree_rmdir),
+	T(test_stat_stream_subtree_stop),
 };
 
 #undef T
