@@ -4,6 +4,7 @@ mount, scratch cgroups, and processes that burn CPU inside them."""
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import subprocess
 import sys
@@ -84,6 +85,14 @@ def as_nobody(func: Callable[[], int]) -> int:
     Tests that use it are marked other_user (tests/host/60-private-checkout
     runs them from such a checkout)."""
     pycgstream.load_library()
+    # the exporter's client library lives in the same unreachable venv,
+    # and the codec its address parsing loads lazily may be looked up there
+    for mod in ("encodings.idna", "prometheus_client", "prometheus_client.core",
+                "prometheus_client.exposition", "prometheus_client.openmetrics.exposition"):
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            pass
     pid = os.fork()
     if pid == 0:
         try:
