@@ -54,32 +54,39 @@ static __always_inline void fill(struct cgroup *cgrp, struct cgstat_rec *r)
 	r->throttled_ns = BPF_CORE_READ(tg, cfs_bandwidth.throttled_time);
 }
 
+/*
+ * One pass's work on one cgroup: flush once, on the first cgroup (the flush
+ * covers the whole subtree), then take this cgroup's counters.  False for
+ * the call after the last cgroup.
+ */
+static __always_inline bool visit(struct bpf_iter__cgroup *ctx, struct cgstat_rec *r)
+{
+	struct cgroup *cgrp = ctx->cgroup;
+
+	if (!cgrp)
+		return false;
+	if (ctx->meta->seq_num == 0)
+		css_rstat_flush(&cgrp->self);
+	fill(cgrp, r);
+	return true;
+}
+
 SEC("iter.s/cgroup")
 int dump_seq(struct bpf_iter__cgroup *ctx)
 {
-	struct cgroup *cgrp = ctx->cgroup;
 	struct cgstat_rec r = {};
 
-	if (!cgrp)
-		return 0;
-	if (ctx->meta->seq_num == 0)
-		css_rstat_flush(&cgrp->self);
-	fill(cgrp, &r);
-	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
+	if (visit(ctx, &r))
+		bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }
 
 SEC("iter.s/cgroup")
 int dump_map(struct bpf_iter__cgroup *ctx)
 {
-	struct cgroup *cgrp = ctx->cgroup;
 	struct cgstat_rec r = {};
 
-	if (!cgrp)
-		return 0;
-	if (ctx->meta->seq_num == 0)
-		css_rstat_flush(&cgrp->self);
-	fill(cgrp, &r);
-	bpf_map_update_elem(&stats, &r.cgroup_id, &r, BPF_ANY);
+	if (visit(ctx, &r))
+		bpf_map_update_elem(&stats, &r.cgroup_id, &r, BPF_ANY);
 	return 0;
 }
