@@ -234,6 +234,9 @@ ssize_t cgroup_stat_stream_interval_write(struct kernfs_open_file *of,
 	if (!file_ns_capable(of->file, &init_user_ns, CAP_SYS_ADMIN))
 		return -EPERM;
 
+	/* kernfs terminates @buf after @nbytes: a NUL before that is junk */
+	if (strnlen(buf, nbytes) != nbytes)
+		return -EINVAL;
 	buf = strstrip(buf);
 	/* kstrtouint() accepts a leading '+'; the interface takes digits */
 	if (!isdigit(*buf) || kstrtouint(buf, 10, &ms))

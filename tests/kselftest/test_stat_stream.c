@@ -426,6 +426,14 @@ static int test_stat_stream_interval(const char *root)
 			goto cleanup;
 		}
 	}
+	/* a NUL inside the write: what follows it is junk too */
+	snprintf(path, sizeof(path), "%s/%s", root, INTERVAL_FILE);
+	err = write_text(path, "10\0junk", 7);
+	if (err != -EINVAL || get_interval(root) != 250) {
+		ksft_print_msg("write \"10\\0junk\": %d, not %d; reads back %ld\n",
+			       err, -EINVAL, get_interval(root));
+		goto cleanup;
+	}
 
 	cg = cg_name(root, "stat_stream_interval");
 	if (!cg || cg_create(cg))

@@ -14,9 +14,10 @@
  * (-EACCES at open).
  *
  * The model (docs/kernel-interface.md, with kernfs and cgroup core in
- * front): at most PAGE_SIZE bytes, handed on as a C string (it ends at the
- * first NUL byte), blanks around it ignored (the kernel's isspace: \t \n
- * \v \f \r, space and 0xa0), then decimal digits only, 0 or 10..3600000.
+ * front): at most PAGE_SIZE bytes, no NUL byte among them (kernfs hands
+ * the handler a C string and its length: a NUL before the end is junk),
+ * blanks around it ignored (the kernel's isspace: \t \n \v \f \r, space
+ * and 0xa0), then decimal digits only, 0 or 10..3600000.
  *
  * usage: interval-fuzz [--seconds N] [--seed S]
  * Exit: 0 pass, 1 fail (each mismatch printed with the input in hex),
@@ -73,6 +74,8 @@ static long model(const unsigned char *in, size_t len, long *value)
 	if ((long)len > page_size)
 		return -E2BIG;
 	n = strnlen((const char *)in, len);
+	if (n != len)
+		return -EINVAL;
 	for (start = 0; start < n && kspace(in[start]); start++)
 		;
 	for (end = n; end > start && kspace(in[end - 1]); end--)
