@@ -439,7 +439,7 @@ static void stat_stream_subtree_reset(struct cgroup_file_ctx *ctx)
  *
  * Return: bytes filled, 0 at the end of the snapshot, -EINVAL for an
  * offset that does not continue the snapshot or a buffer smaller than the
- * next record.
+ * next record, -ENODEV once the cgroup is being removed.
  */
 ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 					char *buf, size_t nbytes, loff_t off)
@@ -463,6 +463,15 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, nr_periods) != 72);
 	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record,
 			      burst_usec) != 104);
+
+	/*
+	 * rmdir takes the cgroup offline before it removes its files: from
+	 * then on, as once they are gone, reads fail rather than end empty.
+	 * Checked once: the walk below takes @top as online, so a read at
+	 * offset 0 that gets here returns @top's record.
+	 */
+	if (!css_is_online(top))
+		return -ENODEV;
 
 	if (!off) {
 		unsigned int stops = READ_ONCE(stat_stream_stops);
@@ -488,7 +497,7 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 		rcu_read_lock();
 		pos = held ? css_next_descendant_pre(held, top) : top;
 		for (; pos; pos = css_next_descendant_pre(pos, top)) {
-			bool online = css_is_online(pos);
+			bool online = pos == top || css_is_online(pos);
 
 			if (online && len + size > nbytes) {
 				full = true;

@@ -2607,6 +2607,75 @@ cleanup:
 	return ret;
 }
 
+#define RMDIR_RACE_ROUNDS	100
+
+/* Reads snapshots at offset 0 until they fail: 0 at ENODEV, else 1 or 2. */
+static int read_until_removed(void *arg)
+{
+	struct cgroup_stat_stream_record rec[2];
+	int fd = *(int *)arg;
+	ssize_t n;
+
+	while ((n = pread(fd, rec, sizeof(rec), 0)) > 0)
+		;
+	if (!n)
+		return 1;
+	return errno == ENODEV ? 0 : 2;
+}
+
+/*
+ * rmdir of the opened cgroup while a reader starts snapshots as fast as it
+ * can: every read returns the cgroup's record until reads fail with ENODEV,
+ * also in the window where the cgroup is offline but its files not yet
+ * removed (an empty snapshot there would read as a cgroup with no record).
+ */
+static int test_stat_stream_subtree_rmdir_race(const char *root)
+{
+	int ret = KSFT_FAIL;
+	int i, err, fd = -1;
+	char *cg;
+	pid_t pid;
+
+	cg = cg_name(root, "stat_stream_subtree_race");
+	if (!cg)
+		return KSFT_FAIL;
+	for (i = 0; i < RMDIR_RACE_ROUNDS; i++) {
+		if (cg_create(cg))
+			goto cleanup;
+		fd = open_subtree(cg);
+		if (fd < 0)
+			goto cleanup;
+		pid = run_nowait(read_until_removed, &fd);
+		if (pid < 0)
+			goto cleanup;
+		usleep(i % 10 * 100);
+		err = rmdir(cg) ? errno : 0;
+		if (err) {
+			ksft_print_msg("rmdir %s: %s\n", cg, strerror(err));
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			goto cleanup;
+		}
+		err = wait_child(pid, WAIT_MS);
+		if (err) {
+			ksft_print_msg("round %d: %s\n", i,
+				       err == 1 ? "a read at offset 0 returned 0 bytes" :
+				       err == 2 ? "a read failed with another error than ENODEV" :
+				       "the reader did not end");
+			goto cleanup;
+		}
+		close(fd);
+		fd = -1;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	cg_destroy(cg);
+	free(cg);
+	return ret;
+}
+
 /*
  * Streaming stops: subtree files report POLLPRI too, until the next
  * snapshot's first read.
@@ -2667,6 +2736,7 @@ struct stat_stream_test {
 	T(test_stat_stream_subtree_many),
 	T(test_stat_stream_subtree_churn),
 	T(test_stat_stream_subtree_rmdir),
+	T(test_stat_stream_subtree_rmdir_race),
 	T(test_stat_stream_subtree_stop),
 };
 

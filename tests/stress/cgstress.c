@@ -28,8 +28,8 @@
  *     (subtree: per cgroup within one open file);
  *   - no read, poll or open error except ENODEV / EPOLLERR / ENOENT once the
  *     cgroup's rmdir has started (and then: EPOLLERR with ENODEV reads; an
- *     io_uring poll fails with EINVAL; a subtree snapshot of a cgroup whose
- *     rmdir has begun but whose files are not yet gone is empty);
+ *     io_uring poll fails with EINVAL; a subtree read at offset 0 never
+ *     returns 0 bytes);
  *   - an rmdir returns within a second;
  *   - at most one POLLIN wake-up per completed flush per open file: over its
  *     life a file gets at most 1 + (flush_seq it last read) - (flushes
@@ -100,7 +100,7 @@
 	X(stream_opens) X(subtree_opens) X(opens_of_removed) X(closes)	\
 	X(stream_reads_large) X(stream_reads_small)			\
 	X(subtree_snapshots) X(subtree_records) X(subtree_small_buf_einval) \
-	X(subtree_bad_offset_einval) X(subtree_empty_while_removed)	\
+	X(subtree_bad_offset_einval)	\
 	X(poll_wakes) X(epoll_wakes) X(uring_oneshot_wakes) X(uring_multishot_wakes) \
 	X(pri_wakes) X(stale_pri_events) X(err_wakes) X(uring_einval_removed) X(enodev_reads) X(poll_timeouts) \
 	X(interval_valid) X(interval_min) X(interval_zero) X(interval_invalid) \
@@ -701,18 +701,15 @@ static int read_stream(struct reader *rd, struct sfile *f)
 }
 
 /*
- * An empty read at offset 0: the opened cgroup is offline (its rmdir has
- * begun, its files are not deactivated yet), so no record at all.  Reads
- * fail with ENODEV and polls say EPOLLERR a moment later.
+ * An empty read at offset 0 is always wrong: a snapshot holds at least the
+ * opened cgroup's record, and once its rmdir has taken it offline reads
+ * fail with ENODEV, also before its files are gone.
  */
-static int subtree_dying(struct sfile *f, const char *what)
+static int subtree_empty(struct sfile *f, const char *what)
 {
-	if (!rm_started(f->cg.id, NULL)) {
-		FAIL("%s/%s: %s, yet its rmdir had not started", f->cg.path, SUBTREE_FILE, what);
-		return -EIO;
-	}
-	COUNT(subtree_empty_while_removed);
-	return -EIDRM;
+	FAIL("%s/%s: %s (rmdir %s)", f->cg.path, SUBTREE_FILE, what,
+	     rm_started(f->cg.id, NULL) ? "started" : "not started");
+	return -EIO;
 }
 
 /* the fixed cgroups under top must appear in every snapshot of top */
@@ -796,7 +793,7 @@ static int check_snapshot(struct sfile *f, const char *buf, size_t len)
 		return -EIO;
 	}
 	if (!nr)
-		return subtree_dying(f, "an empty snapshot");
+		return subtree_empty(f, "an empty snapshot");
 	if (f->cg.id == cgs[0].id || f->cg.id == cgs[6].id)
 		check_fixed_present(f, snap);
 	COUNT(subtree_snapshots);
@@ -815,7 +812,7 @@ static int subtree_error(struct sfile *f, const char *what)
 	return -EIO;
 }
 
-/* one whole snapshot, in pieces of random size: 0, -ENODEV, -EIDRM (empty: dying) or -EIO */
+/* one whole snapshot, in pieces of random size: 0, -ENODEV or -EIO */
 static int read_subtree(struct reader *rd, struct sfile *f)
 {
 	const size_t rsize = CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0;
@@ -828,7 +825,7 @@ static int read_subtree(struct reader *rd, struct sfile *f)
 	if (rng_pct(&rd->rng, 5)) {
 		n = pread(f->fd, rd->buf, rng_range(&rd->rng, 1, rsize - 1), 0);
 		if (!n)
-			return subtree_dying(f, "a read smaller than a record returned 0");
+			return subtree_empty(f, "a read smaller than a record returned 0");
 		if (n >= 0 || errno != EINVAL) {
 			if (n < 0)
 				return subtree_error(f, "small-buffer pread of");
