@@ -9,6 +9,7 @@ build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
 cgstream=$build/cgstream
 [[ -x $cgstream ]] || { echo "FAIL: $cgstream not built"; exit 1; }
 . "$build/tests/other-user.sh" || { echo "FAIL: $build/tests/other-user.sh missing"; exit 1; }
+. "$build/tests/cli-lib.sh" || { echo "FAIL: $build/tests/cli-lib.sh missing"; exit 1; }
 tmp=$(mktemp -d /tmp/cgstream-cli.XXXXXX)
 cgs=()
 nobody_dir=
@@ -19,20 +20,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*"; exit 1; }
-
-# expect RC MESSAGE-REGEX CMD...: exit status and a stderr line
-expect() {
-	local want=$1 pattern=$2 rc
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[[ $rc == "$want" ]] || fail "'$*' exited $rc, want $want; stderr: $(cat "$tmp/err")"
-	if [[ -n $pattern ]] && ! grep -Eq -- "$pattern" "$tmp/err"; then
-		fail "'$*': stderr lacks /$pattern/: $(cat "$tmp/err")"
-	fi
-	echo "ok: $* -> $rc"
-}
 
 expect 0 '' "$cgstream" --version
 grep -Eq '^cgstream 1\.1 \(libcgstream 1\.1\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"

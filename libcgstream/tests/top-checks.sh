@@ -4,9 +4,7 @@
 # screen back with capture-pane.  Every wait polls the pane with a limit,
 # never a fixed sleep: a slow host (or a TCG guest) only takes longer.
 #
-#   fail MESSAGE                FAIL: MESSAGE, exit 1
-#   expect RC REGEX CMD...      CMD exits RC, a line of its stderr matches
-#                               (its output: $tmp/out, $tmp/err)
+#   fail, expect                from cli-lib.sh (beside this file)
 #   burn CGROUP                 a busy loop in CGROUP (burners_stop ends them)
 #   tables FILE N CHECK...      FILE holds N tables of top -b, as CHECKs say
 #   tmux_start TMPDIR           a detached 80x24 session running bash (a
@@ -24,19 +22,7 @@
 tmux_sock= tmux_tmp=
 burners=()
 
-fail() { echo "FAIL: $*"; exit 1; }
-
-expect() {
-	local want=$1 pattern=$2 rc
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[[ $rc == "$want" ]] || fail "'$*' exited $rc, want $want; stderr: $(cat "$tmp/err")"
-	if [[ -n $pattern ]] && ! grep -Eq -- "$pattern" "$tmp/err"; then
-		fail "'$*': stderr lacks /$pattern/: $(cat "$tmp/err")"
-	fi
-	echo "ok: $* -> $rc"
-}
+. "${BASH_SOURCE[0]%/*}/cli-lib.sh" || { echo "FAIL: ${BASH_SOURCE[0]%/*}/cli-lib.sh missing"; exit 1; }
 
 # back once the loop has run 20 ms: a loaded host (or a TCG guest) may
 # keep a new process waiting, and the tests want it busy in every cycle

@@ -10,6 +10,7 @@ cgstream=$build/cgstream
 python=$(command -v python3 || echo /usr/bin/python3)
 [[ -x $cgstream ]] || { echo "FAIL: $cgstream not built"; exit 1; }
 . "$build/tests/other-user.sh" || { echo "FAIL: $build/tests/other-user.sh missing"; exit 1; }
+. "$build/tests/cli-lib.sh" || { echo "FAIL: $build/tests/cli-lib.sh missing"; exit 1; }
 root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 [[ -n $root && -e $root/cpu.stat.stream ]] || { echo "SKIP: no cpu.stat.stream"; exit 77; }
 
@@ -24,18 +25,6 @@ cleanup() {
 	rm -rf "$tmp" ${nobody_dir:+"$nobody_dir"}
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-expect() {
-	local want=$1 pattern=$2 rc
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[[ $rc == "$want" ]] || fail "'$*' exited $rc, want $want; stderr: $(cat "$tmp/err")"
-	if [[ -n $pattern ]] && ! grep -Eq -- "$pattern" "$tmp/err"; then
-		fail "'$*': stderr lacks /$pattern/: $(cat "$tmp/err")"
-	fi
-	echo "ok: $* -> $rc"
-}
 
 # interval
 expect 0 '' "$cgstream" interval 300
