@@ -331,6 +331,10 @@ int cgroup_stat_stream_show(struct seq_file *seq, void *v)
 	unsigned int stops = READ_ONCE(stat_stream_stops);
 	int ret = 0;
 
+	/* removed, see cgroup_stat_stream_poll() */
+	if (!css_is_online(seq_css(seq)))
+		return -ENODEV;
+
 	/*
 	 * The values as of the completed flush, even while the next one is
 	 * published.  Published before it, they are unchanged since, and
@@ -537,7 +541,7 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
  *
  * Return: EPOLLIN | EPOLLRDNORM when a flush completed after this file last
  * read, EPOLLPRI when streaming was turned off since, else 0.  Once the
- * cgroup is removed kernfs answers EPOLLERR.
+ * cgroup is removed, EPOLLERR with the mask kernfs gives a removed file.
  */
 __poll_t cgroup_stat_stream_poll(struct kernfs_open_file *of, poll_table *pt)
 {
@@ -547,6 +551,13 @@ __poll_t cgroup_stat_stream_poll(struct kernfs_open_file *of, poll_table *pt)
 	poll_wait(of->file, &stat_stream_waitq, pt);
 	/* for the removal wake-up only, see release: not its mask */
 	kernfs_generic_poll(of, pt);
+
+	/*
+	 * rmdir takes the cgroup offline before kernfs removes its files:
+	 * from then on the files answer as removed ones, reads -ENODEV.
+	 */
+	if (!css_is_online(of_css(of)))
+		return DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
 
 	if (stat_stream_read_seq(NULL) > READ_ONCE(ctx->stream.last_seen))
 		mask |= EPOLLIN | EPOLLRDNORM;

@@ -1796,6 +1796,89 @@ cleanup:
 	return restore_interval(root, saved, ret);
 }
 
+#define RMDIR_RACE_ROUNDS	100
+
+/*
+ * Reads the open file *@arg at offset 0 until a read fails.  Exit status:
+ * 0 when it failed with ENODEV and poll() then says POLLERR, 1 for a read
+ * of 0 bytes, 2 for another error, 3 for ENODEV while poll() says the file
+ * is not gone.
+ */
+static int read_until_removed(void *arg)
+{
+	int fd = *(int *)arg;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char buf[BUF_SIZE];
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), 0)) > 0)
+		;
+	if (!n)
+		return 1;
+	if (errno != ENODEV)
+		return 2;
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR) ? 0 : 3;
+}
+
+/*
+ * rmdir of a cgroup while a child reads its @file as fast as it can:
+ * every read returns data until reads fail with ENODEV, and from then on
+ * poll says POLLERR, also in the window where rmdir has taken the cgroup
+ * offline but not yet removed its files.
+ */
+static int rmdir_race(const char *root, const char *file)
+{
+	int ret = KSFT_FAIL;
+	int i, err, fd = -1;
+	char *cg;
+	pid_t pid;
+
+	cg = cg_name(root, "stat_stream_rmdir_race");
+	if (!cg)
+		return KSFT_FAIL;
+	for (i = 0; i < RMDIR_RACE_ROUNDS; i++) {
+		if (cg_create(cg))
+			goto cleanup;
+		fd = open_file(cg, file);
+		if (fd < 0)
+			goto cleanup;
+		pid = run_nowait(read_until_removed, &fd);
+		if (pid < 0)
+			goto cleanup;
+		usleep(i % 10 * 100);
+		err = rmdir(cg) ? errno : 0;
+		if (err) {
+			ksft_print_msg("rmdir %s: %s\n", cg, strerror(err));
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			goto cleanup;
+		}
+		err = wait_child(pid, WAIT_MS);
+		if (err) {
+			ksft_print_msg("%s, round %d: %s\n", file, i,
+				       err == 1 ? "a read at offset 0 returned 0 bytes" :
+				       err == 2 ? "a read failed with another error than ENODEV" :
+				       err == 3 ? "reads fail with ENODEV, poll does not say POLLERR" :
+				       "the reader did not end");
+			goto cleanup;
+		}
+		close(fd);
+		fd = -1;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	cg_destroy(cg);
+	free(cg);
+	return ret;
+}
+
+static int test_stat_stream_rmdir_race(const char *root)
+{
+	return rmdir_race(root, STREAM_FILE);
+}
+
 static int wait_pri_fn(void *arg)
 {
 	struct pollfd pfd = { .fd = *(int *)arg, .events = POLLIN | POLLPRI };
@@ -2607,73 +2690,10 @@ cleanup:
 	return ret;
 }
 
-#define RMDIR_RACE_ROUNDS	100
-
-/* Reads snapshots at offset 0 until they fail: 0 at ENODEV, else 1 or 2. */
-static int read_until_removed(void *arg)
-{
-	struct cgroup_stat_stream_record rec[2];
-	int fd = *(int *)arg;
-	ssize_t n;
-
-	while ((n = pread(fd, rec, sizeof(rec), 0)) > 0)
-		;
-	if (!n)
-		return 1;
-	return errno == ENODEV ? 0 : 2;
-}
-
-/*
- * rmdir of the opened cgroup while a reader starts snapshots as fast as it
- * can: every read returns the cgroup's record until reads fail with ENODEV,
- * also in the window where the cgroup is offline but its files not yet
- * removed (an empty snapshot there would read as a cgroup with no record).
- */
+/* rmdir while a child starts snapshots: see rmdir_race() */
 static int test_stat_stream_subtree_rmdir_race(const char *root)
 {
-	int ret = KSFT_FAIL;
-	int i, err, fd = -1;
-	char *cg;
-	pid_t pid;
-
-	cg = cg_name(root, "stat_stream_subtree_race");
-	if (!cg)
-		return KSFT_FAIL;
-	for (i = 0; i < RMDIR_RACE_ROUNDS; i++) {
-		if (cg_create(cg))
-			goto cleanup;
-		fd = open_subtree(cg);
-		if (fd < 0)
-			goto cleanup;
-		pid = run_nowait(read_until_removed, &fd);
-		if (pid < 0)
-			goto cleanup;
-		usleep(i % 10 * 100);
-		err = rmdir(cg) ? errno : 0;
-		if (err) {
-			ksft_print_msg("rmdir %s: %s\n", cg, strerror(err));
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			goto cleanup;
-		}
-		err = wait_child(pid, WAIT_MS);
-		if (err) {
-			ksft_print_msg("round %d: %s\n", i,
-				       err == 1 ? "a read at offset 0 returned 0 bytes" :
-				       err == 2 ? "a read failed with another error than ENODEV" :
-				       "the reader did not end");
-			goto cleanup;
-		}
-		close(fd);
-		fd = -1;
-	}
-	ret = KSFT_PASS;
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	cg_destroy(cg);
-	free(cg);
-	return ret;
+	return rmdir_race(root, SUBTREE_FILE);
 }
 
 /*
@@ -2726,6 +2746,7 @@ struct stat_stream_test {
 	T(test_stat_stream_values),
 	T(test_stat_stream_reads),
 	T(test_stat_stream_rmdir),
+	T(test_stat_stream_rmdir_race),
 	T(test_stat_stream_stress),
 	T(test_stat_stream_new_cgroup),
 	T(test_stat_stream_rmdir_unrelated),
