@@ -27,20 +27,25 @@ out=$top/build/stress
 # the programs, built on the host (the guest's checkout is read-only)
 "$make" -s -C tests/stress || { echo "stress: tests/stress does not build" >&2; exit 1; }
 
-rm -rf "$out"
+# a run of some kernels (CGSTREAM_STRESS_KERNELS) replaces their results
+# and keeps the others'; each kernel's folder says when and at which
+# commit it ran (its own copy of the run file), the report names both
 mkdir -p "$out"
+for k in $kernels; do rm -rf "${out:?}/$k"; done
 {
 	# the command as run: make stress, with the overrides it was given
 	echo "command: $(for v in CGSTREAM_STRESS_SECONDS CGSTREAM_INTERVAL_FUZZ_SECONDS CGSTREAM_STRESS_KERNELS; do
 		[[ -n ${!v:-} ]] && echo -n "$v='${!v}' "; done)make stress"
 	echo "seconds: $seconds"
 	echo "fuzz_seconds: $fuzz_seconds"
-	echo "kernels: $kernels"
 	echo "started: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "host: $(nproc) cores, $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
 	echo "commit: $(git rev-parse --short=12 HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
 	echo "kernel_tree: $(git -C build/linux rev-parse --short=12 HEAD 2>/dev/null)"
-} >"$out/run"
+} >"$out/run.this"
+# the kernels with results, this run's and earlier ones', in this order
+all=$(for k in lockdep kasan kcsan; do [[ " $kernels " == *" $k "* || -f $out/$k/run ]] && echo -n "$k "; done)
+{ cat "$out/run.this"; echo "kernels: ${all% }"; } >"$out/run"
 
 fail=0
 for k in $kernels; do
@@ -52,6 +57,7 @@ for k in $kernels; do
 	esac
 	dir=$out/$k
 	mkdir -p "$dir"
+	cp "$out/run.this" "$dir/run"
 	[[ -f $obj/vmlinux ]] && echo incremental >"$dir/build-kind" || echo cold >"$dir/build-kind"
 	echo
 	echo "=== stress: $k kernel: make $target ($(cat "$dir/build-kind") build)"
@@ -81,10 +87,12 @@ for k in $kernels; do
 	else
 		echo "passed" >"$dir/verdict"
 	fi
+	echo "finished: $(date -u '+%Y-%m-%d %H:%M UTC')" >>"$dir/run"
 	echo "=== stress: $k: $(cat "$dir/verdict") ($((SECONDS - start)) s)"
 	[[ $(cat "$dir/verdict") == passed ]] || fail=1
 done
 echo "finished: $(date -u '+%Y-%m-%d %H:%M UTC')" >>"$out/run"
+rm -f "$out/run.this"
 
 tests/stress/report.sh "$out" "$doc" && echo "stress: wrote $doc"
 ((fail == 0)) && echo "stress: all kernels passed" || echo "stress: FAILED (see $doc and $out)"
