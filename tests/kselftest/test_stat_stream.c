@@ -1828,6 +1828,11 @@ static int read_until_removed(void *arg)
  */
 static int rmdir_race(const char *root, const char *file)
 {
+	static const char * const why[] = {
+		[1] = "a read at offset 0 returned 0 bytes",
+		[2] = "a read failed with another error than ENODEV",
+		[3] = "reads fail with ENODEV, poll does not say POLLERR",
+	};
 	int ret = KSFT_FAIL;
 	int i, err, fd = -1;
 	char *cg;
@@ -1856,10 +1861,8 @@ static int rmdir_race(const char *root, const char *file)
 		err = wait_child(pid, WAIT_MS);
 		if (err) {
 			ksft_print_msg("%s, round %d: %s\n", file, i,
-				       err == 1 ? "a read at offset 0 returned 0 bytes" :
-				       err == 2 ? "a read failed with another error than ENODEV" :
-				       err == 3 ? "reads fail with ENODEV, poll does not say POLLERR" :
-				       "the reader did not end");
+				       err > 0 && err < ARRAY_SIZE(why) ?
+				       why[err] : "the reader did not end");
 			goto cleanup;
 		}
 		close(fd);
