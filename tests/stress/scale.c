@@ -514,17 +514,18 @@ int main(int argc, char **argv)
 		 */
 		for (last = nf - 1; last >= 0 && files[last].subtree; last--)
 			;
-		if (last < 0)
-			fail("no cpu.stat.stream file among the %ld", nf);
 		t0 = now_ns();
 		for (i = 0; i < nf; i++)
 			if (i != last)
 				close(files[i].fd);
 		close(ep);
-		if (last >= 0 && read_seq(&files[last], buf, &seq_before, &t_usec, &missed_before))
-			fail("reading the last open file before closing it");
-		if (last >= 0)
+		if (last < 0) {
+			fail("no cpu.stat.stream file among the %ld", nf);
+		} else {
+			if (read_seq(&files[last], buf, &seq_before, &t_usec, &missed_before))
+				fail("reading the last open file before closing it");
 			close(files[last].fd);
+		}
 		t_close = now_ns();
 		printf("scale: %ld files closed in %.1f s\n", nf, (t_close - t0) / 1e9);
 		armed = flusher_timer_armed();
