@@ -832,7 +832,7 @@ def main():
         # most wanted first: the budget cuts from the end; but the telemetry
         # matrix leaves time for the flusher and daemon scenarios
         global RESERVE
-        RESERVE = (120 if "s7" in sc else 0) + (100 if "s9" in sc else 0) + (180 if "s8" in sc else 0)
+        RESERVE = (120 if "s7" in sc else 0) + (100 if "s9" in sc else 0) + (420 if "s8" in sc else 0)
         if QUICK:
             RESERVE = 0
         if "s2" in sc:

@@ -679,8 +679,9 @@ def main():
               f"it; 1 = a failed command or a kernel warning); its vm-run.log ends with: "
               f"`{tail}`")
         if skipped:
-            w("- skipped by the driver's time budget (the whole run is capped by BENCH_LIMIT_MIN, "
-              "55 minutes by default): " + ", ".join(skipped))
+            limit = run.get("limit_min")
+            w("- skipped by the driver's time budget (the whole run is capped by BENCH_LIMIT_MIN"
+              + (f", {limit} minutes in this run" if limit else "") + "): " + ", ".join(skipped))
         w("")
     else:
         w("Everything scheduled ran (the scheduled matrix itself is trimmed as described "
