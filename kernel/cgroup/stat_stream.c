@@ -368,7 +368,8 @@ int cgroup_stat_stream_show(struct seq_file *seq, void *v)
 
 /*
  * cpu.stat.stream.subtree: cgroups visited per RCU read-side section.  The
- * walk holds a reference on where it is, so it can leave RCU at any step.
+ * walk needs no reference inside one; it takes one on the cgroup where the
+ * next section, or the next read, starts.
  */
 #define STAT_STREAM_WALK_BATCH	64
 
@@ -435,9 +436,9 @@ static void stat_stream_subtree_reset(struct cgroup_file_ctx *ctx)
  *	 read of this open file ended
  *
  * Fills @buf with one struct cgroup_stat_stream_record per online cgroup:
- * the opened cgroup, then its descendants in pre-order, continuing after
- * the cgroup the last read ended with.  A reference on that cgroup keeps
- * the place even if it is removed in between.  Never flushes, never
+ * the opened cgroup, then its descendants in pre-order, continuing at the
+ * cgroup the last read stopped at.  A reference on that cgroup keeps the
+ * place even if it is removed in between.  Never flushes, never
  * blocks, takes no global lock.  Called again by kernfs (read_fill) until
  * the reader's buffer is full.
  *
@@ -492,29 +493,32 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 	if (ctx->stream.done)
 		return 0;
 
+	/* the next cgroup to visit, referenced; none at the start: @top */
 	held = ctx->stream.pos;
+	pos = held ?: top;
 	do {
 		int n = 0;
 
 		if (len)
 			cond_resched();
 		rcu_read_lock();
-		pos = held ? css_next_descendant_pre(held, top) : top;
 		for (; pos; pos = css_next_descendant_pre(pos, top)) {
 			bool online = pos == top || css_is_online(pos);
+			bool no_room = online && len + size > nbytes;
 
-			if (online && len + size > nbytes) {
-				full = true;
+			if (++n > STAT_STREAM_WALK_BATCH || no_room) {
+				/* stop: the next batch or read starts at @pos */
+				if (pos != held) {
+					/* no reference: being freed, passed over */
+					if (!css_tryget(pos))
+						continue;
+					if (held)
+						css_put(held);
+					held = pos;
+				}
+				full = no_room;
 				break;
 			}
-			if (++n > STAT_STREAM_WALK_BATCH)
-				break;
-			/* no reference: being freed, offline, passed over */
-			if (!css_tryget(pos))
-				continue;
-			if (held)
-				css_put(held);
-			held = pos;
 			if (online) {
 				stat_stream_fill_record((void *)(buf + len),
 							pos->cgroup, top->cgroup,
@@ -526,6 +530,10 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 		rcu_read_unlock();
 	} while (pos && !full);
 
+	if (!pos && held) {
+		css_put(held);
+		held = NULL;
+	}
 	ctx->stream.pos = held;
 	ctx->stream.done = !pos;
 	if (!len && full)

@@ -2625,6 +2625,75 @@ cleanup:
 	return ret;
 }
 
+/*
+ * A snapshot read in pieces goes on where the last read stopped, even when
+ * the cgroup read last and the one the read stopped at are both removed in
+ * between: no record twice, none of the remaining cgroups missing.
+ */
+static int test_stat_stream_subtree_resume(const char *root)
+{
+	struct cgroup_stat_stream_record rec[8];
+	unsigned long long ids[5];
+	char path[PATH_MAX];
+	int ret = KSFT_FAIL;
+	int fd = -1, i;
+	char *top;
+	ssize_t len;
+
+	top = cg_name(root, "stat_stream_subtree_resume");
+	if (!top || cg_create(top))
+		goto cleanup;
+	for (i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/c%d", top, i);
+		if (mkdir(path, 0755))
+			goto cleanup;
+		ids[i] = dir_ino(path);
+	}
+	fd = open_subtree(top);
+	if (fd < 0)
+		goto cleanup;
+
+	/* @top and c0: the walk stops at c1 */
+	len = pread(fd, rec, 2 * REC_SIZE, 0);
+	if (len != 2 * REC_SIZE || rec[1].cgroup_id != ids[0]) {
+		ksft_print_msg("first read: %zd bytes\n", len);
+		goto cleanup;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/c%d", top, i);
+		if (rmdir(path)) {
+			ksft_print_msg("rmdir %s: %s\n", path, strerror(errno));
+			goto cleanup;
+		}
+	}
+	len = pread(fd, rec, sizeof(rec), 2 * REC_SIZE);
+	if (len != 3 * REC_SIZE) {
+		ksft_print_msg("after removing c0 and c1: %zd bytes, want 3 records\n",
+			       len);
+		goto cleanup;
+	}
+	for (i = 0; i < 3; i++) {
+		if (rec[i].cgroup_id != ids[i + 2]) {
+			ksft_print_msg("record %d: id %llu, want c%d's %llu\n", i,
+				       (unsigned long long)rec[i].cgroup_id,
+				       i + 2, ids[i + 2]);
+			goto cleanup;
+		}
+	}
+	len = pread(fd, rec, sizeof(rec), 5 * REC_SIZE);
+	if (len) {
+		ksft_print_msg("after the last record: %zd, want 0\n", len);
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	destroy_tree(top);
+	free(top);
+	return ret;
+}
+
 static int read_subtree_as_nobody(void *arg)
 {
 	struct cgroup_stat_stream_record rec[4];
@@ -2759,6 +2828,7 @@ struct stat_stream_test {
 	T(test_stat_stream_subtree_values),
 	T(test_stat_stream_subtree_many),
 	T(test_stat_stream_subtree_churn),
+	T(test_stat_stream_subtree_resume),
 	T(test_stat_stream_subtree_rmdir),
 	T(test_stat_stream_subtree_rmdir_race),
 	T(test_stat_stream_subtree_stop),
