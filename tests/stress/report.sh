@@ -3,7 +3,8 @@
 # (tests/stress/make-stress.sh): build/stress/run and one folder per
 # kernel with its verdict, build and boot times, the programs' logs and
 # exit statuses (results: "name rc seconds"), and its kernel log.  Only
-# what is in those files goes into the report.
+# what is in those files goes into the report, and, at its end, the
+# hand-kept list of what earlier runs found (tests/stress/findings.md).
 #
 # usage: report.sh RESULTS_DIR DOC
 set -uo pipefail
@@ -164,4 +165,6 @@ accel() {
 			echo "- $k: none (no WARNING, BUG, lockdep, KASAN or KCSAN report, no hung task)"
 		fi
 	done
+	echo
+	cat "$(dirname "$0")/findings.md"
 } >"$doc.new" && mv "$doc.new" "$doc"
