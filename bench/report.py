@@ -901,19 +901,25 @@ reader's time is the flush (`css_rstat_flush`, for every cgroup it reads),
 the text (`vsnprintf` and friends in the kernel, the parser in user space)
 and a seq_file buffer allocated per read. The subtree reader's time is
 almost all in the kernel walk (`cgroup_stat_stream_subtree_read` and what
-it calls), a few µs per record under TCG. Per record the walk takes a
-reference on the cgroup it passes and drops the previous one
-(`css_tryget()`/`css_put()`: per-CPU refcount operations, each inside its
-own RCU read section, which is the `__rcu_read_unlock` share), so that it
-can resume from the last record; only the record where a read stops needs
-that reference. Taking it only at a batch's end and when the buffer is
-full, and filling more than a page per `->read` call, are what would close
-the gap to the 20x target; the profiles are short (a few hundred samples at
-4 kHz under TCG), so they show where the time is, not exact shares. The
-per-cgroup flatness target misses at the small end for another reason:
-below 1,000 cgroups a cycle's fixed costs (one wake-up, one syscall, and
-the kworkers' background, about 1 ms per cycle under TCG) outweigh the
-per-record cost.
+it calls), a few µs per record under TCG: the pre-order step, the record
+(a seqcount-read snapshot, the bandwidth counters, 112 bytes) and, a page
+of records at a time, kernfs' call and the copy to user space. Kernels
+built before cgstream commit ae50ecd also took and dropped a css
+reference per record (`css_tryget()`/`css_put()`, per-CPU refcount
+operations each in its own RCU section: the `__rcu_read_unlock` share);
+since then the walk takes one only where it leaves RCU, every 64 cgroups
+and where a read stops. The profiles are short (a few hundred samples at
+4 kHz under TCG), so they show where the time is, not exact shares.
+
+What would close the gap to the 20x target: fewer operations per record
+(the per-record references, gone since ae50ecd: a run of a later kernel
+shows what that bought) and more than a page of records per kernfs call.
+But the kworkers' background, about 1 ms per cycle under TCG and in every
+way's total, by itself caps subtree against classic near 15x at 1 x 1,000
+on 2 vCPUs, whatever the reader does. The per-cgroup flatness target
+misses at the small end for the same kind of reason: below 1,000 cgroups
+a cycle's fixed costs (one wake-up, one syscall and that background)
+outweigh the per-record cost.
 """
 
 S2_PRIVILEGES = """What each way needs: rows 1-3 read cgroupfs files, so any user who may
