@@ -911,14 +911,17 @@ since then the walk takes one only where it leaves RCU, every 64 cgroups
 and where a read stops. The profiles are short (a few hundred samples at
 4 kHz under TCG), so they show where the time is, not exact shares.
 
-What would close the gap to the 20x target: fewer operations per record
-(the per-record references, gone since ae50ecd: a run of a later kernel
-shows what that bought) and more than a page of records per kernfs call.
-But the kworkers' background, about 1 ms per cycle under TCG and in every
-way's total, by itself caps subtree against classic near 15x at 1 x 1,000
-on 2 vCPUs, whatever the reader does. The per-cgroup flatness target
-misses at the small end for the same kind of reason: below 1,000 cgroups
-a cycle's fixed costs (one wake-up, one syscall and that background)
+What would close the gap to the 20x target is fewer instructions per
+record, and the references were not where they went: with them gone
+(ae50ecd), a check outside this run (a tight loop of reads of 1,001
+records, two boots of each kernel alternating, TCG) found each boot's
+cheapest read at 2.5 and 2.4 ms with the old walk and 2.6 and 1.7 ms
+with the new one: no difference beyond the boots' noise. And the
+kworkers' background, about 1 ms per cycle under TCG and in every way's
+total, by itself caps subtree against classic near 15x at 1 x 1,000 on 2
+vCPUs, whatever the reader does. The per-cgroup flatness target misses
+at the small end for the same kind of reason: below 1,000 cgroups a
+cycle's fixed costs (one wake-up, one syscall and that background)
 outweigh the per-record cost.
 """
 
