@@ -317,9 +317,11 @@ def main():
         w(f"Every {period} ms for {secs} s per run. Per row: CPU per cycle of all R readers "
           f"(their user / system split from getrusage), of the kworkers (all of them: the "
           f"flusher in rows 2 and 3, background in the others), the total, the total per "
-          f"cgroup sample (total / M), and per reader the cycles missed (classic grid: "
-          f"deadlines slept through; stream ways: flush_seq gaps) and duplicated (a wake with "
-          f"no new flush).\n")
+          f"cgroup sample (total / M), and per reader the cycles done (of the window's "
+          f"{fmt(secs * 1000 / period)}: one that takes longer than the interval does fewer; "
+          f"the per-cgroup ways count a cycle cut by the window's end as the part they read, "
+          f"M files a cycle), missed (classic grid: deadlines slept through; stream ways: "
+          f"flush_seq gaps) and duplicated (a wake with no new flush).\n")
         rows = []
         for (r, m), v in sorted(s2.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             for mode in S2_MODES:
@@ -327,17 +329,19 @@ def main():
                 if not x:
                     continue
                 if x["fail"]:
-                    rows.append([f"{r} x {m}", S2_LABEL[mode], "fails: " + x["fail"]] + [""] * 7)
+                    rows.append([f"{r} x {m}", S2_LABEL[mode], "fails: " + x["fail"]] + [""] * 8)
                     continue
                 rows.append([f"{r} x {m}", S2_LABEL[mode],
                              f"{fmt(x['readers_ms'])} ({fmt(x['user_ms'])} / {fmt(x['sys_ms'])})",
                              fmt(x["kw_ms"]), fmt(x["total_ms"]), fmt(x["us_per_cg"]),
                              "**" + fmt(ratio(v.get("classic") and v["classic"]["total_ms"],
                                               x["total_ms"])) + "x**",
-                             fmt(x["missed"]), fmt(x["dups"]), fmt(x["errors"])])
+                             fmt(x["cycles"]), fmt(x["missed"]), fmt(x["dups"]),
+                             fmt(x["errors"])])
         w(table(["R x M", "way", "readers ms/cycle (user / sys)", "kworker ms/cycle",
                  "total ms/cycle", "total µs per cgroup sample", "classic/this",
-                 "missed cycles/reader", "dup cycles/reader", "errors"], rows))
+                 "cycles/reader", "missed cycles/reader", "dup cycles/reader", "errors"],
+                rows))
         w("")
         full = {(r, m) for r in (1, 4, 16) for m in (10, 100, 1000, 10000)} if n2 == 2 else set()
         miss = sorted(full - set(s2))
@@ -702,10 +706,17 @@ def s2_summary(recs, cpus):
         key = (p["readers"], p["cgroups"])
         expected = p["seconds"] * 1000 / p["period_ms"]
         pr = res["per_reader"]
-        cycles = sum(q["cycles"] for q in pr)
         fails = sorted({q.get("fail_errno", 0) for q in pr} - {0})
         samples = sum(q["samples"] for q in pr)
-        # readers: CPU per completed reader-cycle, times R
+        # reader-cycles of work done: a subtree or BPF pass is one read or
+        # one iterator pass, all or nothing; the per-cgroup ways read M
+        # files a cycle, and the window's end cuts their last cycle short,
+        # so they did samples / M (their CPU includes the cut cycle's part)
+        if p["mode"] in ("classic", "stream", "stream1"):
+            cycles = samples / p["cgroups"]
+        else:
+            cycles = sum(q["cycles"] for q in pr)
+        # readers: CPU per reader-cycle, times R
         per_rc = (sum(q["cpu_ns"] for q in pr) / cycles) if cycles else None
         v = {"fail": (", ".join(os.strerror(e) for e in fails)
                       + (" (a cgroup iterator's pass does not fit the 32 KiB seq buffer and "
@@ -717,6 +728,7 @@ def s2_summary(recs, cpus):
              "sys_ms": (sum(q["stime_us"] for q in pr) / cycles * len(pr) / 1e3
                         if cycles else None),
              "kw_ms": res["kworker_ns"] / expected / 1e6,
+             "cycles": cycles / len(pr), "expected": expected,
              "missed": sum(q["missed"] for q in pr) / len(pr),
              "dups": (sum(q["dups"] for q in pr) / len(pr) /
                       (p["cgroups"] if p["mode"] in ("stream", "stream1") else 1)
