@@ -361,7 +361,8 @@ TELE_POINTS = {
     2: [(1, 1000), (1, 100), (1, 10000), (1, 10), (4, 1000), (16, 1000), (4, 100),
         (16, 100), (4, 10), (16, 10), (4, 10000), (16, 10000)],
     8: [(1, 1000), (8, 1000), (1, 100), (1, 10000), (4, 1000), (16, 1000), (1, 10),
-        (8, 100), (8, 10000)],
+        (8, 100), (4, 100), (16, 100), (4, 10), (16, 10), (8, 10000), (4, 10000),
+        (16, 10000)],
     32: [(1, 1000), (8, 1000)],
 }
 
@@ -404,7 +405,9 @@ def s2_telemetry(points, period_ms, seconds, rounds, ways=TELE_WAYS):
 def s9_profile(m, seconds):
     """where a reader's time goes, for the issue's 1 x 1,000 row: perf in
     the guest (software cpu-clock sampling: TCG has no PMU; kernel symbols
-    from kallsyms) over one telemetry run of classic and of subtree"""
+    from kallsyms) over one telemetry run of classic and of subtree, at the
+    shortest interval, so that the reads, not the process's start-up, are
+    most of what it samples"""
     perf = shutil.which("perf")
     if not perf or not have_time(2 * seconds + 120, "s9"):
         log("s9: no perf here" if not perf else "s9: no time")
@@ -416,22 +419,33 @@ def s9_profile(m, seconds):
             pass
     parent, kids = tele_tree(m)
     lst = list_file(f"tree{m}", kids)
+    period = 10    # the interval's minimum; a classic pass takes longer
     for mode in ("classic", "subtree"):
         # the guest's own tmpfs: perf record cannot write its file on the 9p share
         data = f"/tmp/perf-{mode}.data"
-        set_interval(1000 if mode == "subtree" else 0)
+        set_interval(period if mode == "subtree" else 0)
         CG.run_json(READERS, [perf, "record", "-e", "cpu-clock", "-F", "4000", "-g",
                               "-o", data, "--", CGBENCH, "telemetry", "--mode", mode,
-                              "--readers", "1", "--period-ms", "1000", "--seconds", str(seconds),
+                              "--readers", "1", "--period-ms", str(period),
+                              "--seconds", str(seconds),
                               "--list", lst, "--subtree", parent], timeout=seconds + 240)
         set_interval(0)
-        rep = subprocess.run([perf, "report", "-i", data, "--stdio", "--no-children",
-                              "--sort", "sym", "-g", "none", "--percent-limit", "0.7"],
+        base = [perf, "report", "-i", data, "--stdio", "--no-children", "-g", "none"]
+        rep = subprocess.run(base + ["--sort", "sym", "--percent-limit", "0.7"],
                              capture_output=True, text=True)
         top = [l.rstrip() for l in rep.stdout.splitlines() if l.strip() and not l.startswith("#")]
-        record("s9", {"mode": mode, "cgroups": m, "seconds": seconds},
-               {"top": top[:40], "rc": rep.returncode, "err": rep.stderr[-500:]})
-        log(f"s9 {mode}: {len(top)} symbols over 0.7 %")
+        # samples by object (kernel, cgbench, libc): the total and the split
+        by = subprocess.run(base + ["--sort", "dso", "-n"], capture_output=True, text=True)
+        samples, dso = 0, []
+        for l in by.stdout.splitlines():
+            f = l.split(None, 2)
+            if len(f) == 3 and f[0].endswith("%") and f[1].isdigit():
+                samples += int(f[1])
+                dso.append(f"{f[2].strip()} {f[0]}")
+        record("s9", {"mode": mode, "cgroups": m, "seconds": seconds, "period_ms": period},
+               {"top": top[:40], "samples": samples, "dso": dso[:8],
+                "rc": rep.returncode, "err": (rep.stderr + by.stderr)[-500:]})
+        log(f"s9 {mode}: {samples} samples, {len(top)} symbols over 0.7 %")
         try:
             os.unlink(data)
         except OSError:
@@ -791,6 +805,10 @@ def main():
                     help="the same as an absolute time (epoch s, host clock); the earlier wins")
     ap.add_argument("--daemons", default="", help="scenario 8: only these programs "
                     "(comma-separated names of DAEMONS)")
+    ap.add_argument("--points", default="", help="scenario 2: only these RxM points "
+                    "(e.g. 4x10,16x100), to complete a run the time limit cut short")
+    ap.add_argument("--s7-changed", default="", help="scenario 7: only these numbers of "
+                    "changed cgroups (comma-separated)")
     a = ap.parse_args()
     global ONLY_DAEMONS
     ONLY_DAEMONS = tuple(x for x in a.daemons.split(",") if x)
@@ -801,6 +819,14 @@ def main():
         END = min(END, a.deadline)
     os.makedirs(OUT, exist_ok=True)
     sc = set(a.scenarios.split(","))
+    try:
+        points = [tuple(int(v) for v in x.split("x")) for x in a.points.split(",") if x]
+        s7_changed = [int(x) for x in a.s7_changed.split(",") if x]
+    except ValueError:
+        sys.exit(f"driver.py: --points wants RxM,... and --s7-changed N,...: "
+                 f"{a.points!r}, {a.s7_changed!r}")
+    if any(len(x) != 2 or min(x) < 1 for x in points):
+        sys.exit(f"driver.py: --points wants RxM with R, M >= 1: {a.points!r}")
     if os.geteuid() != 0:
         sys.exit("driver.py: run as root inside the VM")
     if not os.path.exists(os.path.join(ROOT, "cgroup.subtree_control")):
@@ -839,10 +865,11 @@ def main():
             if QUICK:
                 s2_telemetry([(1, 10), (2, 100)], 1000, 1.5, 1)
             else:
-                s2_telemetry(TELE_POINTS.get(NCPU, TELE_POINTS[32]), 1000, 5, 2)
+                s2_telemetry(points or TELE_POINTS.get(NCPU, TELE_POINTS[32]), 1000, 5, 2)
         RESERVE = 0
         if "s7" in sc:
-            s7_flusher([100] if QUICK else [100, 1000, 10000], 2 if QUICK else 10)
+            s7_flusher([100] if QUICK else s7_changed or [100, 1000, 10000],
+                       2 if QUICK else 10)
         if "s9" in sc:
             s9_profile(100 if QUICK else 1000, 3 if QUICK else 6)
         if "s8" in sc:
