@@ -11,6 +11,7 @@ import glob
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -361,6 +362,8 @@ def main():
         w("Not measured in this run.\n")
 
     s9 = sel(recs, "s9")
+    # a profile taken at the short interval (added to an older run) wins
+    s9 = [x for x in s9 if x["params"].get("period_ms")] or s9
     if s9:
         w("### Where the time goes: perf in the guest\n")
         p9 = s9[0]["params"]
@@ -687,14 +690,20 @@ def main():
     w(kernel_bytes(results))
 
     w("## Not measured in this run\n")
+    # what a boot added later (BENCH_ADD) measured is no longer missing
+    done = {(f"s2 {r['params']['readers']}x{r['params']['cgroups']}", r["cpus"])
+            for r in recs if r["scenario"] == "s2"}
+    done |= {(f"s7 {r['params']['cgroups']}", r["cpus"]) for r in recs if r["scenario"] == "s7"}
     skipped = [f"{r['params']['what']} ({r['cpus']} vCPUs)" for r in recs
-               if r["scenario"] == "skipped"]
+               if r["scenario"] == "skipped" and (r["params"]["what"], r["cpus"]) not in done]
     bad = [b for b in boots if b.get("rc")]
     if skipped or bad:
         for b in bad:
             tail = ""
             try:
-                with open(os.path.join(results, f"vm-{b['cpus']}", "vm-run.log")) as fh:
+                d = re.search(r"--out (\S+)", b.get("command", ""))
+                d = d.group(1) if d else os.path.join(results, f"vm-{b['cpus']}")
+                with open(os.path.join(d, "vm-run.log")) as fh:
                     ls = [l.strip() for l in fh if "vm-run" in l or "bench:" in l]
                 tail = ls[-1][:200] if ls else ""
             except OSError:
