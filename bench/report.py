@@ -947,6 +947,27 @@ def closing_gap(recs):
     if not bg or not c or not t or c["total_ms"] is None or t["total_ms"] is None:
         return ""
     med = bg[len(bg) // 2]
+    # the subtree profile's shares: the walk, the stats copy, the copy-out
+    share = {}
+    for x in sel(recs, "s9", mode="subtree"):
+        for line in x["result"]["top"]:
+            f = line.split()
+            if len(f) >= 3 and f[0].endswith("%"):
+                share[f[-1]] = float(f[0][:-1])
+    walk = share.get("cgroup_stat_stream_subtree_read", 0) + share.get(
+        "css_next_descendant_pre", 0)
+    snap = share.get("cgroup_base_stat_snapshot", 0)
+    copy = sum(v for k, v in share.items() if "cop" in k or "movs" in k)
+    prof = (f" In the profile above, the walk and its records are {walk:.0f} % of the subtree "
+            f"reader's samples, the published stats' copy {snap:.0f} % and the copy to user "
+            f"space {copy:.0f} %: 112 bytes a cgroup cross the syscall boundary, and under TCG "
+            f"a copy costs a software TLB lookup per word. What is left to win in the read is "
+            f"fewer records rather than cheaper ones: the flusher knows which cgroups changed "
+            f"(it publishes only those), and the sampled cgroups here are idle, so a read of "
+            f"only what changed since the reader's last read would skip most of them (an "
+            f"interface this series does not add). The next profile to take is of a real "
+            f"CPU, where a syscall and the flush's cache misses weigh more than in an "
+            f"emulator." if walk and copy else "")
     return (f"What would close the gap to the 20x target is fewer instructions per record "
             f"in the kernel, and less background. At 1 x 1,000 on 2 vCPUs the subtree "
             f"reader takes {fmt(t['readers_ms'])} ms per cycle against the classic reader's "
@@ -963,26 +984,23 @@ def closing_gap(recs):
             f"cheapest read at 2.5 and 2.4 ms with the old walk and 2.6 and 1.7 ms with the "
             f"new one. The per-cgroup flatness target misses at the small end for the same "
             f"kind of reason: below 1,000 cgroups a cycle's fixed costs (one wake-up, one "
-            f"syscall and that background) outweigh the per-record cost.\n")
+            f"syscall and that background) outweigh the per-record cost.{prof}\n")
 
 PROFILE_NOTES = """Reading the profiles with the table's user / system split: the classic
-reader's time is the flush (`css_rstat_flush`, for every cgroup it reads),
+reader's time is the flush (`css_rstat_flush`, for every cgroup it reads:
+it visits that cgroup's per-CPU rstat state on every possible CPU), then
 the text (`vsnprintf` and friends in the kernel, the parser in user space)
-and a seq_file buffer allocated per read. The subtree reader's time is
-almost all in the kernel walk (`cgroup_stat_stream_subtree_read` and what
-it calls), a few µs per record under TCG: the pre-order step, the record
-(a seqcount-read snapshot, the bandwidth counters, 112 bytes) and, a page
-of records at a time, kernfs' call and the copy to user space. Kernels
-built before cgstream commit ae50ecd also took and dropped a css
-reference per record (`css_tryget()`/`css_put()`, per-CPU refcount
-operations each in its own RCU section: the `__rcu_read_unlock` share);
-since then the walk takes one only where it leaves RCU, every 64 cgroups
-and where a read stops. cpu-clock samples are taken in a timer interrupt,
-so time with interrupts off is charged to where they come back on: the
-`*_unlock_irq*` and `finish_task_switch` lines are interrupts-off
-sections ending there (lock sections, context switches), not the unlock
-itself. A profile of a few hundred samples shows where the time is, not
-exact shares.
+and the seq_file machinery. The subtree reader's time is the kernel walk:
+`cgroup_stat_stream_subtree_read` with what it inlines (the pre-order
+step, the online check, the ids, the bandwidth counters, the 112-byte
+record written), `cgroup_base_stat_snapshot` (the seqcount-read copy of a
+cgroup's published stats) and the copy of the records to user space
+(`rep_movs_alternative`, `_copy_to_iter`). cpu-clock samples are taken in
+a timer interrupt, so time with interrupts off is charged to where they
+come back on: `*_unlock_irq*` and `finish_task_switch` lines are
+interrupts-off sections ending there (lock sections, context switches),
+not the unlock itself. Profiles of a few thousand samples show where the
+time is, not exact shares.
 """
 
 S2_PRIVILEGES = """What each way needs: rows 1-3 read cgroupfs files, so any user who may
