@@ -97,7 +97,7 @@ s1_for() {	# scenario 1/3 time budget, both ways together, seconds
 # vCPUs everything took 23 minutes (the telemetry matrix 17 of them); at 8
 # each telemetry point takes 1.5-4 minutes, 15 of them about 40, s7, s1
 # and s4 5 more; a 32-vCPU guest boots in 2 minutes on an idle host, 10
-# on a busy one, before its points: about 80 minutes for the three boots.
+# on a busy one, before its points: about 75 minutes for the three boots.
 budget_for() {	# the driver's own time cap in the guest, seconds
 	case $1 in
 	2) echo 1800 ;;	# s2's 12 points, s7, s9, s8, s1, s5, s6
