@@ -252,16 +252,17 @@ def main():
     added = [b for b in boots if b.get("added")]
     if first:
         span = max(b["end"] for b in first) - min(b["start"] for b in first)
-        rows.append(["whole run", f"{span / 60:.0f} minutes of VM boots (after the builds: the bench kernel, about 13 "
-                     "minutes cold on 2 cores with DEBUG_INFO_BTF, and the programs)"
+        rows.append(["whole run", f"{span / 60:.0f} minutes of VM boots (after the builds: "
+                     "the bench kernel, about 13 minutes cold on 2 cores with DEBUG_INFO_BTF, "
+                     "and the programs)"
                      + (f"; the boots added later {sum(b['seconds'] for b in added) / 60:.0f} "
                         "more" if added else "")])
     for b in boots:
         hl = (f", host load average {b['load_mean']:.1f} (max {b['load_max']:.1f}) on "
                 f"{run.get('host_cpus', '?')} host CPUs" if "load_mean" in b else "")
-        added = (f" (added to the run later, driver at git {b['git']})"
-                 if b.get("added") else "")
-        rows.append([f"boot {b['cpus']} vCPUs{added}", f"{b['seconds']} s wall{hl}, exit {b['rc']}: "
+        late = (f" (added to the run later, driver at git {b['git']})"
+                if b.get("added") else "")
+        rows.append([f"boot {b['cpus']} vCPUs{late}", f"{b['seconds']} s wall{hl}, exit {b['rc']}: "
                      f"`{b['command'].replace(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + '/', '')}`"])
     w(table(["what", "value"], rows, left=True))
     if any(b.get("parallel") for b in boots):
@@ -349,9 +350,12 @@ def main():
                  "cycles/reader", "missed cycles/reader", "dup cycles/reader", "errors"],
                 rows))
         w("")
-        full = {(r, m) for r in (1, 4, 16) for m in (10, 100, 1000, 10000)}
-        full = full | {(8, m) for m in (100, 1000, 10000)} if n2 == 8 else full
-        full = full if n2 in (2, 8) else set()
+        # the grid the issue asks for at 2 and 8 vCPUs (8 adds 8 readers)
+        full = set()
+        if n2 in (2, 8):
+            full = {(r, m) for r in (1, 4, 16) for m in (10, 100, 1000, 10000)}
+        if n2 == 8:
+            full |= {(8, m) for m in (100, 1000, 10000)}
         miss = sorted(full - set(s2))
         if miss:
             w(f"Not measured (time budget): {', '.join(f'{r}x{m}' for r, m in miss)}.\n")
@@ -759,7 +763,7 @@ def s2_summary(recs, cpus):
              "sys_ms": (sum(q["stime_us"] for q in pr) / cycles * len(pr) / 1e3
                         if cycles else None),
              "kw_ms": res["kworker_ns"] / expected / 1e6,
-             "cycles": cycles / len(pr), "expected": expected,
+             "cycles": cycles / len(pr),
              "missed": sum(q["missed"] for q in pr) / len(pr),
              "dups": (sum(q["dups"] for q in pr) / len(pr) /
                       (p["cgroups"] if p["mode"] in ("stream", "stream1") else 1)
