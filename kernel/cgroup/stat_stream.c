@@ -1,23 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cpu.stat.stream - read flushed cgroup CPU statistics once per flush
+ * <ctrl>.stat.stream - read flushed cgroup statistics once per flush
  *
- * Reading a cgroup's cpu.stat flushes rstat first: each reader pays the
- * flush, parallel readers serialize on rstat_base_lock, and telemetry that
- * samples many cgroups at a fixed rate pays it over and over.
+ * Reading a cgroup's cpu.stat or io.stat flushes rstat first, memory.stat
+ * past a threshold: each reader pays the flush, parallel readers serialize
+ * on the rstat lock, and telemetry that samples many cgroups at a fixed
+ * rate pays it over and over.
  *
- * Writing an interval to the root's cpu.stat.stream_interval starts a
- * flusher: delayed work that flushes the base rstat tree from the root at
- * that rate, publishes the flushed values of the cgroups that changed
- * (cgroup_base_stat_publish()), bumps a global sequence number and wakes
- * the pollers of every cgroup's cpu.stat.stream.  Readers wait in poll()
- * and read the published values: no flush and no global lock on the read
- * path.  The flusher only runs while a cpu.stat.stream file is open.  When
- * streaming is turned off, pollers wake with EPOLLPRI.
+ * Each controller that keeps rstat statistics has a stream (struct
+ * cgroup_stat_stream), and this file is the one implementation of them
+ * all.  Writing an interval to the root's <ctrl>.stat.stream_interval
+ * starts the controller's flusher: delayed work that flushes only that
+ * controller's rstat tree from the root at that rate, publishes the
+ * flushed values of the cgroups that changed (ops->publish()), bumps the
+ * stream's sequence number and wakes the pollers of every cgroup's
+ * <ctrl>.stat.stream.  Readers wait in poll() and read the published
+ * values: no flush and no global lock on the read path.  The flusher only
+ * runs while one of the stream's files is open.  When streaming is turned
+ * off, pollers wake with EPOLLPRI.
  *
- * cpu.stat.stream.subtree hands the same values for a whole subtree to one
- * read(2), as binary records (struct cgroup_stat_stream_record): one read
- * and no text per cycle, whatever the number of cgroups.
+ * <ctrl>.stat.stream.subtree hands the same values for a whole subtree to
+ * one read(2), as binary records (<uapi/linux/cgroup_stat_stream.h>): one
+ * read and no text per cycle, whatever the number of cgroups.
  *
  * Reads never block.  A read runs under a kernfs active reference; sleeping
  * there would make rmdir wait in kernfs_drain() while holding cgroup_mutex
@@ -26,74 +30,52 @@
  * outlives the cgroups whose files are polled, and for removal on the
  * file's own kernfs poll queue, so that removing a cgroup wakes only the
  * pollers of its own stream files.
+ *
+ * The base stats (cpu.stat) are the first user, at the end of this file.
  */
 #include "cgroup-internal.h"
 
-#include <linux/ctype.h>
 #include <linux/build_bug.h>
-#include <linux/hrtimer.h>
-#include <linux/poll.h>
+#include <linux/cgroup_stat_stream.h>
+#include <linux/ctype.h>
 #include <linux/seq_file.h>
-#include <linux/workqueue.h>
-#include <uapi/linux/cgroup_stat_stream.h>
 
-/*
- * Configuration and flusher state, protected by stat_stream_mutex.  The
- * flusher never holds it while flushing.
- */
-static DEFINE_MUTEX(stat_stream_mutex);
-static unsigned int stat_stream_interval_ms;
-static unsigned int stat_stream_nr_open;
-/* cgroup_base_stat_track_changes() is on */
-static bool stat_stream_tracking;
-/* the next cycle publishes every cgroup: changes went unrecorded */
-static bool stat_stream_publish_all;
-
-/* The last completed flush, as readers see it. */
-static DEFINE_SEQLOCK(stat_stream_seqlock);
-static u64 stat_stream_seq;
-static u64 stat_stream_time_ns;
-/* deadlines skipped because the flusher was late */
-static atomic64_t stat_stream_missed = ATOMIC64_INIT(0);
-/* a cycle is queued or running: the timer skips deadlines meanwhile */
-static atomic_t stat_stream_cycle_busy = ATOMIC_INIT(0);
-/* times streaming was turned off: pollers that have not read since see EPOLLPRI */
-static unsigned int stat_stream_stops;
-
-static DECLARE_WAIT_QUEUE_HEAD(stat_stream_waitq);
-
-/*
- * The flusher: a timer on a fixed grid of deadlines queues the work that
- * flushes.  The grid never drifts, whatever the work's latency.
- */
-static struct hrtimer stat_stream_timer;
-static void stat_stream_workfn(struct work_struct *work);
-static DECLARE_WORK(stat_stream_work, stat_stream_workfn);
-
-static bool stat_stream_active(void)
+static struct cgroup_stat_stream *of_stream(struct kernfs_open_file *of)
 {
-	lockdep_assert_held(&stat_stream_mutex);
-	return stat_stream_interval_ms && stat_stream_nr_open;
+	return (struct cgroup_stat_stream *)of_cft(of)->private;
 }
 
-static u64 stat_stream_read_seq(u64 *time_ns)
+static bool stat_stream_active(struct cgroup_stat_stream *stream)
+{
+	lockdep_assert_held(&stream->mutex);
+	return stream->interval_ms && stream->nr_open;
+}
+
+static u64 stat_stream_read_seq(struct cgroup_stat_stream *stream,
+				u64 *time_ns)
 {
 	unsigned int start;
 	u64 seq;
 
 	do {
-		start = read_seqbegin(&stat_stream_seqlock);
-		seq = stat_stream_seq;
+		start = read_seqbegin(&stream->seqlock);
+		seq = stream->seq;
 		if (time_ns)
-			*time_ns = stat_stream_time_ns;
-	} while (read_seqretry(&stat_stream_seqlock, start));
+			*time_ns = stream->time_ns;
+	} while (read_seqretry(&stream->seqlock, start));
 
 	return seq;
 }
 
+/*
+ * The flusher: a timer on a fixed grid of deadlines queues the work that
+ * flushes.  The grid never drifts, whatever the work's latency.
+ */
 static enum hrtimer_restart stat_stream_timer_fn(struct hrtimer *timer)
 {
-	u64 interval_ns = (u64)READ_ONCE(stat_stream_interval_ms) * NSEC_PER_MSEC;
+	struct cgroup_stat_stream *stream =
+		container_of(timer, struct cgroup_stat_stream, timer);
+	u64 interval_ns = (u64)READ_ONCE(stream->interval_ms) * NSEC_PER_MSEC;
 	u64 overruns = hrtimer_forward_now(timer, ns_to_ktime(interval_ns));
 
 	/*
@@ -101,12 +83,12 @@ static enum hrtimer_restart stat_stream_timer_fn(struct hrtimer *timer)
 	 * itself missed, and this one if the last cycle is still queued or
 	 * running.
 	 */
-	if (atomic_xchg(&stat_stream_cycle_busy, 1))
+	if (atomic_xchg(&stream->cycle_busy, 1))
 		overruns++;
 	else
-		queue_work(system_dfl_wq, &stat_stream_work);
+		queue_work(system_dfl_wq, &stream->work);
 	if (overruns > 1)
-		atomic64_add(overruns - 1, &stat_stream_missed);
+		atomic64_add(overruns - 1, &stream->missed);
 
 	return HRTIMER_RESTART;
 }
@@ -115,101 +97,116 @@ static enum hrtimer_restart stat_stream_timer_fn(struct hrtimer *timer)
  * Apply a change of the interval or of the number of open streams.
  * @interval_changed: the next flush is one new interval from now.
  */
-static void stat_stream_reconfigure(bool interval_changed)
+static void stat_stream_reconfigure(struct cgroup_stat_stream *stream,
+				    bool interval_changed)
 {
 	u64 interval_ns, last_ns;
 	ktime_t next;
 
-	lockdep_assert_held(&stat_stream_mutex);
+	lockdep_assert_held(&stream->mutex);
 
-	if (!stat_stream_active()) {
-		hrtimer_cancel(&stat_stream_timer);
+	if (!stat_stream_active(stream)) {
+		hrtimer_cancel(&stream->timer);
 		/* a flush already running sees this under the mutex */
-		if (cancel_work(&stat_stream_work))
-			atomic_set(&stat_stream_cycle_busy, 0);
-		if (stat_stream_tracking) {
-			cgroup_base_stat_track_changes(false);
-			stat_stream_tracking = false;
+		if (cancel_work(&stream->work))
+			atomic_set(&stream->cycle_busy, 0);
+		if (stream->tracking) {
+			stream->ops->track_changes(false);
+			stream->tracking = false;
 		}
 		return;
 	}
-	if (stat_stream_tracking && !interval_changed)
+	if (stream->tracking && !interval_changed)
 		return;
 
-	interval_ns = (u64)stat_stream_interval_ms * NSEC_PER_MSEC;
-	if (!stat_stream_tracking) {
-		cgroup_base_stat_track_changes(true);
-		stat_stream_tracking = true;
-		stat_stream_publish_all = true;
+	interval_ns = (u64)stream->interval_ms * NSEC_PER_MSEC;
+	if (!stream->tracking) {
+		stream->ops->track_changes(true);
+		stream->tracking = true;
+		stream->publish_all = true;
 		/*
 		 * Flush at once, unless the last flush is less than one
 		 * interval old: opening and closing stream files must not
 		 * make the flusher run faster than configured.
 		 */
 		next = ktime_get();
-		if (stat_stream_read_seq(&last_ns) &&
+		if (stat_stream_read_seq(stream, &last_ns) &&
 		    ktime_before(next, ns_to_ktime(last_ns + interval_ns)))
 			next = ns_to_ktime(last_ns + interval_ns);
 	} else {
 		next = ktime_add_ns(ktime_get(), interval_ns);
 	}
 	/* the callback forwards the timer: never restart it under its feet */
-	hrtimer_cancel(&stat_stream_timer);
-	hrtimer_start(&stat_stream_timer, next, HRTIMER_MODE_ABS);
+	hrtimer_cancel(&stream->timer);
+	hrtimer_start(&stream->timer, next, HRTIMER_MODE_ABS);
 }
 
 /* One flusher cycle: flush, publish, bump the sequence, wake the pollers. */
 static void stat_stream_workfn(struct work_struct *work)
 {
+	struct cgroup_stat_stream *stream =
+		container_of(work, struct cgroup_stat_stream, work);
 	bool publish_all;
 	u64 seq, now;
 
-	mutex_lock(&stat_stream_mutex);
-	if (!stat_stream_active()) {
-		mutex_unlock(&stat_stream_mutex);
-		atomic_set(&stat_stream_cycle_busy, 0);
+	mutex_lock(&stream->mutex);
+	if (!stat_stream_active(stream)) {
+		mutex_unlock(&stream->mutex);
+		atomic_set(&stream->cycle_busy, 0);
 		return;
 	}
-	publish_all = stat_stream_publish_all;
-	stat_stream_publish_all = false;
-	mutex_unlock(&stat_stream_mutex);
+	publish_all = stream->publish_all;
+	stream->publish_all = false;
+	mutex_unlock(&stream->mutex);
 
-	/*
-	 * Only the base tree: cpu.stat data.  The memory and io trees have
-	 * their own flushers and are not touched.
-	 */
-	css_rstat_flush(&cgrp_dfl_root.cgrp.self);
+	/* only this controller's tree: the others have their own flushers */
+	stream->ops->flush();
 	now = ktime_get_ns();
 	/* a work item never runs concurrently with itself: sole writer */
-	seq = stat_stream_seq + 1;
-	cgroup_base_stat_publish(seq, now, publish_all);
+	seq = stream->seq + 1;
+	stream->ops->publish(seq, now, publish_all);
 
-	write_seqlock(&stat_stream_seqlock);
-	stat_stream_seq = seq;
-	stat_stream_time_ns = now;
-	write_sequnlock(&stat_stream_seqlock);
-	wake_up_interruptible_poll(&stat_stream_waitq, EPOLLIN | EPOLLRDNORM);
-	atomic_set(&stat_stream_cycle_busy, 0);
+	write_seqlock(&stream->seqlock);
+	stream->seq = seq;
+	stream->time_ns = now;
+	write_sequnlock(&stream->seqlock);
+	wake_up_interruptible_poll(&stream->waitq, EPOLLIN | EPOLLRDNORM);
+	atomic_set(&stream->cycle_busy, 0);
 }
-
-static int __init cgroup_stat_stream_init(void)
-{
-	hrtimer_setup(&stat_stream_timer, stat_stream_timer_fn,
-		      CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	return 0;
-}
-subsys_initcall(cgroup_stat_stream_init);
 
 /**
- * cgroup_stat_stream_interval_show - show the root's cpu.stat.stream_interval
- * @seq: seq_file of the interval file
+ * cgroup_stat_stream_init - set up a controller's stream
+ * @stream: the stream, streaming off
+ * @ops: the controller's side of it
+ *
+ * To be called once, at boot, before the stream's files are created.
+ */
+void __init cgroup_stat_stream_init(struct cgroup_stat_stream *stream,
+				    const struct cgroup_stat_stream_ops *ops)
+{
+	stream->ops = ops;
+	mutex_init(&stream->mutex);
+	seqlock_init(&stream->seqlock);
+	atomic64_set(&stream->missed, 0);
+	atomic_set(&stream->cycle_busy, 0);
+	init_waitqueue_head(&stream->waitq);
+	hrtimer_setup(&stream->timer, stat_stream_timer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS);
+	INIT_WORK(&stream->work, stat_stream_workfn);
+}
+
+/**
+ * cgroup_stat_stream_interval_show - show the root's <ctrl>.stat.stream_interval
+ * @sf: seq_file of the interval file
  * @v: unused
  *
  * Return: 0.
  */
-int cgroup_stat_stream_interval_show(struct seq_file *seq, void *v)
+int cgroup_stat_stream_interval_show(struct seq_file *sf, void *v)
 {
-	seq_printf(seq, "%u\n", READ_ONCE(stat_stream_interval_ms));
+	struct cgroup_stat_stream *stream = of_stream(sf->private);
+
+	seq_printf(sf, "%u\n", READ_ONCE(stream->interval_ms));
 	return 0;
 }
 
@@ -229,6 +226,7 @@ int cgroup_stat_stream_interval_show(struct seq_file *seq, void *v)
 ssize_t cgroup_stat_stream_interval_write(struct kernfs_open_file *of,
 					  char *buf, size_t nbytes, loff_t off)
 {
+	struct cgroup_stat_stream *stream = of_stream(of);
 	unsigned int ms;
 
 	if (!file_ns_capable(of->file, &init_user_ns, CAP_SYS_ADMIN))
@@ -245,40 +243,41 @@ ssize_t cgroup_stat_stream_interval_write(struct kernfs_open_file *of,
 		   ms > CGROUP_STAT_STREAM_INTERVAL_MAX_MS))
 		return -EINVAL;
 
-	mutex_lock(&stat_stream_mutex);
-	if (stat_stream_interval_ms && !ms) {
+	mutex_lock(&stream->mutex);
+	if (stream->interval_ms && !ms) {
 		/* never leave a poller asleep without telling it */
-		WRITE_ONCE(stat_stream_stops, stat_stream_stops + 1);
-		wake_up_interruptible_poll(&stat_stream_waitq, EPOLLPRI);
+		WRITE_ONCE(stream->stops, stream->stops + 1);
+		wake_up_interruptible_poll(&stream->waitq, EPOLLPRI);
 	}
-	WRITE_ONCE(stat_stream_interval_ms, ms);
-	stat_stream_reconfigure(true);
-	mutex_unlock(&stat_stream_mutex);
+	WRITE_ONCE(stream->interval_ms, ms);
+	stat_stream_reconfigure(stream, true);
+	mutex_unlock(&stream->mutex);
 
 	return nbytes;
 }
 
 /**
  * cgroup_stat_stream_open - count an open stream file
- * @of: the file being opened: cpu.stat.stream or cpu.stat.stream.subtree
+ * @of: the file being opened: <ctrl>.stat.stream or <ctrl>.stat.stream.subtree
  *
- * The flusher runs only while at least one stream file is open.  A file
- * opened while it is idle is readable (poll) only after a flush that
- * completes after the open: the last one may be hours old.
+ * The flusher runs only while at least one of its stream's files is open.
+ * A file opened while it is idle is readable (poll) only after a flush
+ * that completes after the open: the last one may be hours old.
  *
  * Return: 0.
  */
 int cgroup_stat_stream_open(struct kernfs_open_file *of)
 {
+	struct cgroup_stat_stream *stream = of_stream(of);
 	struct cgroup_file_ctx *ctx = of->priv;
 
-	mutex_lock(&stat_stream_mutex);
-	if (!stat_stream_active())
-		ctx->stream.last_seen = stat_stream_read_seq(NULL);
-	ctx->stream.stops_seen = stat_stream_stops;
-	stat_stream_nr_open++;
-	stat_stream_reconfigure(false);
-	mutex_unlock(&stat_stream_mutex);
+	mutex_lock(&stream->mutex);
+	if (!stat_stream_active(stream))
+		ctx->stream.last_seen = stat_stream_read_seq(stream, NULL);
+	ctx->stream.stops_seen = stream->stops;
+	stream->nr_open++;
+	stat_stream_reconfigure(stream, false);
+	mutex_unlock(&stream->mutex);
 	return 0;
 }
 
@@ -286,53 +285,55 @@ int cgroup_stat_stream_open(struct kernfs_open_file *of)
  * cgroup_stat_stream_release - count a closed stream file
  * @of: the file being released, on close or when its cgroup is removed
  *
- * When the cgroup is removed, kernfs releases its open files once they
- * are deactivated: wake this file's pollers, and only them, so that they
- * poll again and get EPOLLERR from kernfs.  The wake-up carries no key, as
- * a poller may be waiting for EPOLLIN only and still must learn that the
- * file is gone.
+ * When the cgroup is removed, or its controller disabled, kernfs releases
+ * its open files once they are deactivated: wake this file's pollers, and
+ * only them, so that they poll again and get EPOLLERR from kernfs.  The
+ * wake-up carries no key, as a poller may be waiting for EPOLLIN only and
+ * still must learn that the file is gone.
  */
 void cgroup_stat_stream_release(struct kernfs_open_file *of)
 {
+	struct cgroup_stat_stream *stream = of_stream(of);
 	struct cgroup_file_ctx *ctx = of->priv;
+	struct cgroup_subsys_state *css = of_css(of);
 
-	if (cgroup_is_dead(of_css(of)->cgroup))
+	if (cgroup_is_dead(css->cgroup) || css_is_dying(css))
 		kernfs_notify(of->kn);
 
-	/* where a cpu.stat.stream.subtree read stopped */
+	/* where a <ctrl>.stat.stream.subtree read stopped */
 	if (ctx->stream.pos)
 		css_put(ctx->stream.pos);
 
-	mutex_lock(&stat_stream_mutex);
-	stat_stream_nr_open--;
-	stat_stream_reconfigure(false);
-	mutex_unlock(&stat_stream_mutex);
+	mutex_lock(&stream->mutex);
+	stream->nr_open--;
+	stat_stream_reconfigure(stream, false);
+	mutex_unlock(&stream->mutex);
 }
 
 /**
  * cgroup_stat_stream_show - show a cgroup's stats as of the latest flush
- * @seq: seq_file of the stream file
+ * @sf: seq_file of the stream file
  * @v: unused
  *
- * Prints the cpu.stat keys as of the latest completed flush, then the
- * flush's sequence number, CLOCK_MONOTONIC time and the total of skipped
- * cycles, and marks that flush, and any stop of streaming, as seen by this
- * open file.  Never flushes, never blocks, takes no global lock.
+ * Prints what the controller's *.stat prints, as of the latest completed
+ * flush, then the flush's sequence number, CLOCK_MONOTONIC time and the
+ * total of skipped cycles, and marks that flush, and any stop of
+ * streaming, as seen by this open file.  Never flushes, never blocks,
+ * takes no global lock.
  *
- * Return: 0 or the error of the cpu controller's stat show.
+ * Return: 0 or the error of the controller's show.
  */
-int cgroup_stat_stream_show(struct seq_file *seq, void *v)
+int cgroup_stat_stream_show(struct seq_file *sf, void *v)
 {
-	struct kernfs_open_file *of = seq->private;
+	struct kernfs_open_file *of = sf->private;
+	struct cgroup_stat_stream *stream = of_stream(of);
 	struct cgroup_file_ctx *ctx = of->priv;
-	struct cgroup *cgrp = seq_css(seq)->cgroup;
-	struct cgroup_base_stat bstat;
 	u64 seen, flush_seq, time_ns, missed, snap_seq, snap_time_ns;
-	unsigned int stops = READ_ONCE(stat_stream_stops);
-	int ret = 0;
+	unsigned int stops = READ_ONCE(stream->stops);
+	int ret;
 
 	/* removed, see cgroup_stat_stream_poll() */
-	if (!css_is_online(seq_css(seq)))
+	if (!css_is_online(seq_css(sf)))
 		return -ENODEV;
 
 	/*
@@ -341,24 +342,18 @@ int cgroup_stat_stream_show(struct seq_file *seq, void *v)
 	 * are that flush's values.  Only if two flushes completed meanwhile
 	 * do they come from a later one, labelled as such.
 	 */
-	flush_seq = stat_stream_read_seq(&time_ns);
+	flush_seq = stat_stream_read_seq(stream, &time_ns);
 	seen = flush_seq;
-	missed = atomic64_read(&stat_stream_missed);
-	snap_seq = cgroup_base_stat_snapshot(cgrp, flush_seq, &bstat,
-					     &snap_time_ns);
+	missed = atomic64_read(&stream->missed);
+	ret = stream->ops->show(sf, seq_css(sf), flush_seq, &snap_seq,
+				&snap_time_ns);
 	if (snap_seq > flush_seq) {
 		flush_seq = snap_seq;
 		time_ns = snap_time_ns;
 	}
-
-	cgroup_base_stat_print(seq, &bstat);
-#ifdef CONFIG_CGROUP_SCHED
-	/* bandwidth counters are not rstat: read as cpu.stat reads them */
-	ret = cgroup_extra_stat_show(seq, cpu_cgrp_id);
-#endif
-	seq_printf(seq, CGROUP_STAT_STREAM_KEY_SEQ " %llu\n"
-			CGROUP_STAT_STREAM_KEY_TIME " %llu\n"
-			CGROUP_STAT_STREAM_KEY_MISSED " %llu\n",
+	seq_printf(sf, CGROUP_STAT_STREAM_KEY_SEQ " %llu\n"
+		       CGROUP_STAT_STREAM_KEY_TIME " %llu\n"
+		       CGROUP_STAT_STREAM_KEY_MISSED " %llu\n",
 		   flush_seq, div_u64(time_ns, NSEC_PER_USEC), missed);
 
 	WRITE_ONCE(ctx->stream.last_seen, seen);
@@ -367,55 +362,33 @@ int cgroup_stat_stream_show(struct seq_file *seq, void *v)
 }
 
 /*
- * cpu.stat.stream.subtree: cgroups visited per RCU read-side section.  The
- * walk needs no reference inside one; it takes one on the cgroup where the
- * next section, or the next read, starts.
+ * <ctrl>.stat.stream.subtree: cgroups visited per RCU read-side section.
+ * The walk needs no reference inside one; it takes one on the cgroup where
+ * the next section, or the next read, starts.
  */
 #define STAT_STREAM_WALK_BATCH	64
 
-static void stat_stream_fill_record(struct cgroup_stat_stream_record *rec,
-				    struct cgroup *cgrp, struct cgroup *top,
-				    u64 flush_seq, u64 flush_time_ns)
+static void stat_stream_fill_record(struct cgroup_stat_stream *stream,
+				    struct cgroup_file_ctx *ctx, void *buf,
+				    struct cgroup_subsys_state *css,
+				    struct cgroup_subsys_state *top)
 {
-	struct cgroup_base_stat bstat;
+	struct cgroup_stat_stream_header *hdr = buf;
 	u64 seq, time_ns;
-#ifdef CONFIG_CFS_BANDWIDTH
-	struct cgroup_subsys_state *cpu_css;
-	struct cpu_cgroup_bandwidth_stat bw;
-#endif
 
-	/* as of the snapshot's flush, labelled as cpu.stat.stream does */
-	seq = cgroup_base_stat_snapshot(cgrp, flush_seq, &bstat, &time_ns);
-	if (seq <= flush_seq) {
-		seq = flush_seq;
-		time_ns = flush_time_ns;
+	memset(buf, 0, ctx->stream.record_size);
+	seq = stream->ops->fill_record(buf, css, ctx->stream.layout,
+				       ctx->stream.seq, &time_ns);
+	/* as of the snapshot's flush, labelled as <ctrl>.stat.stream does */
+	if (seq <= ctx->stream.seq) {
+		seq = ctx->stream.seq;
+		time_ns = ctx->stream.time_ns;
 	}
-
-	memset(rec, 0, sizeof(*rec));
-	rec->size = sizeof(*rec);
-	rec->type = CGROUP_STAT_STREAM_RECORD_CPU;
-	rec->cgroup_id = cgroup_id(cgrp);
-	rec->parent_id = cgrp == top ? 0 : cgroup_id(cgroup_parent(cgrp));
-	rec->flush_seq = seq;
-	rec->flush_time_usec = div_u64(time_ns, NSEC_PER_USEC);
-	rec->usage_usec = div_u64(bstat.cputime.sum_exec_runtime, NSEC_PER_USEC);
-	rec->user_usec = div_u64(bstat.cputime.utime, NSEC_PER_USEC);
-	rec->system_usec = div_u64(bstat.cputime.stime, NSEC_PER_USEC);
-	rec->nice_usec = div_u64(bstat.ntime, NSEC_PER_USEC);
-
-#ifdef CONFIG_CFS_BANDWIDTH
-	/* where cpu.stat shows them: the cpu controller is on (and live) */
-	cpu_css = rcu_dereference(cgrp->subsys[cpu_cgrp_id]);
-	if (cpu_css && !css_is_dying(cpu_css)) {
-		cpu_cgroup_bandwidth_stat(cpu_css, &bw);
-		rec->flags |= CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH;
-		rec->nr_periods = (u32)bw.nr_periods;
-		rec->nr_throttled = (u32)bw.nr_throttled;
-		rec->throttled_usec = bw.throttled_usec;
-		rec->nr_bursts = (u32)bw.nr_bursts;
-		rec->burst_usec = bw.burst_usec;
-	}
-#endif
+	hdr->size = ctx->stream.record_size;
+	hdr->cgroup_id = cgroup_id(css->cgroup);
+	hdr->parent_id = css == top ? 0 : cgroup_id(cgroup_parent(css->cgroup));
+	hdr->flush_seq = seq;
+	hdr->flush_time_usec = div_u64(time_ns, NSEC_PER_USEC);
 }
 
 static void stat_stream_subtree_reset(struct cgroup_file_ctx *ctx)
@@ -424,23 +397,46 @@ static void stat_stream_subtree_reset(struct cgroup_file_ctx *ctx)
 		css_put(ctx->stream.pos);
 	ctx->stream.pos = NULL;
 	ctx->stream.next_off = 0;
+	ctx->stream.keys_done = false;
 	ctx->stream.done = false;
+}
+
+/* the snapshot's first record, if the controller names its values */
+static ssize_t stat_stream_subtree_keys(struct cgroup_stat_stream *stream,
+					struct cgroup_file_ctx *ctx,
+					char *buf, size_t nbytes)
+{
+	size_t size = 0;
+
+	if (stream->ops->keys_size)
+		size = stream->ops->keys_size(ctx->stream.layout);
+	if (!size) {
+		ctx->stream.keys_done = true;
+		return 0;
+	}
+	if (size > nbytes)
+		return -EINVAL;
+	memset(buf, 0, size);
+	stream->ops->fill_keys(buf, size, ctx->stream.layout);
+	ctx->stream.keys_done = true;
+	return size;
 }
 
 /**
  * cgroup_stat_stream_subtree_read - read a subtree's stats as of one flush
- * @of: open cpu.stat.stream.subtree
+ * @of: open <ctrl>.stat.stream.subtree
  * @buf: kernel buffer to fill with whole records
  * @nbytes: size of @buf
  * @off: 0 to start a snapshot of the latest flush, else where the last
  *	 read of this open file ended
  *
- * Fills @buf with one struct cgroup_stat_stream_record per online cgroup:
+ * Fills @buf with whole records: the controller's KEYS record first where
+ * it has one, then one record per online cgroup that has the controller:
  * the opened cgroup, then its descendants in pre-order, continuing at the
  * cgroup the last read stopped at.  A reference on that cgroup keeps the
- * place even if it is removed in between.  Never flushes, never
- * blocks, takes no global lock.  Called again by kernfs (read_fill) until
- * the reader's buffer is full.
+ * place even if it is removed in between.  Never flushes, never blocks,
+ * takes no global lock.  Called again by kernfs (read_fill) until the
+ * reader's buffer is full.
  *
  * Return: bytes filled, 0 at the end of the snapshot, -EINVAL for an
  * offset that does not continue the snapshot or a buffer smaller than the
@@ -449,25 +445,14 @@ static void stat_stream_subtree_reset(struct cgroup_file_ctx *ctx)
 ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 					char *buf, size_t nbytes, loff_t off)
 {
+	struct cgroup_stat_stream *stream = of_stream(of);
 	struct cgroup_file_ctx *ctx = of->priv;
 	struct cgroup_subsys_state *top = of_css(of);
 	struct cgroup_subsys_state *pos, *held;
-	const size_t size = sizeof(struct cgroup_stat_stream_record);
-	size_t len = 0;
+	size_t size, len = 0;
 	bool full = false;
 
-	BUILD_BUG_ON(size != CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0);
-	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, flags) != 4);
-	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, cgroup_id) != 8);
-	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, parent_id) != 16);
-	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, flush_seq) != 24);
-	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record,
-			      flush_time_usec) != 32);
-	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, usage_usec) != 40);
-	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, nice_usec) != 64);
-	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record, nr_periods) != 72);
-	BUILD_BUG_ON(offsetof(struct cgroup_stat_stream_record,
-			      burst_usec) != 104);
+	BUILD_BUG_ON(sizeof(struct cgroup_stat_stream_header) != 40);
 
 	/*
 	 * rmdir takes the cgroup offline before it removes its files: from
@@ -479,13 +464,18 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 		return -ENODEV;
 
 	if (!off) {
-		unsigned int stops = READ_ONCE(stat_stream_stops);
+		unsigned int stops = READ_ONCE(stream->stops);
 
 		stat_stream_subtree_reset(ctx);
-		ctx->stream.seq = stat_stream_read_seq(&ctx->stream.time_ns);
+		ctx->stream.seq = stat_stream_read_seq(stream,
+						       &ctx->stream.time_ns);
+		ctx->stream.layout = stream->ops->layout ?
+				     stream->ops->layout() : 0;
+		ctx->stream.record_size =
+			stream->ops->record_size(ctx->stream.layout);
 		ctx->stream.started = true;
 		WRITE_ONCE(ctx->stream.last_seen, ctx->stream.seq);
-		/* as for cpu.stat.stream: a read takes the stop's EPOLLPRI */
+		/* as for <ctrl>.stat.stream: a read takes the stop's EPOLLPRI */
 		WRITE_ONCE(ctx->stream.stops_seen, stops);
 	} else if (!ctx->stream.started || off != ctx->stream.next_off) {
 		return -EINVAL;
@@ -493,6 +483,15 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 	if (ctx->stream.done)
 		return 0;
 
+	if (!ctx->stream.keys_done) {
+		ssize_t ret = stat_stream_subtree_keys(stream, ctx, buf, nbytes);
+
+		if (ret < 0)
+			return ret;
+		len = ret;
+	}
+
+	size = ctx->stream.record_size;
 	/* the next cgroup to visit, referenced; none at the start: @top */
 	held = ctx->stream.pos;
 	pos = held ?: top;
@@ -520,10 +519,8 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 				break;
 			}
 			if (online) {
-				stat_stream_fill_record((void *)(buf + len),
-							pos->cgroup, top->cgroup,
-							ctx->stream.seq,
-							ctx->stream.time_ns);
+				stat_stream_fill_record(stream, ctx, buf + len,
+							pos, top);
 				len += size;
 			}
 		}
@@ -553,10 +550,11 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
  */
 __poll_t cgroup_stat_stream_poll(struct kernfs_open_file *of, poll_table *pt)
 {
+	struct cgroup_stat_stream *stream = of_stream(of);
 	struct cgroup_file_ctx *ctx = of->priv;
 	__poll_t mask = 0;
 
-	poll_wait(of->file, &stat_stream_waitq, pt);
+	poll_wait(of->file, &stream->waitq, pt);
 	/* for the removal wake-up only, see release: not its mask */
 	kernfs_generic_poll(of, pt);
 
@@ -567,9 +565,104 @@ __poll_t cgroup_stat_stream_poll(struct kernfs_open_file *of, poll_table *pt)
 	if (!css_is_online(of_css(of)))
 		return DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
 
-	if (stat_stream_read_seq(NULL) > READ_ONCE(ctx->stream.last_seen))
+	if (stat_stream_read_seq(stream, NULL) >
+	    READ_ONCE(ctx->stream.last_seen))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	if (READ_ONCE(stat_stream_stops) != READ_ONCE(ctx->stream.stops_seen))
+	if (READ_ONCE(stream->stops) != READ_ONCE(ctx->stream.stops_seen))
 		mask |= EPOLLPRI;
 	return mask;
 }
+
+/*
+ * cpu.stat.stream: the base stats, flushed from the base rstat tree, the
+ * stream's first user.
+ */
+static void cpu_stat_stream_flush(void)
+{
+	css_rstat_flush(&cgrp_dfl_root.cgrp.self);
+}
+
+static int cpu_stat_stream_show(struct seq_file *sf,
+				struct cgroup_subsys_state *css, u64 as_of,
+				u64 *seq, u64 *time_ns)
+{
+	struct cgroup_base_stat bstat;
+
+	*seq = cgroup_base_stat_snapshot(css->cgroup, as_of, &bstat, time_ns);
+	cgroup_base_stat_print(sf, &bstat);
+#ifdef CONFIG_CGROUP_SCHED
+	/* bandwidth counters are not rstat: read as cpu.stat reads them */
+	return cgroup_extra_stat_show(sf, cpu_cgrp_id);
+#else
+	return 0;
+#endif
+}
+
+static size_t cpu_stat_stream_record_size(u32 layout)
+{
+	return sizeof(struct cgroup_stat_stream_record);
+}
+
+static u64 cpu_stat_stream_fill_record(void *buf,
+				       struct cgroup_subsys_state *css,
+				       u32 layout, u64 as_of, u64 *time_ns)
+{
+	struct cgroup_stat_stream_record *rec = buf;
+	struct cgroup_base_stat bstat;
+	u64 seq;
+#ifdef CONFIG_CFS_BANDWIDTH
+	struct cgroup_subsys_state *cpu_css;
+	struct cpu_cgroup_bandwidth_stat bw;
+#endif
+
+	BUILD_BUG_ON(sizeof(*rec) != CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0);
+	BUILD_BUG_ON(offsetof(typeof(*rec), flags) != 4);
+	BUILD_BUG_ON(offsetof(typeof(*rec), cgroup_id) != 8);
+	BUILD_BUG_ON(offsetof(typeof(*rec), parent_id) != 16);
+	BUILD_BUG_ON(offsetof(typeof(*rec), flush_seq) != 24);
+	BUILD_BUG_ON(offsetof(typeof(*rec), flush_time_usec) != 32);
+	BUILD_BUG_ON(offsetof(typeof(*rec), usage_usec) != 40);
+	BUILD_BUG_ON(offsetof(typeof(*rec), nice_usec) != 64);
+	BUILD_BUG_ON(offsetof(typeof(*rec), nr_periods) != 72);
+	BUILD_BUG_ON(offsetof(typeof(*rec), burst_usec) != 104);
+
+	seq = cgroup_base_stat_snapshot(css->cgroup, as_of, &bstat, time_ns);
+	rec->type = CGROUP_STAT_STREAM_RECORD_CPU;
+	rec->usage_usec = div_u64(bstat.cputime.sum_exec_runtime, NSEC_PER_USEC);
+	rec->user_usec = div_u64(bstat.cputime.utime, NSEC_PER_USEC);
+	rec->system_usec = div_u64(bstat.cputime.stime, NSEC_PER_USEC);
+	rec->nice_usec = div_u64(bstat.ntime, NSEC_PER_USEC);
+
+#ifdef CONFIG_CFS_BANDWIDTH
+	/* where cpu.stat shows them: the cpu controller is on (and live) */
+	cpu_css = rcu_dereference(css->cgroup->subsys[cpu_cgrp_id]);
+	if (cpu_css && !css_is_dying(cpu_css)) {
+		cpu_cgroup_bandwidth_stat(cpu_css, &bw);
+		rec->flags |= CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH;
+		rec->nr_periods = (u32)bw.nr_periods;
+		rec->nr_throttled = (u32)bw.nr_throttled;
+		rec->throttled_usec = bw.throttled_usec;
+		rec->nr_bursts = (u32)bw.nr_bursts;
+		rec->burst_usec = bw.burst_usec;
+	}
+#endif
+	return seq;
+}
+
+static const struct cgroup_stat_stream_ops cpu_stat_stream_ops = {
+	.flush		= cpu_stat_stream_flush,
+	.track_changes	= cgroup_base_stat_track_changes,
+	.publish	= cgroup_base_stat_publish,
+	.show		= cpu_stat_stream_show,
+	.record_size	= cpu_stat_stream_record_size,
+	.fill_record	= cpu_stat_stream_fill_record,
+};
+
+struct cgroup_stat_stream cgroup_cpu_stat_stream;
+
+static int __init cpu_stat_stream_init(void)
+{
+	cgroup_stat_stream_init(&cgroup_cpu_stat_stream, &cpu_stat_stream_ops);
+	return 0;
+}
+subsys_initcall(cpu_stat_stream_init);

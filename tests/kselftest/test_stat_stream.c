@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Tests for cgroup v2 cpu.stat.stream, cpu.stat.stream.subtree and the
- * root's cpu.stat.stream_interval.
+ * Tests for cgroup v2 <ctrl>.stat.stream, <ctrl>.stat.stream.subtree and
+ * the root's <ctrl>.stat.stream_interval, for cpu and memory.
  *
  * usage: test_stat_stream [TEST_NAME...]  (default: all)
  *
- * The flusher only runs while the interval is not 0 and at least one
- * cpu.stat.stream file is open, so every test that expects flushes keeps a
- * stream open.  Every test restores the interval it found.  Timing limits
- * are loose on purpose: these tests also run under emulation (qemu TCG).
+ * The tests of what every controller's stream does run for cpu, then for
+ * memory, named "memory:TEST_NAME" there; the tests of each controller's
+ * values run for it alone.
+ *
+ * A flusher only runs while its interval is not 0 and at least one of its
+ * stream files is open, so every test that expects flushes keeps a stream
+ * open.  Every test restores the interval it found.  Timing limits are
+ * loose on purpose: these tests also run under emulation (qemu TCG).
  */
 
 #define _GNU_SOURCE
@@ -21,6 +25,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
@@ -36,8 +41,30 @@
 #include "kselftest.h"
 #include "cgroup_util.h"
 
-#define INTERVAL_FILE		"cpu.stat.stream_interval"
-#define STREAM_FILE		"cpu.stat.stream"
+/* a controller's stream files, and a key its stream file prints */
+struct stream_ctl {
+	const char *name;
+	const char *interval_file;
+	const char *stream_file;
+	const char *subtree_file;
+	const char *key;
+};
+
+static const struct stream_ctl ctl_cpu = {
+	"cpu", "cpu.stat.stream_interval", "cpu.stat.stream",
+	"cpu.stat.stream.subtree", "usage_usec",
+};
+
+static const struct stream_ctl ctl_memory = {
+	"memory", "memory.stat.stream_interval", "memory.stat.stream",
+	"memory.stat.stream.subtree", "anon",
+};
+
+/* the controller the running test is about */
+static const struct stream_ctl *ctl = &ctl_cpu;
+
+#define INTERVAL_FILE		(ctl->interval_file)
+#define STREAM_FILE		(ctl->stream_file)
 
 #define USEC_PER_MSEC		1000LL
 
@@ -128,9 +155,18 @@ static long long stat_key(const char *buf, const char *key)
 
 static int parse_sample(const char *buf, struct stream_sample *s)
 {
-	s->usage_usec = stat_key(buf, "usage_usec");
-	s->user_usec = stat_key(buf, "user_usec");
-	s->system_usec = stat_key(buf, "system_usec");
+	if (ctl == &ctl_cpu) {
+		s->usage_usec = stat_key(buf, "usage_usec");
+		s->user_usec = stat_key(buf, "user_usec");
+		s->system_usec = stat_key(buf, "system_usec");
+	} else {
+		/* the cpu fields stay 0; the controller's own key must be there */
+		long long found = stat_key(buf, ctl->key) < 0 ? -1 : 0;
+
+		s->usage_usec = found;
+		s->user_usec = found;
+		s->system_usec = found;
+	}
 	s->seq = stat_key(buf, CGROUP_STAT_STREAM_KEY_SEQ);
 	s->time_usec = stat_key(buf, CGROUP_STAT_STREAM_KEY_TIME);
 	s->missed = stat_key(buf, CGROUP_STAT_STREAM_KEY_MISSED);
@@ -2054,7 +2090,7 @@ cleanup:
 /*
  * cpu.stat.stream.subtree
  */
-#define SUBTREE_FILE		"cpu.stat.stream.subtree"
+#define SUBTREE_FILE		(ctl->subtree_file)
 #define REC_SIZE		sizeof(struct cgroup_stat_stream_record)
 #define SUBTREE_INTERVAL_MS	100
 
@@ -2807,49 +2843,791 @@ cleanup:
 	return restore_interval(root, saved, ret);
 }
 
-#define T(x) { x, #x }
+/*
+ * memory.stat.stream and memory.stat.stream.subtree
+ */
+#define MEM_CHARGE		(64 << 20)
+#define MEM_INTERVAL_MS		100
+#define MEM_SNAP_MAX		(16 << 20)
+
+/* one memory snapshot: its KEYS record's names and its MEMORY records */
+struct mem_snap {
+	char *buf;
+	size_t len;
+	int reads;
+	const struct cgroup_stat_stream_keys *keys;
+	const char **names;		/* keys->nr_keys of them */
+	const struct cgroup_stat_stream_memory **rec;
+	size_t nr;
+};
+
+static void mem_snap_free(struct mem_snap *snap)
+{
+	free(snap->buf);
+	free(snap->names);
+	free(snap->rec);
+	memset(snap, 0, sizeof(*snap));
+}
+
+/*
+ * Reads a whole memory snapshot from @fd, @first bytes in the first read,
+ * @chunk bytes in each of the others, and checks its shape: one KEYS
+ * record for MEMORY records first, its names within it, then MEMORY
+ * records of 40 + 8 * nr_keys bytes.  Returns 0 or -1.
+ */
+static int read_mem_snap_by(int fd, struct mem_snap *snap, size_t first,
+			    size_t chunk)
+{
+	size_t off, n;
+	ssize_t ret;
+
+	mem_snap_free(snap);
+	snap->buf = malloc(MEM_SNAP_MAX);
+	if (!snap->buf)
+		return -1;
+	if (lseek(fd, 0, SEEK_SET))
+		return -1;
+	for (;;) {
+		size_t want = snap->reads ? chunk : first;
+
+		if (snap->len + want > MEM_SNAP_MAX)
+			want = MEM_SNAP_MAX - snap->len;
+		ret = read(fd, snap->buf + snap->len, want);
+		if (ret < 0) {
+			ksft_print_msg("read: %s\n", strerror(errno));
+			return -1;
+		}
+		if (!ret)
+			break;
+		snap->len += ret;
+		snap->reads++;
+		if (snap->len == MEM_SNAP_MAX) {
+			ksft_print_msg("snapshot over %d bytes\n", MEM_SNAP_MAX);
+			return -1;
+		}
+	}
+
+	snap->keys = (void *)snap->buf;
+	if (snap->len < sizeof(*snap->keys) ||
+	    snap->keys->type != CGROUP_STAT_STREAM_RECORD_KEYS ||
+	    snap->keys->for_type != CGROUP_STAT_STREAM_RECORD_MEMORY ||
+	    snap->keys->size % 8 || snap->keys->size > snap->len ||
+	    snap->keys->flags || snap->keys->reserved || !snap->keys->nr_keys) {
+		ksft_print_msg("no KEYS record for MEMORY first (%zu bytes)\n",
+			       snap->len);
+		return -1;
+	}
+	snap->names = calloc(snap->keys->nr_keys, sizeof(*snap->names));
+	if (!snap->names)
+		return -1;
+	off = offsetof(struct cgroup_stat_stream_keys, names);
+	for (n = 0; n < snap->keys->nr_keys; n++) {
+		const char *name = snap->buf + off;
+		size_t len = strnlen(name, snap->keys->size - off);
+
+		if (off + len >= snap->keys->size || !len) {
+			ksft_print_msg("KEYS: name %zu runs past the record\n", n);
+			return -1;
+		}
+		snap->names[n] = name;
+		off += len + 1;
+	}
+	for (; off < snap->keys->size; off++) {
+		if (snap->buf[off]) {
+			ksft_print_msg("KEYS: padding is not zero\n");
+			return -1;
+		}
+	}
+
+	snap->rec = calloc(snap->len / 40 + 1, sizeof(*snap->rec));
+	if (!snap->rec)
+		return -1;
+	for (off = snap->keys->size; off < snap->len; off += snap->rec[snap->nr++]->hdr.size) {
+		const struct cgroup_stat_stream_memory *r = (void *)(snap->buf + off);
+
+		if (off + sizeof(r->hdr) > snap->len ||
+		    r->hdr.type != CGROUP_STAT_STREAM_RECORD_MEMORY ||
+		    r->hdr.size != sizeof(r->hdr) + 8 * snap->keys->nr_keys ||
+		    off + r->hdr.size > snap->len) {
+			ksft_print_msg("record at %zu: type %u size %u, want %u %zu\n",
+				       off, r->hdr.type, r->hdr.size,
+				       CGROUP_STAT_STREAM_RECORD_MEMORY,
+				       sizeof(r->hdr) + 8 * snap->keys->nr_keys);
+			return -1;
+		}
+		snap->rec[snap->nr] = r;
+	}
+	return 0;
+}
+
+static int read_mem_snap(int fd, struct mem_snap *snap, size_t chunk)
+{
+	return read_mem_snap_by(fd, snap, chunk, chunk);
+}
+
+static int mem_key_index(const struct mem_snap *snap, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < snap->keys->nr_keys; i++)
+		if (!strcmp(snap->names[i], name))
+			return i;
+	return -1;
+}
+
+static const struct cgroup_stat_stream_memory *
+mem_record(const struct mem_snap *snap, unsigned long long id)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr; i++)
+		if (snap->rec[i]->hdr.cgroup_id == id)
+			return snap->rec[i];
+	return NULL;
+}
+
+/* the keys of flat-keyed @buf, each followed by '\n', into @out */
+static void flat_keys(const char *buf, char *out, size_t len)
+{
+	const char *pos = buf;
+	size_t used = 0;
+	char key[128];
+
+	*out = '\0';
+	while (next_key(&pos, key, sizeof(key)) && used + strlen(key) + 2 < len)
+		used += sprintf(out + used, "%s\n", key);
+}
+
+static int enable_memory(const char *cgroup)
+{
+	if (cg_write(cgroup, "cgroup.subtree_control", "+memory")) {
+		ksft_print_msg("can't enable memory in %s\n", cgroup);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The KEYS record names memory.stat's keys in its order, then "current",
+ * "swap.current" where memory.swap.current exists, and "events." + each
+ * key of memory.events; memory.stat.stream prints memory.stat's keys.
+ */
+static int test_memory_stream_keys(const char *root)
+{
+	char stat[BUF_SIZE], events[BUF_SIZE], text[BUF_SIZE];
+	char want[BUF_SIZE], got[BUF_SIZE], key[128];
+	struct mem_snap snap = {};
+	int ret = KSFT_FAIL;
+	const char *pos;
+	size_t used = 0, i;
+	int fd = -1;
+	char *cg;
+
+	cg = cg_name(root, "memory_stream_keys");
+	if (!cg || cg_create(cg))
+		goto cleanup;
+	if (cg_read(cg, "memory.stat", stat, sizeof(stat)) ||
+	    cg_read(cg, "memory.events", events, sizeof(events)))
+		goto cleanup;
+
+	pos = stat;
+	while (next_key(&pos, key, sizeof(key)))
+		used += snprintf(want + used, sizeof(want) - used, "%s\n", key);
+	used += snprintf(want + used, sizeof(want) - used, "current\n");
+	if (cg_read(cg, "memory.swap.current", text, sizeof(text)) == 0)
+		used += snprintf(want + used, sizeof(want) - used,
+				 "swap.current\n");
+	pos = events;
+	while (next_key(&pos, key, sizeof(key)))
+		used += snprintf(want + used, sizeof(want) - used,
+				 "events.%s\n", key);
+
+	fd = open_subtree(cg);
+	if (fd < 0 || read_mem_snap(fd, &snap, 1 << 20))
+		goto cleanup;
+	used = 0;
+	for (i = 0; i < snap.keys->nr_keys; i++)
+		used += snprintf(got + used, sizeof(got) - used, "%s\n",
+				 snap.names[i]);
+	if (strcmp(want, got)) {
+		ksft_print_msg("KEYS names:\n%swant:\n%s", got, want);
+		goto cleanup;
+	}
+	if (snap.nr != 1) {
+		ksft_print_msg("%zu MEMORY records for a leaf, want 1\n", snap.nr);
+		goto cleanup;
+	}
+
+	/* the text: memory.stat's keys, then the flush keys */
+	if (cg_read(cg, STREAM_FILE, text, sizeof(text)))
+		goto cleanup;
+	flat_keys(stat, want, sizeof(want));
+	used = strlen(want);
+	snprintf(want + used, sizeof(want) - used, "%s\n%s\n%s\n",
+		 CGROUP_STAT_STREAM_KEY_SEQ, CGROUP_STAT_STREAM_KEY_TIME,
+		 CGROUP_STAT_STREAM_KEY_MISSED);
+	flat_keys(text, got, sizeof(got));
+	if (strcmp(want, got)) {
+		ksft_print_msg("memory.stat.stream keys:\n%swant:\n%s", got, want);
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	mem_snap_free(&snap);
+	cg_destroy(cg);
+	free(cg);
+	return ret;
+}
+
+/* maps and touches MEM_CHARGE bytes, then sleeps until killed */
+static int hold_memory(const char *cgroup, void *arg)
+{
+	char *p = malloc(MEM_CHARGE);
+	size_t i;
+
+	if (!p)
+		return 1;
+	for (i = 0; i < MEM_CHARGE; i += 4096)
+		p[i] = 1;
+	for (;;)
+		pause();
+	return 0;
+}
+
+static bool near(long long got, long long want)
+{
+	return got >= want - want / 20 && got <= want + want / 5;
+}
+
+/*
+ * A process holding 64 MiB shows in anon, within a few %, of the text and
+ * the record, without the reader flushing; both say the same for the same
+ * flush.
+ */
+static int test_memory_stream_values(const char *root)
+{
+	char text[BUF_SIZE];
+	struct mem_snap snap = {};
+	const struct cgroup_stat_stream_memory *rec = NULL;
+	struct stream_sample s;
+	int ret = KSFT_FAIL;
+	int sfd = -1, tfd = -1, i, k, tries;
+	long long anon = -1;
+	pid_t pid = -1;
+	long saved;
+	char *cg;
+
+	saved = get_interval(root);
+	cg = cg_name(root, "memory_stream_values");
+	if (!cg || cg_create(cg))
+		goto cleanup;
+	pid = cg_run_nowait(cg, hold_memory, NULL);
+	if (pid < 0)
+		goto cleanup;
+	sfd = open_stream(cg);
+	tfd = open_subtree(cg);
+	if (sfd < 0 || tfd < 0 || set_interval(root, MEM_INTERVAL_MS))
+		goto cleanup;
+
+	/* the charge shows after a flush of the stream's own */
+	for (tries = 0; tries < 50; tries++) {
+		if (wait_sample(sfd, WAIT_MS, &s) ||
+		    read_stream(sfd, text, sizeof(text)) < 0)
+			goto cleanup;
+		anon = stat_key(text, "anon");
+		if (near(anon, MEM_CHARGE))
+			break;
+	}
+	if (!near(anon, MEM_CHARGE)) {
+		ksft_print_msg("memory.stat.stream anon %lld, want about %d\n",
+			       anon, MEM_CHARGE);
+		goto cleanup;
+	}
+
+	/* text and record of the same flush: the same memory.stat values */
+	for (tries = 0; tries < 10; tries++) {
+		if (wait_readable(tfd, WAIT_MS) != 1 ||
+		    read_mem_snap(tfd, &snap, 1 << 20) ||
+		    read_stream(sfd, text, sizeof(text)) < 0)
+			goto cleanup;
+		rec = mem_record(&snap, dir_ino(cg));
+		if (!rec || mem_key_index(&snap, "anon") < 0 ||
+		    mem_key_index(&snap, "current") < 0) {
+			ksft_print_msg("no record, or no anon or current in it\n");
+			goto cleanup;
+		}
+		if (stat_key(text, CGROUP_STAT_STREAM_KEY_SEQ) ==
+		    (long long)rec->hdr.flush_seq)
+			break;
+	}
+	if (stat_key(text, CGROUP_STAT_STREAM_KEY_SEQ) !=
+	    (long long)rec->hdr.flush_seq) {
+		ksft_print_msg("no text and record of one flush in %d tries\n",
+			       tries);
+		goto cleanup;
+	}
+	if (stat_key(text, CGROUP_STAT_STREAM_KEY_TIME) !=
+	    (long long)rec->hdr.flush_time_usec) {
+		ksft_print_msg("flush_time_usec differs between text and record\n");
+		goto cleanup;
+	}
+	k = mem_key_index(&snap, "current");
+	for (i = 0; i < k; i++) {
+		if (stat_key(text, snap.names[i]) != (long long)rec->values[i]) {
+			ksft_print_msg("%s: text %lld, record %llu (flush %llu)\n",
+				       snap.names[i], stat_key(text, snap.names[i]),
+				       (unsigned long long)rec->values[i],
+				       (unsigned long long)rec->hdr.flush_seq);
+			goto cleanup;
+		}
+	}
+	i = mem_key_index(&snap, "anon");
+	if (!near(rec->values[i], MEM_CHARGE) ||
+	    !near(rec->values[k], MEM_CHARGE)) {
+		ksft_print_msg("record: anon %llu current %llu, want about %d\n",
+			       (unsigned long long)rec->values[i],
+			       (unsigned long long)rec->values[k], MEM_CHARGE);
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (tfd >= 0)
+		close(tfd);
+	mem_snap_free(&snap);
+	cg_destroy(cg);
+	free(cg);
+	return restore_interval(root, saved, ret);
+}
+
+static long long stream_seq(const char *cgroup, const char *file)
+{
+	char buf[BUF_SIZE];
+
+	if (cg_read(cgroup, file, buf, sizeof(buf)))
+		return -1;
+	return stat_key(buf, CGROUP_STAT_STREAM_KEY_SEQ);
+}
+
+/*
+ * The cpu and memory flushers are independent: each sequence advances
+ * with its own interval only.
+ */
+static int test_memory_stream_independent(const char *root)
+{
+	const struct stream_ctl *ctls[] = { &ctl_cpu, &ctl_memory };
+	long saved[2];
+	int fds[2] = { -1, -1 };
+	int ret = KSFT_FAIL;
+	int on, i;
+
+	for (i = 0; i < 2; i++) {
+		ctl = ctls[i];
+		saved[i] = get_interval(root);
+		fds[i] = open_stream(root);
+		if (fds[i] < 0 || set_interval(root, 0))
+			goto cleanup;
+	}
+	for (on = 0; on < 2; on++) {
+		long long before[2], after[2];
+
+		ctl = ctls[on];
+		if (set_interval(root, MEM_INTERVAL_MS))
+			goto cleanup;
+		for (i = 0; i < 2; i++)
+			before[i] = stream_seq(root, ctls[i]->stream_file);
+		usleep(10 * MEM_INTERVAL_MS * 1000);
+		for (i = 0; i < 2; i++)
+			after[i] = stream_seq(root, ctls[i]->stream_file);
+		if (set_interval(root, 0))
+			goto cleanup;
+		if (after[on] <= before[on] || after[!on] != before[!on]) {
+			ksft_print_msg("%s on: cpu seq %lld -> %lld, memory seq %lld -> %lld\n",
+				       ctls[on]->name, before[0], after[0],
+				       before[1], after[1]);
+			goto cleanup;
+		}
+	}
+	ret = KSFT_PASS;
+cleanup:
+	for (i = 0; i < 2; i++) {
+		ctl = ctls[i];
+		if (fds[i] >= 0)
+			close(fds[i]);
+		ret = restore_interval(root, saved[i], ret);
+	}
+	ctl = &ctl_memory;
+	return ret;
+}
+
+/* records of @snap in pre-order from @top, ids those of the directories */
+static int check_mem_walk(const struct mem_snap *snap, const char *top,
+			  size_t want)
+{
+	struct subtree_snap ids = {};
+	size_t i;
+	int ret = -1;
+
+	if (snap->nr != want) {
+		ksft_print_msg("%zu records, want %zu\n", snap->nr, want);
+		return -1;
+	}
+	/* as cpu records, for the checks of the ids */
+	if (snap_alloc(&ids, snap->nr))
+		return -1;
+	ids.nr = snap->nr;
+	for (i = 0; i < snap->nr; i++) {
+		ids.rec[i].size = sizeof(ids.rec[i]);
+		ids.rec[i].type = CGROUP_STAT_STREAM_RECORD_CPU;
+		ids.rec[i].cgroup_id = snap->rec[i]->hdr.cgroup_id;
+		ids.rec[i].parent_id = snap->rec[i]->hdr.parent_id;
+	}
+	if (!check_preorder(&ids, top) && !check_ids_match_dirs(&ids, top))
+		ret = 0;
+	free(ids.rec);
+	return ret;
+}
+
+static int read_mem_as_nobody(void *arg)
+{
+	struct mem_snap snap = {};
+	int fd, ret;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return 2;
+	fd = open((char *)arg, O_RDONLY);
+	if (fd < 0)
+		return 3;
+	ret = read_mem_snap(fd, &snap, 1 << 20) || snap.nr != 4 ? 4 : 0;
+	close(fd);
+	mem_snap_free(&snap);
+	return ret;
+}
+
+/*
+ * Layout: KEYS first, then one record per cgroup with memory.stat, in
+ * pre-order; whole records per read; small buffers EINVAL; resume across
+ * removal; an unprivileged reader.
+ */
+static int test_memory_stream_subtree(const char *root)
+{
+	struct mem_snap big = {}, small = {};
+	char path[PATH_MAX + 64], buf[4096];
+	size_t keys_size, rec_size, i;
+	unsigned long long ids[5];
+	int ret = KSFT_FAIL;
+	int fd = -1, err;
+	char *top, *sub;
+	ssize_t len;
+
+	top = cg_name(root, "memory_stream_subtree");
+	if (!top || cg_create(top) || enable_memory(top) ||
+	    make_tree(top, 30, 5))
+		goto cleanup;
+	for (i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/c%zu", top, i);
+		if (enable_memory(path))
+			goto cleanup;
+	}
+	fd = open_subtree(top);
+	if (fd < 0 || read_mem_snap(fd, &big, 1 << 20))
+		goto cleanup;
+	if (big.reads != 1 || check_mem_walk(&big, top, 31))
+		goto cleanup;
+
+	/* record by record: the same walk */
+	keys_size = big.keys->size;
+	rec_size = big.rec[0]->hdr.size;
+	if (read_mem_snap_by(fd, &small, keys_size, rec_size) ||
+	    small.nr != big.nr || small.reads != (int)big.nr + 1) {
+		ksft_print_msg("record-sized reads: %zu records\n", small.nr);
+		goto cleanup;
+	}
+	for (i = 0; i < big.nr; i++)
+		if (small.rec[i]->hdr.cgroup_id != big.rec[i]->hdr.cgroup_id)
+			goto cleanup;
+
+	/* too small for KEYS, then for a record: EINVAL */
+	if (pread(fd, buf, keys_size - 1, 0) != -1 || errno != EINVAL) {
+		ksft_print_msg("buffer below the KEYS record: not EINVAL\n");
+		goto cleanup;
+	}
+	if (pread(fd, buf, keys_size, 0) != (ssize_t)keys_size ||
+	    pread(fd, buf, rec_size - 1, keys_size) != -1 || errno != EINVAL) {
+		ksft_print_msg("buffer below a MEMORY record: not EINVAL\n");
+		goto cleanup;
+	}
+
+	/* a cgroup without memory.stat has no record */
+	sub = cg_name(top, "c0/c7");
+	if (!sub || access(sub, F_OK))
+		goto cleanup;
+	snprintf(path, sizeof(path), "%s/nomem", sub);
+	if (mkdir(path, 0755))
+		goto cleanup;
+	snprintf(path, sizeof(path), "%s/nomem/memory.stat", sub);
+	free(sub);
+	if (!access(path, F_OK) || read_mem_snap(fd, &big, 1 << 20) ||
+	    big.nr != 31) {
+		ksft_print_msg("with a cgroup lacking memory.stat: %zu records\n",
+			       big.nr);
+		goto cleanup;
+	}
+
+	/* resume: the cgroups the last read ended at and after removed */
+	destroy_tree(top);
+	if (cg_create(top) || enable_memory(top))
+		goto cleanup;
+	for (i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/c%zu", top, i);
+		if (mkdir(path, 0755))
+			goto cleanup;
+		ids[i] = dir_ino(path);
+	}
+	len = pread(fd, buf, keys_size + 2 * rec_size, 0);
+	if (len != (ssize_t)(keys_size + 2 * rec_size)) {
+		ksft_print_msg("KEYS, @top and c0: %zd bytes\n", len);
+		goto cleanup;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/c%zu", top, i);
+		if (rmdir(path))
+			goto cleanup;
+	}
+	len = pread(fd, buf, sizeof(buf), keys_size + 2 * rec_size);
+	if (len != (ssize_t)(3 * rec_size)) {
+		ksft_print_msg("after removing c0 and c1: %zd bytes\n", len);
+		goto cleanup;
+	}
+	for (i = 0; i < 3; i++) {
+		const struct cgroup_stat_stream_header *h =
+			(void *)(buf + i * rec_size);
+
+		if (h->cgroup_id != ids[i + 2]) {
+			ksft_print_msg("resumed record %zu: not c%zu\n", i, i + 2);
+			goto cleanup;
+		}
+	}
+
+	/* an unprivileged reader */
+	snprintf(path, sizeof(path), "%s/%s", top, SUBTREE_FILE);
+	err = run_timed(read_mem_as_nobody, path, WAIT_MS);
+	if (err) {
+		ksft_print_msg("unprivileged read of %s: step %d failed\n",
+			       path, err);
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	mem_snap_free(&big);
+	mem_snap_free(&small);
+	destroy_tree(top);
+	free(top);
+	return ret;
+}
+
+/*
+ * Disabling the memory controller above an open, polled memory file
+ * removes the file: the poller wakes with POLLERR, reads fail with ENODEV,
+ * with streaming off (no flush to wake it).
+ */
+static int test_memory_stream_disable(const char *root)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int ret = KSFT_FAIL;
+	char *parent, *child = NULL;
+	char buf[BUF_SIZE];
+	long saved;
+	pid_t pid = -1;
+
+	saved = get_interval(root);
+	parent = cg_name(root, "memory_stream_disable");
+	if (!parent || cg_create(parent) || enable_memory(parent) ||
+	    set_interval(root, 0))
+		goto cleanup;
+	child = cg_name(parent, "child");
+	if (!child || cg_create(child))
+		goto cleanup;
+	pfd.fd = open_stream(child);
+	if (pfd.fd < 0 || read_stream(pfd.fd, buf, sizeof(buf)) < 0)
+		goto cleanup;
+	pid = run_nowait(poller_process, &pfd.fd);
+	if (pid < 0 || !wait_sleeping(pid, WAIT_MS))
+		goto cleanup;
+	if (cg_write(parent, "cgroup.subtree_control", "-memory")) {
+		ksft_print_msg("can't disable memory in %s\n", parent);
+		goto cleanup;
+	}
+	if (wait_child(pid, WAIT_MS)) {
+		ksft_print_msg("the poller did not wake with POLLERR\n");
+		goto cleanup;
+	}
+	pid = -1;
+	if (pread(pfd.fd, buf, sizeof(buf), 0) != -1 || errno != ENODEV) {
+		ksft_print_msg("read after disabling memory: not ENODEV\n");
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (pfd.fd > 0)
+		close(pfd.fd);
+	cg_destroy(child);
+	cg_destroy(parent);
+	free(child);
+	free(parent);
+	return restore_interval(root, saved, ret);
+}
+
+/* @n cgroups, all with memory.stat, in one read */
+static int memory_stream_many(const char *root, int n)
+{
+	struct mem_snap snap = {};
+	char path[PATH_MAX];
+	int ret = KSFT_FAIL;
+	long long start;
+	int fd = -1, j;
+	char *top;
+
+	top = cg_name(root, "memory_stream_many");
+	if (!top || cg_create(top) || enable_memory(top))
+		goto cleanup;
+	start = now_usec();
+	if (make_tree(top, n, 100))
+		goto cleanup;
+	/* make_tree() puts the cgroups past the first 100 below c0, c1, ... */
+	for (j = 0; j < n / 100 - 1 && j < 100; j++) {
+		snprintf(path, sizeof(path), "%s/c%d", top, j);
+		if (enable_memory(path))
+			goto cleanup;
+	}
+	ksft_print_msg("%d memory cgroups made in %lld ms\n", n,
+		       (now_usec() - start) / 1000);
+	fd = open_subtree(top);
+	if (fd < 0)
+		goto cleanup;
+	start = now_usec();
+	if (read_mem_snap(fd, &snap, MEM_SNAP_MAX))
+		goto cleanup;
+	ksft_print_msg("KEYS + %zu records (%zu bytes each) in %d read(s), %lld us\n",
+		       snap.nr, (size_t)snap.rec[0]->hdr.size, snap.reads,
+		       now_usec() - start);
+	if (snap.reads != 1 || check_mem_walk(&snap, top, n + 1))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	mem_snap_free(&snap);
+	destroy_tree(top);
+	free(top);
+	return ret;
+}
+
+static int test_memory_stream_subtree_many(const char *root)
+{
+	return memory_stream_many(root, 1000);
+}
+
+/* run when named: removing 10,000 memory cgroups takes minutes under TCG */
+static int test_memory_stream_subtree_10k(const char *root)
+{
+	return memory_stream_many(root, 10000);
+}
+
+/* which controllers' streams a test is about */
+#define CTL_CPU		0x01
+#define CTL_MEMORY	0x02
+#define CTL_ALL		(CTL_CPU | CTL_MEMORY)
+/* run only when named on the command line */
+#define CTL_NAMED	0x80
+
+#define T(x, ctls) { x, #x, ctls }
 struct stat_stream_test {
 	int (*fn)(const char *root);
 	const char *name;
+	unsigned int ctls;
 } tests[] = {
-	T(test_stat_stream_interval),
-	T(test_stat_stream_poll),
-	T(test_stat_stream_idle),
-	T(test_stat_stream_values),
-	T(test_stat_stream_reads),
-	T(test_stat_stream_rmdir),
-	T(test_stat_stream_rmdir_race),
-	T(test_stat_stream_stress),
-	T(test_stat_stream_new_cgroup),
-	T(test_stat_stream_rmdir_unrelated),
-	T(test_stat_stream_stop_fresh),
-	T(test_stat_stream_publish_window),
-	T(test_stat_stream_subtree_layout),
-	T(test_stat_stream_subtree_values),
-	T(test_stat_stream_subtree_many),
-	T(test_stat_stream_subtree_churn),
-	T(test_stat_stream_subtree_resume),
-	T(test_stat_stream_subtree_rmdir),
-	T(test_stat_stream_subtree_rmdir_race),
-	T(test_stat_stream_subtree_stop),
+	T(test_stat_stream_interval, CTL_ALL),
+	T(test_stat_stream_poll, CTL_ALL),
+	T(test_stat_stream_idle, CTL_ALL),
+	T(test_stat_stream_values, CTL_CPU),
+	T(test_stat_stream_reads, CTL_CPU),
+	T(test_stat_stream_rmdir, CTL_ALL),
+	T(test_stat_stream_rmdir_race, CTL_ALL),
+	T(test_stat_stream_stress, CTL_CPU),
+	T(test_stat_stream_new_cgroup, CTL_CPU),
+	T(test_stat_stream_rmdir_unrelated, CTL_ALL),
+	T(test_stat_stream_stop_fresh, CTL_ALL),
+	T(test_stat_stream_publish_window, CTL_CPU),
+	T(test_stat_stream_subtree_layout, CTL_CPU),
+	T(test_stat_stream_subtree_values, CTL_CPU),
+	T(test_stat_stream_subtree_many, CTL_CPU),
+	T(test_stat_stream_subtree_churn, CTL_CPU),
+	T(test_stat_stream_subtree_resume, CTL_CPU),
+	T(test_stat_stream_subtree_rmdir, CTL_CPU),
+	T(test_stat_stream_subtree_rmdir_race, CTL_ALL),
+	T(test_stat_stream_subtree_stop, CTL_CPU),
+	T(test_memory_stream_keys, CTL_MEMORY),
+	T(test_memory_stream_values, CTL_MEMORY),
+	T(test_memory_stream_independent, CTL_MEMORY),
+	T(test_memory_stream_subtree, CTL_MEMORY),
+	T(test_memory_stream_disable, CTL_MEMORY),
+	T(test_memory_stream_subtree_many, CTL_MEMORY),
+	T(test_memory_stream_subtree_10k, CTL_MEMORY | CTL_NAMED),
 };
 
 #undef T
 
-static bool wanted(const char *name, int argc, char *argv[])
+static bool wanted(const struct stat_stream_test *t, const char *name,
+		   int argc, char *argv[])
 {
 	int i;
 
+	if (argc < 2)
+		return !(t->ctls & CTL_NAMED);
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], name))
 			return true;
 	return false;
 }
 
+/*
+ * The memory runs need the memory stream and the memory controller in the
+ * root's children: Returns NULL, or why they are skipped.
+ */
+static const char *memory_unavailable(const char *root)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", root, ctl_memory.interval_file);
+	if (access(path, F_OK))
+		return "no memory.stat.stream support";
+	if (!has_word(root, "cgroup.subtree_control", "memory") &&
+	    cg_write(root, "cgroup.subtree_control", "+memory"))
+		return "the memory controller can't be enabled";
+	return NULL;
+}
+
 int main(int argc, char *argv[])
 {
-	char root[PATH_MAX], path[PATH_MAX + 64];
-	int i;
+	const struct stream_ctl *ctls[] = { &ctl_cpu, &ctl_memory };
+	char root[PATH_MAX], path[PATH_MAX + 64], name[128];
+	const char *skip = NULL;
+	int planned = 0;
+	size_t c, i;
 
 	ksft_print_header();
 
@@ -2857,25 +3635,49 @@ int main(int argc, char *argv[])
 		ksft_exit_skip("needs root\n");
 	if (cg_find_unified_root(root, sizeof(root), NULL))
 		ksft_exit_skip("cgroup v2 isn't mounted\n");
-	snprintf(path, sizeof(path), "%s/%s", root, INTERVAL_FILE);
+	snprintf(path, sizeof(path), "%s/%s", root, ctl_cpu.interval_file);
 	if (access(path, F_OK))
 		ksft_exit_skip("%s/%s is missing: no cpu.stat.stream support\n",
-			       root, INTERVAL_FILE);
+			       root, ctl_cpu.interval_file);
 
-	ksft_set_plan(argc > 1 ? argc - 1 : ARRAY_SIZE(tests));
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		if (argc > 1 && !wanted(tests[i].name, argc, argv))
-			continue;
-		switch (tests[i].fn(root)) {
-		case KSFT_PASS:
-			ksft_test_result_pass("%s\n", tests[i].name);
-			break;
-		case KSFT_SKIP:
-			ksft_test_result_skip("%s\n", tests[i].name);
-			break;
-		default:
-			ksft_test_result_fail("%s\n", tests[i].name);
-			break;
+	for (c = 0; c < ARRAY_SIZE(ctls); c++) {
+		for (i = 0; i < ARRAY_SIZE(tests); i++) {
+			snprintf(name, sizeof(name), "%s%s%s",
+				 c ? ctls[c]->name : "", c ? ":" : "",
+				 tests[i].name);
+			if (((tests[i].ctls >> c) & 1) && wanted(&tests[i], name, argc, argv))
+				planned++;
+		}
+	}
+	ksft_set_plan(planned);
+
+	for (c = 0; c < ARRAY_SIZE(ctls); c++) {
+		ctl = ctls[c];
+		if (ctl == &ctl_memory)
+			skip = memory_unavailable(root);
+		for (i = 0; i < ARRAY_SIZE(tests); i++) {
+			snprintf(name, sizeof(name), "%s%s%s",
+				 c ? ctl->name : "", c ? ":" : "",
+				 tests[i].name);
+			if (!((tests[i].ctls >> c) & 1) ||
+			    !wanted(&tests[i], name, argc, argv))
+				continue;
+			if (skip) {
+				ksft_test_result_skip("%s: %s\n", name, skip);
+				continue;
+			}
+			switch (tests[i].fn(root)) {
+			case KSFT_PASS:
+				ksft_test_result_pass("%s\n", name);
+				break;
+			case KSFT_SKIP:
+				ksft_test_result_skip("%s\n", name);
+				break;
+			default:
+				ksft_test_result_fail("%s\n", name);
+				break;
+			}
+			ctl = ctls[c];
 		}
 	}
 
