@@ -3382,6 +3382,7 @@ static int test_memory_stream_subtree(const char *root)
 	}
 
 	/* resume: the cgroups the last read ended at and after removed */
+	close(fd);
 	destroy_tree(top);
 	if (cg_create(top) || enable_memory(top))
 		goto cleanup;
@@ -3391,6 +3392,9 @@ static int test_memory_stream_subtree(const char *root)
 			goto cleanup;
 		ids[i] = dir_ino(path);
 	}
+	fd = open_subtree(top);
+	if (fd < 0)
+		goto cleanup;
 	len = pread(fd, buf, keys_size + 2 * rec_size, 0);
 	if (len != (ssize_t)(keys_size + 2 * rec_size)) {
 		ksft_print_msg("KEYS, @top and c0: %zd bytes\n", len);
