@@ -1,30 +1,48 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cgstress: randomized stress of cpu.stat.stream, cpu.stat.stream.subtree
- * and the root's cpu.stat.stream_interval, with invariants checked as it
- * goes.  Runs, concurrently, for --seconds:
+ * and the root's cpu.stat.stream_interval, and of their memory
+ * counterparts (memory.stat.stream, memory.stat.stream.subtree,
+ * memory.stat.stream_interval) while memory is charged and uncharged in
+ * the cgroups it churns, with invariants checked as it goes.  Runs,
+ * concurrently, for --seconds:
  *
  *   churn (3 threads)  nested mkdir / rmdir of small random trees under a
- *                      private subtree, +cpu in some subtree_control, cpu.max
- *                      on some; every rmdir timed
- *   migrator           moves 4 CPU-burning child processes between leaves
+ *                      private subtree, +cpu and +memory in some
+ *                      subtree_control, cpu.max on some; every rmdir timed
+ *   migrator           moves 4 CPU-burning child processes between leaves;
+ *                      they also mmap, touch, partly drop and munmap up to
+ *                      8 MiB of anonymous memory and fill and close memfds
+ *                      of up to 2 MiB (at most 40 MiB in all), so pages are
+ *                      charged in one cgroup and uncharged after a move, or
+ *                      after their cgroup was removed
  *   poll (2), epoll, io_uring readers
  *                      keep ~10 stream and subtree files each open on random
- *                      cgroups (removed ones too), replace them, wait for
- *                      flushes (POLLIN|POLLPRI; epoll level and edge
- *                      triggered; io_uring one-shot and multishot) and read
- *                      with small and large buffers
- *   walker             reads subtree snapshots without waiting, in pieces
- *                      from one record to 1 MiB, bad sizes and offsets too
+ *                      cgroups (removed ones too), cpu and memory ones,
+ *                      replace them, wait for flushes (POLLIN|POLLPRI; epoll
+ *                      level and edge triggered; io_uring one-shot and
+ *                      multishot) and read with small and large buffers
+ *   walker             reads cpu and memory subtree snapshots without
+ *                      waiting, in pieces from one record to 1 MiB, bad
+ *                      sizes and offsets too
  *   quick              open/read/close of stream, subtree and classic
- *                      cpu.stat files, opens closed unread
- *   interval           writes valid intervals (the minimum 10 ms often),
- *                      invalid ones and 0 (streaming stops for a moment)
- *   monitor            the root's cpu.stat.stream, read at every flush: the
- *                      timeline the wake-up checks compare against
+ *                      cpu.stat and memory.stat files (each of which flushes
+ *                      on its own path), opens closed unread
+ *   interval, memory interval
+ *                      each writes valid intervals (the minimum 10 ms
+ *                      often), invalid ones and 0 (streaming stops for a
+ *                      moment) to its own knob, independently of the other
+ *   monitor, memory monitor
+ *                      the root's cpu.stat.stream and memory.stat.stream,
+ *                      read at every flush of their stream: the timelines
+ *                      the wake-up checks of each kind of file compare
+ *                      against
  *
- * Invariants (each violation prints a FAIL line; the run fails):
- *   - flush_seq, and usage/user/system/nice, never go back for one open file
+ * Invariants (each violation prints a FAIL line; the run fails), for the
+ * cpu and the memory files alike, each against its own stream's flushes,
+ * stops and interval:
+ *   - flush_seq never goes back for one open file, nor do usage/user/
+ *     system/nice (cpu), pgfault and the sum of the events.* (memory)
  *     (subtree: per cgroup within one open file);
  *   - no read, poll or open error except ENODEV / EPOLLERR / ENOENT once the
  *     cgroup's rmdir has started (and then: EPOLLERR with ENODEV reads; an
@@ -38,19 +56,33 @@
  *   - EPOLLPRI only after streaming was stopped (interval 0), and a poller
  *     sleeping through a completed flush, a stop or its cgroup's removal
  *     for more than a second is a missed wake-up;
+ *   - while a stream is stopped its flush_seq stays put (one cycle that
+ *     was under way may still complete): the other stream's flushes are
+ *     not its own;
  *   - subtree snapshots: the opened cgroup first with parent_id 0, every
  *     other record's parent before it, no cgroup twice, the cgroups that
  *     live through the whole run present, bandwidth flag where the cpu
- *     controller is on;
+ *     controller is on (cpu); a KEYS record first, well formed (flags,
+ *     for_type, padding), naming memory.stat's keys in its order, then
+ *     "current", then only MEMORY records of 40 + 8 * nr_keys bytes, none
+ *     for a cgroup without the memory controller (memory); every read
+ *     returns whole records, a buffer smaller than the next record (or the
+ *     KEYS record) and an offset inside one fail with EINVAL;
+ *   - memory.stat.stream: memory.stat's keys in its order, then flush_seq,
+ *     flush_time_usec and flush_missed;
  *   - interval writes: valid values read back, invalid ones -EINVAL with
  *     the old value kept.
  *
  * usage: cgstress [--seconds N] [--seed S] [--max-failures N] [--no-zero-interval]
+ *                 [--no-memory] [--help]
  *        (--no-zero-interval: streaming is never stopped, to look past a
- *        failure that stops cause)
+ *        failure that stops cause; --no-memory: the cpu stream only, as
+ *        before the memory stream)
  * Exit: 0 pass, 1 fail, 77 skip (not root, no cgroup2, no cpu.stat.stream).
+ * A kernel without memory.stat.stream, or a root where the memory
+ * controller cannot be enabled, runs the cpu part only (with a message).
  * Everything runs under <cgroup2>/cgstress.<pid>, removed at the end (also
- * after a failure or SIGINT/SIGTERM); the interval and the root's
+ * after a failure or SIGINT/SIGTERM); the intervals and the root's
  * subtree_control are restored.
  */
 #define _GNU_SOURCE
@@ -70,6 +102,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -91,6 +124,18 @@
 #define BIG_BUF			(1 << 20)
 #define MAX_STOPS		100000
 
+/* the memory stream's files, beside common.h's cpu ones */
+#define MEM_INTERVAL_FILE	"memory.stat.stream_interval"
+#define MEM_STREAM_FILE		"memory.stat.stream"
+#define MEM_SUBTREE_FILE	"memory.stat.stream.subtree"
+/* a read of memory.stat.stream: its text is about 2 KB */
+#define MEM_TEXT_MAX		16384
+/* memory.stat's keys, "key\n" each, as read at the start */
+#define MEM_KEYS_MAX		8192
+/* what one migrant holds at most: anonymous memory and a memfd's pages */
+#define MIGRANT_ANON_MAX_MB	8
+#define MIGRANT_MEMFD_MAX_MB	2
+
 /* ------------------------------------------------------------------ */
 /* counters, failures                                                   */
 
@@ -106,7 +151,20 @@
 	X(interval_valid) X(interval_min) X(interval_zero) X(interval_invalid) \
 	X(interval_empty)						\
 	X(cpustat_reads) X(quick_opens) X(quick_unread_closes) X(interval_reads) \
-	X(flushes_seen) X(throttled_cgroups_seen)
+	X(flushes_seen) X(throttled_cgroups_seen) X(interval_stop_checks)	\
+	X(subtree_control_memory)					\
+	X(mem_stream_opens) X(mem_subtree_opens)			\
+	X(mem_stream_reads_large) X(mem_stream_reads_small)		\
+	X(mem_subtree_snapshots) X(mem_subtree_records)			\
+	X(mem_subtree_small_buf_einval) X(mem_subtree_bad_offset_einval) \
+	X(mem_subtree_record_reads)					\
+	X(mem_wakes) X(mem_pri_wakes) X(mem_gone)			\
+	X(mem_interval_valid) X(mem_interval_min) X(mem_interval_zero)	\
+	X(mem_interval_invalid) X(mem_interval_empty) X(mem_interval_reads) \
+	X(mem_interval_stop_checks)					\
+	X(memstat_reads) X(mem_flushes_seen)				\
+	X(mem_maps) X(mem_touches) X(mem_dontneeds) X(mem_unmaps)	\
+	X(mem_memfd_fills) X(mem_memfd_closes) X(mem_touched_mib)
 
 enum counter {
 #define X(n) C_##n,
@@ -121,10 +179,13 @@ static const char *const counter_names[C_NR] = {
 };
 static atomic_ulong counters[C_NR];
 #define COUNT(c) atomic_fetch_add_explicit(&counters[C_##c], 1, memory_order_relaxed)
+#define COUNT_IDX(i) atomic_fetch_add_explicit(&counters[i], 1, memory_order_relaxed)
 
 static atomic_long max_rmdir_ns, max_read_ns;
 /* --no-zero-interval: never stop streaming (to look past a stop-related failure) */
 static bool zero_interval = true;
+/* the memory stream is stressed too: --no-memory, or a kernel without it, clear it */
+static bool mem_on = true;
 static atomic_long failures;
 static long max_failures = 20;
 static int64_t t_start;
@@ -185,6 +246,7 @@ struct cg {
 	bool fixed;		/* lives through the whole run */
 	bool leaf;		/* may hold processes */
 	int cpu;		/* cpu controller on: 1, off: 0, unknown: -1 */
+	bool mem;		/* memory controller on: it has memory.stat (fixed for life) */
 	bool under_top;
 };
 
@@ -198,17 +260,22 @@ struct cg_pick {
 	uint64_t id;
 	int slot;
 	int cpu;
+	bool mem;
 	bool under_top;
 };
 
-/* a random live (or being removed) cgroup; leaves only if @leaf */
-static bool pick_cg(struct rng *r, bool leaf, bool removing_too, struct cg_pick *out)
+/*
+ * A random live (or being removed) cgroup; leaves only if @leaf, ones with
+ * the memory controller only if @mem.
+ */
+static bool pick_cg(struct rng *r, bool leaf, bool removing_too, bool mem,
+		    struct cg_pick *out)
 {
 	int cand[MAX_CGS], n = 0, i;
 
 	pthread_mutex_lock(&cg_lock);
 	for (i = 0; i < MAX_CGS; i++) {
-		if (cgs[i].state == CG_FREE || (leaf && !cgs[i].leaf))
+		if (cgs[i].state == CG_FREE || (leaf && !cgs[i].leaf) || (mem && !cgs[i].mem))
 			continue;
 		if (cgs[i].state == CG_REMOVING && !removing_too)
 			continue;
@@ -220,6 +287,7 @@ static bool pick_cg(struct rng *r, bool leaf, bool removing_too, struct cg_pick 
 		out->id = cgs[i].id;
 		out->slot = i;
 		out->cpu = cgs[i].cpu;
+		out->mem = cgs[i].mem;
 		out->under_top = cgs[i].under_top;
 	}
 	pthread_mutex_unlock(&cg_lock);
@@ -330,74 +398,151 @@ static bool rm_enodev_seen(uint64_t id)
 }
 
 /* ------------------------------------------------------------------ */
-/* the monitor's timeline of flushes, and the stops of streaming         */
+/* per stream (cpu, memory): its monitor's timeline, its stops, its knob */
 
 struct mon_entry {
 	int64_t t_end;		/* the read returned then */
 	uint64_t seq_max;	/* highest flush_seq read up to then */
 };
-static struct mon_entry *mon_log;
-static size_t mon_nr, mon_cap;
-static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void mon_append(int64_t t_end, uint64_t seq)
+/*
+ * Stops: the stream's interval thread numbers each write of 0 over a
+ * running interval; entries are written before the counter that publishes
+ * them.
+ */
+struct track {
+	const char *what;		/* in messages: "interval", "memory interval" */
+	const char *interval_file;	/* the root's knob */
+	const char *stream_file;	/* what its monitor reads */
+	struct mon_entry *mon_log;
+	size_t mon_nr, mon_cap;
+	pthread_mutex_t mon_lock;
+	int64_t stop_t_start[MAX_STOPS], stop_t_done[MAX_STOPS];
+	atomic_long stops_started, stops_done;
+	/* the interval writer's counters */
+	enum counter c_valid, c_min, c_zero, c_invalid, c_empty, c_stop_checks;
+};
+
+enum { T_CPU, T_MEM, T_NR };
+static struct track tracks[T_NR] = {
+	[T_CPU] = {
+		.what = "interval", .interval_file = INTERVAL_FILE, .stream_file = STREAM_FILE,
+		.mon_lock = PTHREAD_MUTEX_INITIALIZER,
+		.c_valid = C_interval_valid, .c_min = C_interval_min, .c_zero = C_interval_zero,
+		.c_invalid = C_interval_invalid, .c_empty = C_interval_empty,
+		.c_stop_checks = C_interval_stop_checks,
+	},
+	[T_MEM] = {
+		.what = "memory interval", .interval_file = MEM_INTERVAL_FILE,
+		.stream_file = MEM_STREAM_FILE, .mon_lock = PTHREAD_MUTEX_INITIALIZER,
+		.c_valid = C_mem_interval_valid, .c_min = C_mem_interval_min,
+		.c_zero = C_mem_interval_zero, .c_invalid = C_mem_interval_invalid,
+		.c_empty = C_mem_interval_empty, .c_stop_checks = C_mem_interval_stop_checks,
+	},
+};
+
+static void mon_append(struct track *t, int64_t t_end, uint64_t seq)
 {
-	pthread_mutex_lock(&mon_lock);
-	if (mon_nr == mon_cap) {
-		mon_cap = mon_cap ? 2 * mon_cap : 4096;
-		mon_log = realloc(mon_log, mon_cap * sizeof(*mon_log));
-		if (!mon_log) {
+	pthread_mutex_lock(&t->mon_lock);
+	if (t->mon_nr == t->mon_cap) {
+		t->mon_cap = t->mon_cap ? 2 * t->mon_cap : 4096;
+		t->mon_log = realloc(t->mon_log, t->mon_cap * sizeof(*t->mon_log));
+		if (!t->mon_log) {
 			perror("realloc");
 			exit(EXIT_FAIL);
 		}
 	}
-	if (mon_nr && mon_log[mon_nr - 1].seq_max > seq)
-		seq = mon_log[mon_nr - 1].seq_max;
-	mon_log[mon_nr++] = (struct mon_entry){ t_end, seq };
-	pthread_mutex_unlock(&mon_lock);
+	if (t->mon_nr && t->mon_log[t->mon_nr - 1].seq_max > seq)
+		seq = t->mon_log[t->mon_nr - 1].seq_max;
+	t->mon_log[t->mon_nr++] = (struct mon_entry){ t_end, seq };
+	pthread_mutex_unlock(&t->mon_lock);
 }
 
 /*
- * The highest flush_seq the monitor had read by @t.  A read labels values
- * with a flush that is at most one ahead of the completed one (a cycle
- * publishes before it completes), so at least this minus one flushes had
- * completed by @t.
+ * The highest flush_seq @t's monitor had read by @when.  A read labels
+ * values with a flush that is at most one ahead of the completed one (a
+ * cycle publishes before it completes), so at least this minus one
+ * flushes had completed by @when.
  */
-static uint64_t mon_seq_by(int64_t t)
+static uint64_t mon_seq_by(struct track *t, int64_t when)
 {
 	size_t lo = 0, hi;
 	uint64_t ret = 0;
 
-	pthread_mutex_lock(&mon_lock);
-	hi = mon_nr;
+	pthread_mutex_lock(&t->mon_lock);
+	hi = t->mon_nr;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (mon_log[mid].t_end <= t)
+		if (t->mon_log[mid].t_end <= when)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo)
-		ret = mon_log[lo - 1].seq_max;
-	pthread_mutex_unlock(&mon_lock);
+		ret = t->mon_log[lo - 1].seq_max;
+	pthread_mutex_unlock(&t->mon_lock);
 	return ret;
 }
 
-/* flushes that had certainly completed by @t */
-static uint64_t completed_by(int64_t t)
+/* flushes of @t's stream that had certainly completed by @when */
+static uint64_t completed_by(struct track *t, int64_t when)
 {
-	uint64_t s = mon_seq_by(t);
+	uint64_t s = mon_seq_by(t, when);
 
 	return s ? s - 1 : 0;
 }
 
+/* the root's <ctrl>.stat.stream_interval: ms, or -errno (common.h's interval_get, any knob) */
+static long track_interval_get(const struct track *t)
+{
+	char path[PATH_MAX], buf[64], *end;
+	ssize_t n;
+	long ms;
+
+	path_join(path, sizeof(path), root, t->interval_file);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	errno = 0;
+	ms = strtol(buf, &end, 10);
+	if (errno || end == buf || strcmp(end, "\n"))
+		return -EINVAL;
+	return ms;
+}
+
+static int track_interval_set(const struct track *t, long ms)
+{
+	char path[PATH_MAX], text[32];
+
+	path_join(path, sizeof(path), root, t->interval_file);
+	snprintf(text, sizeof(text), "%ld\n", ms);
+	return write_file(path, text);
+}
+
 /*
- * Stops: the interval thread numbers each write of 0 over a running
- * interval; entries are written before the counter that publishes them.
+ * The flush_seq the root's stream file of @t prints now, through a file
+ * opened for this read only: -1 if it cannot be had (reported).
  */
-static int64_t stop_t_start[MAX_STOPS], stop_t_done[MAX_STOPS];
-static atomic_long stops_started, stops_done;
+static int64_t track_seq_now(const struct track *t, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	const char *p;
+	ssize_t n;
+
+	path_join(path, sizeof(path), root, t->stream_file);
+	n = read_file(path, buf, len);
+	if (n < 0) {
+		FAIL("read %s: %s", path, strerror(-n));
+		return -1;
+	}
+	p = strstr(buf, "\n" CGROUP_STAT_STREAM_KEY_SEQ " ");
+	if (!p) {
+		FAIL("%s: no %s: %.60s", path, CGROUP_STAT_STREAM_KEY_SEQ, buf);
+		return -1;
+	}
+	return strtoll(p + strlen(CGROUP_STAT_STREAM_KEY_SEQ) + 2, NULL, 10);
+}
 
 /* ------------------------------------------------------------------ */
 /* per-file state of the readers                                        */
@@ -405,6 +550,7 @@ static atomic_long stops_started, stops_done;
 /* last label and values of one cgroup in one open subtree file */
 struct idmap_entry {
 	uint64_t id, label, usage, user, system, nice;
+	uint64_t pgfault, events;	/* memory: pgfault, the sum of the events.* */
 	uint64_t snap;		/* the snapshot it was last seen in */
 };
 struct idmap {
@@ -445,7 +591,7 @@ static struct idmap_entry *idmap_get(struct idmap *m, uint64_t id, bool *fresh)
 	return &m->e[i];
 }
 
-enum file_kind { F_STREAM, F_SUBTREE };
+enum file_kind { F_STREAM, F_SUBTREE, F_MEM_STREAM, F_MEM_SUBTREE };
 
 /* the last events of an open file, printed when an invariant breaks */
 #define HIST 16
@@ -467,6 +613,8 @@ struct sfile {
 	uint64_t seq_last;	/* flush_seq of the last read (subtree: opened cgroup's record) */
 	uint64_t seq_max;
 	struct stream_sample last;
+	bool mem_have_last;	/* memory.stat.stream: the last read's */
+	uint64_t mem_pgfault, mem_missed;
 	struct idmap ids;	/* subtree */
 	uint64_t snaps;
 	bool gone;		/* ENODEV/EPOLLERR seen: removed */
@@ -490,7 +638,31 @@ struct reader {
 
 static const char *kind_name(enum file_kind k)
 {
-	return k == F_STREAM ? STREAM_FILE : SUBTREE_FILE;
+	switch (k) {
+	case F_STREAM: return STREAM_FILE;
+	case F_SUBTREE: return SUBTREE_FILE;
+	case F_MEM_STREAM: return MEM_STREAM_FILE;
+	default: return MEM_SUBTREE_FILE;
+	}
+}
+
+static bool kind_mem(enum file_kind k)
+{
+	return k == F_MEM_STREAM || k == F_MEM_SUBTREE;
+}
+
+/* the stream whose flushes, stops and interval @f's wake-ups follow */
+static struct track *file_track(const struct sfile *f)
+{
+	return &tracks[kind_mem(f->kind) ? T_MEM : T_CPU];
+}
+
+/* @subtree or not, cpu or (when stressed, 40%) memory */
+static enum file_kind pick_kind(struct rng *r, bool subtree)
+{
+	if (mem_on && rng_pct(r, 40))
+		return subtree ? F_MEM_SUBTREE : F_MEM_STREAM;
+	return subtree ? F_SUBTREE : F_STREAM;
 }
 
 static void hist_add(struct sfile *f, char what, uint64_t seq)
@@ -520,6 +692,8 @@ static void check_gone(struct sfile *f, const char *what)
 	if (!rm_note_enodev(f->cg.id))
 		FAIL("%s on %s/%s, a cgroup whose rmdir had not started",
 		     what, f->cg.path, kind_name(f->kind));
+	if (kind_mem(f->kind) && !f->gone)
+		COUNT(mem_gone);
 	f->gone = true;
 }
 
@@ -544,12 +718,13 @@ static int reader_open(struct reader *rd, struct sfile *f, enum file_kind kind, 
 		f->cg.id = cgs[slot].id;
 		f->cg.slot = slot;
 		f->cg.cpu = cgs[slot].cpu;
+		f->cg.mem = cgs[slot].mem;
 		f->cg.under_top = cgs[slot].under_top;
 		pthread_mutex_unlock(&cg_lock);
-	} else if (!pick_cg(&rd->rng, false, true, &f->cg)) {
+	} else if (!pick_cg(&rd->rng, false, true, kind_mem(kind), &f->cg)) {
 		return -ENOENT;
 	}
-	f->stops_done_ref = atomic_load(&stops_done);
+	f->stops_done_ref = atomic_load(&file_track(f)->stops_done);
 	t0 = now_ns();
 	dfd = open(f->cg.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
@@ -581,10 +756,12 @@ static int reader_open(struct reader *rd, struct sfile *f, enum file_kind kind, 
 	f->t_read_end = now_ns();
 	f->gen++;
 	hist_add(f, 'o', 0);
-	if (kind == F_STREAM)
-		COUNT(stream_opens);
-	else
-		COUNT(subtree_opens);
+	switch (kind) {
+	case F_STREAM: COUNT(stream_opens); break;
+	case F_SUBTREE: COUNT(subtree_opens); break;
+	case F_MEM_STREAM: COUNT(mem_stream_opens); break;
+	case F_MEM_SUBTREE: COUNT(mem_subtree_opens); break;
+	}
 	return 0;
 }
 
@@ -598,7 +775,7 @@ static void reader_close(struct sfile *f)
 	if (f->fd < 0)
 		return;
 	if (f->wakes && f->have_seq) {
-		uint64_t before = completed_by(f->t_open);
+		uint64_t before = completed_by(file_track(f), f->t_open);
 		uint64_t limit = 1 + (f->seq_max > before ? f->seq_max - before : 0);
 
 		if (f->wakes > limit) {
@@ -707,13 +884,16 @@ static int read_stream(struct reader *rd, struct sfile *f)
  */
 static int subtree_empty(struct sfile *f, const char *what)
 {
-	FAIL("%s/%s: %s (rmdir %s)", f->cg.path, SUBTREE_FILE, what,
+	FAIL("%s/%s: %s (rmdir %s)", f->cg.path, kind_name(f->kind), what,
 	     rm_started(f->cg.id, NULL) ? "started" : "not started");
 	return -EIO;
 }
 
-/* the fixed cgroups under top must appear in every snapshot of top */
-static void check_fixed_present(struct sfile *f, uint64_t snap)
+/*
+ * The fixed cgroups under top must appear in every snapshot of top (of
+ * memory: those with the memory controller, if @mem).
+ */
+static void check_fixed_present(struct sfile *f, uint64_t snap, bool mem)
 {
 	bool fresh;
 	int i;
@@ -721,12 +901,12 @@ static void check_fixed_present(struct sfile *f, uint64_t snap)
 	for (i = 0; i < NR_FIXED; i++) {
 		struct idmap_entry *e;
 
-		if (!cgs[i].fixed || !cgs[i].under_top)
+		if (!cgs[i].fixed || !cgs[i].under_top || (mem && !cgs[i].mem))
 			continue;
 		e = idmap_get(&f->ids, cgs[i].id, &fresh);
 		if (fresh || e->snap != snap)
 			FAIL("snapshot %llu of %s/%s lacks %s, alive all along",
-			     (unsigned long long)snap, f->cg.path, SUBTREE_FILE, cgs[i].path);
+			     (unsigned long long)snap, f->cg.path, kind_name(f->kind), cgs[i].path);
 	}
 }
 
@@ -795,7 +975,7 @@ static int check_snapshot(struct sfile *f, const char *buf, size_t len)
 	if (!nr)
 		return subtree_empty(f, "an empty snapshot");
 	if (f->cg.id == cgs[0].id || f->cg.id == cgs[6].id)
-		check_fixed_present(f, snap);
+		check_fixed_present(f, snap, false);
 	COUNT(subtree_snapshots);
 	atomic_fetch_add(&counters[C_subtree_records], nr);
 	return 0;
@@ -808,7 +988,7 @@ static int subtree_error(struct sfile *f, const char *what)
 		COUNT(enodev_reads);
 		return -ENODEV;
 	}
-	FAIL("%s %s/%s: %s", what, f->cg.path, SUBTREE_FILE, strerror(errno));
+	FAIL("%s %s/%s: %s", what, f->cg.path, kind_name(f->kind), strerror(errno));
 	return -EIO;
 }
 
@@ -879,11 +1059,510 @@ static int read_subtree(struct reader *rd, struct sfile *f)
 	return check_snapshot(f, rd->snap, len);
 }
 
+/* ------------------------------------------------------------------ */
+/* memory.stat.stream and memory.stat.stream.subtree                    */
+
+/* memory.stat's keys ("key\n" each) as read at the start, then with the flush keys */
+static char mem_keys[MEM_KEYS_MAX];
+static char mem_stream_keys[MEM_KEYS_MAX + 64];
+static int mem_nr_keys;
+/* sizes of the KEYS and MEMORY records, from the last well-formed snapshot */
+static atomic_uint mem_keys_size, mem_rec_size;
+
+struct mem_sample {
+	uint64_t seq, time_usec, missed, pgfault;
+	bool have_pgfault;
+};
+
+/*
+ * Parses memory.stat.stream: "key value\n" lines, exactly memory.stat's
+ * keys in its order, then flush_seq, flush_time_usec, flush_missed.  0, or
+ * -EINVAL with a reason in @why (at least 128 bytes).
+ */
+static int parse_mem_stream(const char *text, size_t len, struct mem_sample *s, char *why)
+{
+	const char *want = mem_stream_keys;	/* the keys still to come */
+	size_t pos = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!len || text[len - 1] != '\n') {
+		snprintf(why, 128, "%zu bytes not ending in a newline", len);
+		return -EINVAL;
+	}
+	while (pos < len) {
+		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+		const char *sp = memchr(line, ' ', nl - line);
+		size_t klen, wlen;
+		uint64_t v = 0;
+		int digits = 0;
+
+		if (!sp || sp == line) {
+			snprintf(why, 128, "line %.40s has no 'key value'", line);
+			return -EINVAL;
+		}
+		klen = sp - line;
+		for (const char *p = sp + 1; p < nl; p++, digits++) {
+			if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10) {
+				snprintf(why, 128, "bad value in %.*s", (int)(nl - line), line);
+				return -EINVAL;
+			}
+			v = v * 10 + (*p - '0');
+		}
+		if (!digits) {
+			snprintf(why, 128, "no value in %.*s", (int)(nl - line), line);
+			return -EINVAL;
+		}
+		if (!*want) {
+			snprintf(why, 128, "key %.*s after %s", (int)klen, line,
+				 CGROUP_STAT_STREAM_KEY_MISSED);
+			return -EINVAL;
+		}
+		wlen = strchr(want, '\n') - want;
+		if (wlen != klen || memcmp(want, line, klen)) {
+			snprintf(why, 128, "key %.*s where memory.stat (then the flush keys) has %.*s",
+				 (int)klen, line, (int)wlen, want);
+			return -EINVAL;
+		}
+		want += wlen + 1;
+		if (klen == 7 && !memcmp(line, "pgfault", 7)) {
+			s->pgfault = v;
+			s->have_pgfault = true;
+		} else if (!*want) {
+			s->missed = v;
+		} else if (!strcmp(want, CGROUP_STAT_STREAM_KEY_MISSED "\n")) {
+			s->time_usec = v;
+		} else if (!strcmp(want, CGROUP_STAT_STREAM_KEY_TIME "\n"
+					 CGROUP_STAT_STREAM_KEY_MISSED "\n")) {
+			s->seq = v;
+		}
+		pos = nl - text + 1;
+	}
+	if (*want) {
+		snprintf(why, 128, "keys missing from %.*s on", (int)strcspn(want, "\n"), want);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* memory.stat.stream, read whole or in pieces: 0, -ENODEV (removed, checked), or -EIO */
+static int read_mem_stream(struct reader *rd, struct sfile *f)
+{
+	struct mem_sample s;
+	char why[128];
+	ssize_t len = 0, n;
+	int64_t t0 = now_ns();
+	bool small = rng_pct(&rd->rng, 40);
+
+	if (!small) {
+		len = pread(f->fd, rd->buf, MEM_TEXT_MAX, 0);
+		n = len;
+		COUNT(mem_stream_reads_large);
+	} else {
+		size_t chunk = rng_range(&rd->rng, 1, 256), room;
+
+		n = lseek(f->fd, 0, SEEK_SET);
+		while (n >= 0 && len < MEM_TEXT_MAX) {
+			room = MEM_TEXT_MAX - len;
+			n = read(f->fd, rd->buf + len, chunk < room ? chunk : room);
+			if (n <= 0)
+				break;
+			len += n;
+		}
+		COUNT(mem_stream_reads_small);
+	}
+	note_read_time(t0);
+	if (n < 0) {
+		if (errno == ENODEV) {
+			check_gone(f, "read failing with ENODEV");
+			COUNT(enodev_reads);
+			return -ENODEV;
+		}
+		FAIL("read %s/%s: %s", f->cg.path, MEM_STREAM_FILE, strerror(errno));
+		return -EIO;
+	}
+	if (len >= MEM_TEXT_MAX) {
+		FAIL("%s/%s: more than %d bytes", f->cg.path, MEM_STREAM_FILE, MEM_TEXT_MAX);
+		return -EIO;
+	}
+	if (parse_mem_stream(rd->buf, len, &s, why)) {
+		FAIL("%s/%s: %s", f->cg.path, MEM_STREAM_FILE, why);
+		return -EIO;
+	}
+	check_label(f, s.seq, small ? "small reads" : "pread");
+	if (f->mem_have_last) {
+		if (s.have_pgfault && s.pgfault < f->mem_pgfault)
+			FAIL("%s/%s: pgfault went back from %llu to %llu (flush_seq %llu)",
+			     f->cg.path, MEM_STREAM_FILE, (unsigned long long)f->mem_pgfault,
+			     (unsigned long long)s.pgfault, (unsigned long long)s.seq);
+		if (s.missed < f->mem_missed)
+			FAIL("%s/%s: flush_missed went back", f->cg.path, MEM_STREAM_FILE);
+	}
+	if (s.seq && (int64_t)s.time_usec * 1000 > now_ns())
+		FAIL("%s/%s: flush_time_usec %llu is in the future", f->cg.path, MEM_STREAM_FILE,
+		     (unsigned long long)s.time_usec);
+	f->mem_have_last = true;
+	f->mem_pgfault = s.pgfault;
+	f->mem_missed = s.missed;
+	return 0;
+}
+
+/* what a memory snapshot's KEYS record says */
+struct mem_keys_info {
+	size_t size;		/* of the KEYS record */
+	size_t rec_size;	/* of every MEMORY record: 40 + 8 * nr_keys */
+	unsigned int nr;
+	int pgfault;		/* index of "pgfault", -1 if none */
+	int events_first;	/* the events.* are the names from here on, -1 if none */
+};
+
+/*
+ * Checks the KEYS record at the start of a snapshot of @len bytes: its
+ * header, nr_keys NUL-terminated names within it, zero padding to a
+ * multiple of 8; the names: memory.stat's keys in its order, "current",
+ * maybe "swap.current", then only "events.*".  0, or -EINVAL with a reason
+ * in @why (at least 128 bytes).
+ */
+static int parse_mem_keys(const char *buf, size_t len, struct mem_keys_info *k, char *why)
+{
+	struct cgroup_stat_stream_keys h;
+	const char *want = mem_keys;
+	bool current = false;
+	unsigned int i;
+	size_t off;
+
+	if (len < sizeof(h)) {
+		snprintf(why, 128, "a snapshot of %zu bytes, less than a KEYS record", len);
+		return -EINVAL;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (h.type != CGROUP_STAT_STREAM_RECORD_KEYS || h.flags ||
+	    h.for_type != CGROUP_STAT_STREAM_RECORD_MEMORY || h.reserved || !h.nr_keys) {
+		snprintf(why, 128, "first record: type %u flags %u for_type %u nr_keys %u reserved %u, "
+			 "not KEYS for MEMORY", h.type, h.flags, h.for_type, h.nr_keys, h.reserved);
+		return -EINVAL;
+	}
+	if (h.size % 8 || h.size < sizeof(h) + 8 || h.size > len) {
+		snprintf(why, 128, "KEYS record of %u bytes in %zu", h.size, len);
+		return -EINVAL;
+	}
+	k->size = h.size;
+	k->nr = h.nr_keys;
+	k->rec_size = sizeof(struct cgroup_stat_stream_header) + 8 * (size_t)h.nr_keys;
+	k->pgfault = k->events_first = -1;
+	off = offsetof(struct cgroup_stat_stream_keys, names);
+	for (i = 0; i < h.nr_keys; i++) {
+		const char *name = buf + off;
+		size_t nlen = strnlen(name, h.size - off);
+
+		if (!nlen || off + nlen >= h.size) {
+			snprintf(why, 128, "KEYS: name %u of %u %s", i, h.nr_keys,
+				 nlen ? "runs past the record" : "is empty");
+			return -EINVAL;
+		}
+		if (*want) {
+			size_t wlen = strchr(want, '\n') - want;
+
+			if (wlen != nlen || memcmp(want, name, nlen)) {
+				snprintf(why, 128, "KEYS: name %u is %.40s where memory.stat has %.*s",
+					 i, name, (int)(wlen < 40 ? wlen : 40), want);
+				return -EINVAL;
+			}
+			want += wlen + 1;
+		} else if (!current) {
+			if (strcmp(name, "current")) {
+				snprintf(why, 128, "KEYS: %.40s after memory.stat's keys, not current",
+					 name);
+				return -EINVAL;
+			}
+			current = true;
+		} else if (!strncmp(name, "events.", 7)) {
+			if (k->events_first < 0)
+				k->events_first = i;
+		} else if (k->events_first >= 0 || strcmp(name, "swap.current")) {
+			snprintf(why, 128, "KEYS: name %u, %.40s, is not current, swap.current or events.*",
+				 i, name);
+			return -EINVAL;
+		}
+		if (!strcmp(name, "pgfault"))
+			k->pgfault = i;
+		off += nlen + 1;
+	}
+	if (*want || !current) {
+		snprintf(why, 128, "KEYS: %u names, not all of memory.stat's and current", h.nr_keys);
+		return -EINVAL;
+	}
+	if (h.size - off >= 8) {
+		snprintf(why, 128, "KEYS: %zu bytes of padding after the names", h.size - off);
+		return -EINVAL;
+	}
+	for (; off < h.size; off++)
+		if (buf[off]) {
+			snprintf(why, 128, "KEYS: padding byte at %zu is %#x", off, (unsigned char)buf[off]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static struct idmap_entry *idmap_find(struct idmap *m, uint64_t id)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	i = (id * 0x9e3779b97f4a7c15ULL) & (m->cap - 1);
+	while (m->e[i].id && m->e[i].id != id)
+		i = (i + 1) & (m->cap - 1);
+	return m->e[i].id ? &m->e[i] : NULL;
+}
+
+/*
+ * One memory snapshot: KEYS, then MEMORY records of one size, the opened
+ * cgroup first, parents before children, no cgroup twice, none without
+ * the memory controller; per cgroup, flush_seq, pgfault and the events.*
+ * never go back in one open file.
+ */
+static int check_mem_snapshot(struct sfile *f, const char *buf, size_t len)
+{
+	struct mem_keys_info k;
+	uint64_t snap = ++f->snaps, nomem[MAX_CGS], time_max = 0;
+	size_t off, nr = 0;
+	int i, nnomem = 0;
+	char why[128];
+
+	if (parse_mem_keys(buf, len, &k, why)) {
+		FAIL("%s/%s: %s", f->cg.path, MEM_SUBTREE_FILE, why);
+		return -EIO;
+	}
+	atomic_store(&mem_keys_size, k.size);
+	atomic_store(&mem_rec_size, k.rec_size);
+	for (off = k.size; off < len; off += k.rec_size) {
+		struct cgroup_stat_stream_header h;
+		struct idmap_entry *e;
+		uint64_t pgfault = 0, events = 0, v;
+		bool fresh;
+
+		if (len - off < sizeof(h)) {
+			FAIL("%s/%s: %zu stray bytes at offset %zu", f->cg.path, MEM_SUBTREE_FILE,
+			     len - off, off);
+			return -EIO;
+		}
+		memcpy(&h, buf + off, sizeof(h));
+		if (h.size != k.rec_size || h.type != CGROUP_STAT_STREAM_RECORD_MEMORY || h.flags ||
+		    h.size > len - off) {
+			FAIL("%s/%s: record at offset %zu of %zu: size %u type %u flags %u, "
+			     "not a MEMORY record of %zu bytes (%u keys)", f->cg.path, MEM_SUBTREE_FILE,
+			     off, len, h.size, h.type, h.flags, k.rec_size, k.nr);
+			return -EIO;
+		}
+		nr++;
+		if (nr == 1) {
+			if (h.cgroup_id != f->cg.id || h.parent_id)
+				FAIL("%s/%s: first record is cgroup %llu parent %llu, not the opened %llu",
+				     f->cg.path, MEM_SUBTREE_FILE, (unsigned long long)h.cgroup_id,
+				     (unsigned long long)h.parent_id, (unsigned long long)f->cg.id);
+			check_label(f, h.flush_seq, "subtree");
+		} else {
+			struct idmap_entry *p = idmap_get(&f->ids, h.parent_id, &fresh);
+
+			if (fresh || p->snap != snap)
+				FAIL("%s/%s: record of %llu before (or without) its parent %llu",
+				     f->cg.path, MEM_SUBTREE_FILE, (unsigned long long)h.cgroup_id,
+				     (unsigned long long)h.parent_id);
+		}
+		if (h.flush_time_usec > time_max)
+			time_max = h.flush_time_usec;
+		if (k.pgfault >= 0)
+			memcpy(&pgfault, buf + off + sizeof(h) + 8 * k.pgfault, 8);
+		for (i = k.events_first; i >= 0 && i < (int)k.nr; i++) {
+			memcpy(&v, buf + off + sizeof(h) + 8 * i, 8);
+			events += v;
+		}
+		e = idmap_get(&f->ids, h.cgroup_id, &fresh);
+		if (!fresh && e->snap == snap)
+			FAIL("%s/%s: cgroup %llu twice in one snapshot", f->cg.path, MEM_SUBTREE_FILE,
+			     (unsigned long long)h.cgroup_id);
+		if (!fresh && (h.flush_seq < e->label || pgfault < e->pgfault || events < e->events))
+			FAIL("%s/%s: cgroup %llu went back: flush_seq %llu -> %llu, pgfault %llu -> %llu, "
+			     "events.* %llu -> %llu", f->cg.path, MEM_SUBTREE_FILE,
+			     (unsigned long long)h.cgroup_id, (unsigned long long)e->label,
+			     (unsigned long long)h.flush_seq, (unsigned long long)e->pgfault,
+			     (unsigned long long)pgfault, (unsigned long long)e->events,
+			     (unsigned long long)events);
+		e->label = h.flush_seq;
+		e->pgfault = pgfault;
+		e->events = events;
+		e->snap = snap;
+	}
+	if (!nr)
+		return subtree_empty(f, "a snapshot of the KEYS record only");
+	if ((int64_t)time_max * 1000 > now_ns())
+		FAIL("%s/%s: flush_time_usec %llu is in the future", f->cg.path, MEM_SUBTREE_FILE,
+		     (unsigned long long)time_max);
+	if (f->cg.id == cgs[0].id || f->cg.id == cgs[6].id)
+		check_fixed_present(f, snap, true);
+	/* no record for a cgroup of ours without memory.stat */
+	pthread_mutex_lock(&cg_lock);
+	for (i = 0; i < MAX_CGS; i++)
+		if (cgs[i].state != CG_FREE && !cgs[i].mem && cgs[i].id)
+			nomem[nnomem++] = cgs[i].id;
+	pthread_mutex_unlock(&cg_lock);
+	for (i = 0; i < nnomem; i++) {
+		struct idmap_entry *e = idmap_find(&f->ids, nomem[i]);
+
+		if (e && e->snap == snap)
+			FAIL("%s/%s: a record of cgroup %llu, which has no memory controller",
+			     f->cg.path, MEM_SUBTREE_FILE, (unsigned long long)nomem[i]);
+	}
+	COUNT(mem_subtree_snapshots);
+	atomic_fetch_add(&counters[C_mem_subtree_records], nr);
+	return 0;
+}
+
+/*
+ * A read at @off, where a snapshot goes on with a @rec-byte record, into a
+ * smaller buffer: EINVAL.  0, -ENODEV or -EIO.
+ */
+static int mem_small_read(struct reader *rd, struct sfile *f, size_t off, size_t rec)
+{
+	ssize_t n = pread(f->fd, rd->buf, rng_range(&rd->rng, 1, rec - 1), off);
+
+	if (n >= 0 || errno != EINVAL) {
+		if (n < 0)
+			return subtree_error(f, "small-buffer continued pread of");
+		FAIL("%s/%s: a read smaller than the record after KEYS returned %zd",
+		     f->cg.path, MEM_SUBTREE_FILE, n);
+		return -EIO;
+	}
+	COUNT(mem_subtree_small_buf_einval);
+	return 0;
+}
+
+/*
+ * One whole memory snapshot, in pieces of random size: 0, -ENODEV or
+ * -EIO.  Each read returns whole records: the first, at offset 0, the KEYS
+ * record and whole MEMORY records, the others whole MEMORY records.
+ */
+static int read_mem_subtree(struct reader *rd, struct sfile *f)
+{
+	size_t ksize = atomic_load(&mem_keys_size), rsize = atomic_load(&mem_rec_size);
+	size_t len = 0, chunk = BIG_BUF, want, rec = 0, lo, hi;
+	/* modes: 0 pread 1 MiB, 1 pread then read() on, 2 pread at the running offset,
+	 * 3 the KEYS record alone, then one record per read (sizes known only) */
+	int mode = ksize && rsize ? (int)rng_below(&rd->rng, 4) : 0;
+	int64_t t0;
+	ssize_t n;
+
+	/* a buffer smaller than the KEYS record at offset 0: EINVAL */
+	if (ksize && rng_pct(&rd->rng, 5)) {
+		n = pread(f->fd, rd->buf, rng_range(&rd->rng, 1, ksize - 1), 0);
+		if (!n)
+			return subtree_empty(f, "a read smaller than the KEYS record returned 0");
+		if (n >= 0 || errno != EINVAL) {
+			if (n < 0)
+				return subtree_error(f, "small-buffer pread of");
+			FAIL("%s/%s: a %zd-byte read of a smaller buffer than the KEYS record",
+			     f->cg.path, MEM_SUBTREE_FILE, n);
+			return -EIO;
+		}
+		COUNT(mem_subtree_small_buf_einval);
+	}
+	/* an offset inside the KEYS record continues no snapshot: EINVAL */
+	if (ksize && rng_pct(&rd->rng, 5)) {
+		n = pread(f->fd, rd->buf, 4096, rng_range(&rd->rng, 1, ksize - 1));
+		if (n >= 0 || errno != EINVAL) {
+			if (n < 0)
+				return subtree_error(f, "bad-offset pread of");
+			FAIL("%s/%s: pread at an offset inside the KEYS record returned %zd",
+			     f->cg.path, MEM_SUBTREE_FILE, n);
+			return -EIO;
+		}
+		COUNT(mem_subtree_bad_offset_einval);
+	}
+	lo = ksize > rsize ? ksize : rsize;
+	hi = lo > 16384 ? lo : 16384;
+	if (mode == 1 || mode == 2)
+		chunk = rng_range(&rd->rng, lo, hi);
+	/* mode 3: room for KEYS and less than one record */
+	want = mode == 3 ? ksize + rng_below(&rd->rng, rsize) : chunk;
+	do {
+		if (len + want > rd->snap_cap) {
+			rd->snap_cap = 2 * (len + want);
+			rd->snap = realloc(rd->snap, rd->snap_cap);
+			if (!rd->snap) {
+				perror("realloc");
+				exit(EXIT_FAIL);
+			}
+		}
+		t0 = now_ns();
+		if (!len || mode != 1)
+			n = pread(f->fd, rd->snap + len, want, len);
+		else
+			n = read(f->fd, rd->snap + len, want);
+		note_read_time(t0);
+		if (n < 0)
+			return subtree_error(f, len ? "continued read of" : "read of");
+		if (!len) {
+			uint16_t ks, nk;
+
+			if (!n)
+				return subtree_empty(f, "a read at offset 0 returned 0 bytes");
+			if ((size_t)n < sizeof(struct cgroup_stat_stream_keys)) {
+				FAIL("%s/%s: a read at offset 0 returned %zd bytes, less than a KEYS record",
+				     f->cg.path, MEM_SUBTREE_FILE, n);
+				return -EIO;
+			}
+			memcpy(&ks, rd->snap, 2);
+			memcpy(&nk, rd->snap + offsetof(struct cgroup_stat_stream_keys, nr_keys), 2);
+			rec = sizeof(struct cgroup_stat_stream_header) + 8 * (size_t)nk;
+			if (ks > n || (n - ks) % rec) {
+				FAIL("%s/%s: a read at offset 0 returned %zd bytes: not a KEYS record "
+				     "(%u bytes) and whole %zu-byte records", f->cg.path,
+				     MEM_SUBTREE_FILE, n, ks, rec);
+				return -EIO;
+			}
+			if (mode == 3 && ks == ksize && n != ks) {
+				FAIL("%s/%s: a %zu-byte read at offset 0 returned %zd bytes, not the "
+				     "%u-byte KEYS record alone", f->cg.path, MEM_SUBTREE_FILE, want,
+				     n, ks);
+				return -EIO;
+			}
+			if (mode == 3) {
+				/* the opened cgroup's record is next */
+				if (n == ks && rng_pct(&rd->rng, 50)) {
+					int ret = mem_small_read(rd, f, n, rec);
+
+					if (ret)
+						return ret;
+				}
+				/* from now on room for one record and less than two */
+				want = rec + rng_below(&rd->rng, rec);
+				COUNT(mem_subtree_record_reads);
+			}
+		} else if (n % rec) {
+			FAIL("%s/%s: a read returned %zd bytes, not whole %zu-byte records", f->cg.path,
+			     MEM_SUBTREE_FILE, n, rec);
+			return -EIO;
+		}
+		/* read() goes on from the file position pread() did not move */
+		if (!len && mode == 1 && n && lseek(f->fd, n, SEEK_SET) != n)
+			return subtree_error(f, "lseek of");
+		len += n;
+	} while (n > 0);
+	return check_mem_snapshot(f, rd->snap, len);
+}
+
 /* a read after a wake-up or just like that; updates the stop bookkeeping */
 static int reader_read(struct reader *rd, struct sfile *f)
 {
-	long ref = atomic_load(&stops_done);
-	int ret = f->kind == F_STREAM ? read_stream(rd, f) : read_subtree(rd, f);
+	long ref = atomic_load(&file_track(f)->stops_done);
+	int ret;
+
+	switch (f->kind) {
+	case F_STREAM: ret = read_stream(rd, f); break;
+	case F_SUBTREE: ret = read_subtree(rd, f); break;
+	case F_MEM_STREAM: ret = read_mem_stream(rd, f); break;
+	default: ret = read_mem_subtree(rd, f); break;
+	}
 
 	if (!ret) {
 		f->stops_done_ref = ref;
@@ -900,6 +1579,7 @@ static int reader_read(struct reader *rd, struct sfile *f)
 static void reader_event(struct reader *rd, struct sfile *f, unsigned int revents,
 			 enum counter wake_counter)
 {
+	struct track *t = file_track(f);
 	int ret;
 
 	if (revents & POLLNVAL) {
@@ -909,7 +1589,8 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 	if (revents & POLLERR) {
 		COUNT(err_wakes);
 		check_gone(f, "EPOLLERR");
-		if (pread(f->fd, rd->buf, 4096, 0) >= 0 || errno != ENODEV)
+		if (pread(f->fd, rd->buf, kind_mem(f->kind) ? MEM_TEXT_MAX : 4096, 0) >= 0 ||
+		    errno != ENODEV)
 			FAIL("%s/%s: EPOLLERR but a read did not fail with ENODEV (%s)",
 			     f->cg.path, kind_name(f->kind), strerror(errno));
 		return;
@@ -917,7 +1598,9 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 	if (revents & POLLPRI) {
 		hist_add(f, 'p', 0);
 		COUNT(pri_wakes);
-		if (atomic_load(&stops_started) <= f->stops_done_ref) {
+		if (kind_mem(f->kind))
+			COUNT(mem_pri_wakes);
+		if (atomic_load(&t->stops_started) <= f->stops_done_ref) {
 			/*
 			 * An epoll or io_uring event is the file's state when it
 			 * was queued: one queued for a stop that a read has
@@ -927,9 +1610,9 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 			struct pollfd p = { .fd = f->fd, .events = POLLPRI };
 
 			if (poll(&p, 1, 0) == 1 && (p.revents & POLLPRI) &&
-			    atomic_load(&stops_started) <= f->stops_done_ref)
-				FAIL("%s/%s: EPOLLPRI but streaming was not stopped since its last read",
-				     f->cg.path, kind_name(f->kind));
+			    atomic_load(&t->stops_started) <= f->stops_done_ref)
+				FAIL("%s/%s: EPOLLPRI but streaming was not stopped since its last read "
+				     "(the %s was not set to 0)", f->cg.path, kind_name(f->kind), t->what);
 			else
 				COUNT(stale_pri_events);
 		}
@@ -953,6 +1636,8 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 		hist_add(f, 'w', f->seq_last);
 		f->wakes++;
 		atomic_fetch_add_explicit(&counters[wake_counter], 1, memory_order_relaxed);
+		if (kind_mem(f->kind))
+			COUNT(mem_wakes);
 	}
 }
 
@@ -963,25 +1648,27 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 static void reader_timeout(struct sfile *f, int64_t t1)
 {
 	int64_t by = t1 - WAKE_MARGIN_NS, t_done = 0;
+	struct track *t;
 	long k;
 
 	if (f->fd < 0 || f->gone)
 		return;
+	t = file_track(f);
 	if (rm_started(f->cg.id, &t_done) && t_done && t_done <= by)
 		FAIL("%s/%s: a poller slept through the removal of its cgroup (rmdir returned "
 		     "%.3f s before the wait timed out)", f->cg.path, kind_name(f->kind),
 		     (t1 - t_done) / 1e9);
-	for (k = atomic_load(&stops_done) - 1; k >= 0 && stop_t_start[k] > f->t_read_end; k--)
-		if (stop_t_done[k] <= by) {
+	for (k = atomic_load(&t->stops_done) - 1; k >= 0 && t->stop_t_start[k] > f->t_read_end; k--)
+		if (t->stop_t_done[k] <= by) {
 			FAIL("%s/%s: a poller slept through a stop of streaming (EPOLLPRI)",
 			     f->cg.path, kind_name(f->kind));
 			break;
 		}
-	if (f->have_seq && completed_by(by) > f->seq_last)
+	if (f->have_seq && completed_by(t, by) > f->seq_last)
 		FAIL("%s/%s: a poller slept through a flush: it last read flush_seq %llu, "
 		     "flush %llu had completed %.1f s before the wait timed out",
 		     f->cg.path, kind_name(f->kind), (unsigned long long)f->seq_last,
-		     (unsigned long long)completed_by(by), WAKE_MARGIN_NS / 1e9);
+		     (unsigned long long)completed_by(t, by), WAKE_MARGIN_NS / 1e9);
 }
 
 /* (re)fill slot @i with a new open file, read once; false if none opened */
@@ -990,7 +1677,7 @@ static bool reader_refill(struct reader *rd, int i)
 	struct sfile *f = &rd->f[i];
 
 	reader_close(f);
-	if (reader_open(rd, f, rng_pct(&rd->rng, 70) ? F_STREAM : F_SUBTREE, -1))
+	if (reader_open(rd, f, pick_kind(&rd->rng, !rng_pct(&rd->rng, 70)), -1))
 		return false;
 	/* a first read, not a wake-up; half the files stay unread until woken */
 	if (rng_pct(&rd->rng, 50) && !reader_read(rd, f))
@@ -1286,13 +1973,16 @@ static void *walker(void *arg)
 
 	reader_init(&rd, seed ^ (uintptr_t)arg);
 	while (running()) {
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < (mem_on ? 4 : 2); i++) {
 			struct sfile *f = &rd.f[i];
 
-			/* one on top (the fixed cgroups must be in it), one anywhere */
+			/*
+			 * cpu, then memory: one on top (the fixed cgroups must
+			 * be in it), one anywhere
+			 */
 			if (f->fd < 0 || f->gone || rng_pct(&rd.rng, 2)) {
 				reader_close(f);
-				reader_open(&rd, f, F_SUBTREE, i ? -1 : 0);
+				reader_open(&rd, f, i < 2 ? F_SUBTREE : F_MEM_SUBTREE, i & 1 ? -1 : 0);
 			}
 			if (f->fd >= 0)
 				reader_read(&rd, f);
@@ -1323,20 +2013,35 @@ static void *quick(void *arg)
 		switch (op) {
 		case 0:	/* stream, read once */
 		case 1:	/* subtree, one snapshot */
-			if (!reader_open(&rd, f, op ? F_SUBTREE : F_STREAM, -1)) {
+			if (!reader_open(&rd, f, pick_kind(&rd.rng, op), -1)) {
 				COUNT(quick_opens);
 				reader_read(&rd, f);
 				reader_close(f);
 			}
 			break;
 		case 2:	/* opened and closed unread: open/release against rmdir */
-			if (!reader_open(&rd, f, rng_pct(&rd.rng, 50) ? F_SUBTREE : F_STREAM, -1)) {
+			if (!reader_open(&rd, f, pick_kind(&rd.rng, rng_pct(&rd.rng, 50)), -1)) {
 				COUNT(quick_unread_closes);
 				reader_close(f);
 			}
 			break;
-		case 3:	/* classic cpu.stat: a flush of its own */
-			if (!pick_cg(&rd.rng, false, true, &cg))
+		case 3:	/* classic cpu.stat, or memory.stat: a flush of its own */
+			if (mem_on && rng_pct(&rd.rng, 50)) {
+				if (!pick_cg(&rd.rng, false, true, true, &cg))
+					break;
+				snprintf(path, sizeof(path), "%s/memory.stat", cg.path);
+				n = read_file(path, rd.buf, MEM_TEXT_MAX);
+				if (n < 0 && (n == -ENOENT || n == -ENODEV) && rm_started(cg.id, NULL))
+					break;
+				if (n < 0)
+					FAIL("read %s: %s", path, strerror(-n));
+				else if (strncmp(rd.buf, "anon ", 5))
+					FAIL("%s: %.60s", path, rd.buf);
+				else
+					COUNT(memstat_reads);
+				break;
+			}
+			if (!pick_cg(&rd.rng, false, true, false, &cg))
 				break;
 			snprintf(path, sizeof(path), "%s/cpu.stat", cg.path);
 			n = read_file(path, rd.buf, 4096);
@@ -1350,6 +2055,15 @@ static void *quick(void *arg)
 				COUNT(cpustat_reads);
 			break;
 		case 4:
+			if (mem_on && rng_pct(&rd.rng, 50)) {
+				ms = track_interval_get(&tracks[T_MEM]);
+				if (ms < 0 || (ms && (ms < CGROUP_STAT_STREAM_INTERVAL_MIN_MS ||
+						      ms > CGROUP_STAT_STREAM_INTERVAL_MAX_MS)))
+					FAIL("%s/%s reads %ld", root, MEM_INTERVAL_FILE, ms);
+				else
+					COUNT(mem_interval_reads);
+				break;
+			}
 			ms = interval_get(root);
 			if (ms < 0 || (ms && (ms < CGROUP_STAT_STREAM_INTERVAL_MIN_MS ||
 					      ms > CGROUP_STAT_STREAM_INTERVAL_MAX_MS)))
@@ -1365,31 +2079,35 @@ static void *quick(void *arg)
 }
 
 /* ------------------------------------------------------------------ */
-/* monitor: the root's stream, read at every flush                      */
+/* monitors: the root's stream files, read at every flush               */
 
-static void *monitor(void *arg)
+/* the root's @kind (a stream file), read at every flush: @t's timeline */
+static void monitor_run(uint64_t rng_seed_value, enum file_kind kind, struct track *t,
+			enum counter flushes_seen)
 {
 	struct reader rd;
 	struct sfile *f;
 	uint64_t first = 0;
 
-	reader_init(&rd, seed ^ (uintptr_t)arg);
+	reader_init(&rd, rng_seed_value);
 	f = &rd.f[0];
-	f->kind = F_STREAM;
+	f->kind = kind;
 	snprintf(f->cg.path, sizeof(f->cg.path), "%s", root);
 	f->cg.id = dir_id(root);
 	f->cg.cpu = -1;		/* whether the root shows bandwidth keys is not ours to say */
+	f->cg.mem = true;
 	f->t_open = now_ns();
 	f->fd = open(f->cg.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (f->fd >= 0) {
 		int dfd = f->fd;
 
-		f->fd = openat(dfd, STREAM_FILE, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		f->fd = openat(dfd, kind_name(kind), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		close(dfd);
 	}
 	if (f->fd < 0) {
-		FAIL("open %s/%s: %s", root, STREAM_FILE, strerror(errno));
-		return NULL;
+		FAIL("open %s/%s: %s", root, kind_name(kind), strerror(errno));
+		reader_fini(&rd);
+		return;
 	}
 	while (running()) {
 		struct pollfd p = { .fd = f->fd, .events = POLLIN | POLLPRI };
@@ -1405,17 +2123,29 @@ static void *monitor(void *arg)
 			f->wakes++;
 		if (!first)
 			first = f->seq_last;
-		mon_append(now_ns(), f->seq_last);
+		mon_append(t, now_ns(), f->seq_last);
 	}
-	atomic_store(&counters[C_flushes_seen], f->seq_last - first);
+	atomic_store(&counters[flushes_seen], f->seq_last - first);
 	reader_fini(&rd);
+}
+
+static void *monitor(void *arg)
+{
+	monitor_run(seed ^ (uintptr_t)arg, F_STREAM, &tracks[T_CPU], C_flushes_seen);
+	return NULL;
+}
+
+static void *mem_monitor(void *arg)
+{
+	monitor_run(seed ^ (uintptr_t)arg, F_MEM_STREAM, &tracks[T_MEM], C_mem_flushes_seen);
 	return NULL;
 }
 
 /* ------------------------------------------------------------------ */
-/* interval writer                                                       */
+/* interval writers, one per stream                                      */
 
-static void *interval_writer(void *arg)
+/* random writes to @t's knob, valid, invalid, and 0 for a moment */
+static void interval_run(struct track *t, uint64_t rng_seed_value)
 {
 	static const char *const invalid[] = {
 		"9", "3600001", "-5", "+5", "0x10", "abc", "\n", " ", "\t\n", "10 10",
@@ -1423,11 +2153,11 @@ static void *interval_writer(void *arg)
 		"4294967306", " 5\n",
 	};
 	struct rng rng;
-	long cur = interval_get(root);
-	char interval_path[PATH_MAX];
+	long cur = track_interval_get(t);
+	char interval_path[PATH_MAX], buf[MEM_TEXT_MAX];
 
-	path_join(interval_path, sizeof(interval_path), root, INTERVAL_FILE);
-	rng_seed(&rng, seed ^ (uintptr_t)arg);
+	path_join(interval_path, sizeof(interval_path), root, t->interval_file);
+	rng_seed(&rng, rng_seed_value);
 	while (running()) {
 		char text[64];
 		long want = -1, got;
@@ -1464,58 +2194,87 @@ static void *interval_writer(void *arg)
 
 		stop = want == 0 && cur > 0;
 		if (stop) {
-			long k = atomic_load(&stops_started);
+			long k = atomic_load(&t->stops_started);
 
 			if (k == MAX_STOPS)
 				continue;
-			stop_t_start[k] = now_ns();
-			atomic_store(&stops_started, k + 1);
+			t->stop_t_start[k] = now_ns();
+			atomic_store(&t->stops_started, k + 1);
 		}
 		ret = write_file(interval_path, text);
 		if (stop) {
-			long k = atomic_load(&stops_done);
+			long k = atomic_load(&t->stops_done);
 
-			stop_t_done[k] = now_ns();
-			atomic_store(&stops_done, k + 1);
+			t->stop_t_done[k] = now_ns();
+			atomic_store(&t->stops_done, k + 1);
 		}
-		got = interval_get(root);
+		got = track_interval_get(t);
 		if (want >= 0) {
 			if (ret)
-				FAIL("writing '%s' to the interval: %s", text, strerror(-ret));
+				FAIL("writing '%s' to the %s: %s", text, t->what, strerror(-ret));
 			else if (got != want)
-				FAIL("wrote interval '%s', reads %ld", text, got);
+				FAIL("wrote %s '%s', reads %ld", t->what, text, got);
 			if (want == 0)
-				COUNT(interval_zero);
+				COUNT_IDX(t->c_zero);
 			else if (want == CGROUP_STAT_STREAM_INTERVAL_MIN_MS)
-				COUNT(interval_min);
+				COUNT_IDX(t->c_min);
 			else
-				COUNT(interval_valid);
+				COUNT_IDX(t->c_valid);
 		} else if (!text[0]) {
 			if (ret || got != cur)
-				FAIL("a zero-byte interval write: %s, interval %ld -> %ld",
-				     strerror(-ret), cur, got);
-			COUNT(interval_empty);
+				FAIL("a zero-byte %s write: %s, %s %ld -> %ld", t->what,
+				     strerror(-ret), t->what, cur, got);
+			COUNT_IDX(t->c_empty);
 		} else {
 			if (ret != -EINVAL)
-				FAIL("writing invalid '%s' to the interval: %s", text,
+				FAIL("writing invalid '%s' to the %s: %s", text, t->what,
 				     ret ? strerror(-ret) : "accepted");
 			if (got != cur)
-				FAIL("invalid '%s' changed the interval from %ld to %ld", text, cur, got);
-			COUNT(interval_invalid);
+				FAIL("invalid '%s' changed the %s from %ld to %ld", text, t->what,
+				     cur, got);
+			COUNT_IDX(t->c_invalid);
 		}
 		if (got >= 0)
 			cur = got;
-		/* streaming stays off only briefly: the flusher runs most of the time */
+		/*
+		 * Streaming stays off only briefly: the flusher runs most of
+		 * the time.  Meanwhile this stream's flush_seq stays put: a
+		 * cycle under way at the stop may still complete, and a read
+		 * labels at most one flush ahead of the completed ones; the
+		 * other stream's flushes go on and must not count here.
+		 */
 		if (cur == 0) {
-			sleep_ms(rng_range(&rng, 50, 300));
-			ret = interval_set(root, CGROUP_STAT_STREAM_INTERVAL_MIN_MS);
+			int64_t s0 = track_seq_now(t, buf, sizeof(buf)), s1;
+			long ms = rng_range(&rng, 50, 300);
+
+			sleep_ms(ms);
+			s1 = track_seq_now(t, buf, sizeof(buf));
+			if (s0 >= 0 && s1 >= 0) {
+				if (s1 > s0 + 2)
+					FAIL("%s/%s: flush_seq went from %lld to %lld in %ld ms while the "
+					     "%s was 0", root, t->stream_file, (long long)s0,
+					     (long long)s1, ms, t->what);
+				COUNT_IDX(t->c_stop_checks);
+			}
+			ret = track_interval_set(t, CGROUP_STAT_STREAM_INTERVAL_MIN_MS);
 			if (ret)
-				FAIL("setting the interval back: %s", strerror(-ret));
+				FAIL("setting the %s back: %s", t->what, strerror(-ret));
 			else
 				cur = CGROUP_STAT_STREAM_INTERVAL_MIN_MS;
-			COUNT(interval_min);
+			COUNT_IDX(t->c_min);
 		}
 	}
+}
+
+static void *interval_writer(void *arg)
+{
+	interval_run(&tracks[T_CPU], seed ^ (uintptr_t)arg);
+	return NULL;
+}
+
+static void *mem_interval_writer(void *arg)
+{
+	interval_run(&tracks[T_MEM], seed ^ (uintptr_t)arg);
 	return NULL;
 }
 
@@ -1524,9 +2283,100 @@ static void *interval_writer(void *arg)
 
 static pid_t migrants[NR_MIGRANTS];
 
-/* a child that burns CPU in bursts (user and system time), niced for some */
+/*
+ * What the migrants did to memory, counted where the parent can read it
+ * (MAP_SHARED, made before the fork): copied into counters[] at the end.
+ */
+struct migrant_stats {
+	atomic_ulong maps, touches, dontneeds, unmaps, memfd_fills, memfd_closes;
+	atomic_ulong touched_pages;
+};
+static struct migrant_stats *mstats;
+
+/* one migrant's memory: at most MIGRANT_ANON_MAX_MB + MIGRANT_MEMFD_MAX_MB */
+struct migrant_mem {
+	char *anon;
+	size_t anon_len;
+	int memfd;
+	size_t memfd_len;
+	size_t page;
+};
+
+/* a write to every page of [@p, @p + @len): charged to the cgroup the task is in now */
+static void migrant_touch(struct migrant_mem *m, char *p, size_t len)
+{
+	volatile char *v = p;
+	size_t off;
+
+	for (off = 0; off < len; off += m->page)
+		v[off] = (char)(off >> 12 | 1);
+	atomic_fetch_add(&mstats->touched_pages, len / m->page);
+}
+
+/*
+ * One step of charging and uncharging: map and touch some MiB, touch them
+ * again (after a move: pages dropped since are charged to the new cgroup),
+ * drop part with MADV_DONTNEED, unmap (uncharging the cgroup that was
+ * charged, which may be another one by now, or removed); fill a memfd
+ * (shmem, "file" and "shmem" in memory.stat) and close it.
+ */
+static void migrant_memory(struct rng *rng, struct migrant_mem *m)
+{
+	static char chunk[65536];
+	unsigned int what = rng_below(rng, 100);
+
+	if (what < 80) {
+		if (!m->anon) {
+			size_t len = rng_range(rng, 1, MIGRANT_ANON_MAX_MB) << 20;
+			void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p == MAP_FAILED)
+				return;
+			m->anon = p;
+			m->anon_len = len;
+			migrant_touch(m, m->anon, m->anon_len);
+			atomic_fetch_add(&mstats->maps, 1);
+		} else if (what < 30) {
+			munmap(m->anon, m->anon_len);
+			m->anon = NULL;
+			atomic_fetch_add(&mstats->unmaps, 1);
+		} else if (what < 55) {
+			size_t pages = m->anon_len / m->page;
+			size_t first = rng_below(rng, pages), nr = rng_range(rng, 1, pages - first);
+
+			madvise(m->anon + first * m->page, nr * m->page, MADV_DONTNEED);
+			atomic_fetch_add(&mstats->dontneeds, 1);
+		} else {
+			migrant_touch(m, m->anon, m->anon_len);
+			atomic_fetch_add(&mstats->touches, 1);
+		}
+		return;
+	}
+	if (m->memfd >= 0) {
+		close(m->memfd);
+		m->memfd = -1;
+		atomic_fetch_add(&mstats->memfd_closes, 1);
+		return;
+	}
+	m->memfd = memfd_create("cgstress", MFD_CLOEXEC);
+	if (m->memfd < 0)
+		return;
+	m->memfd_len = rng_range(rng, 1, MIGRANT_MEMFD_MAX_MB * 16) * sizeof(chunk);
+	memset(chunk, 0x5a, sizeof(chunk));
+	for (size_t off = 0; off < m->memfd_len; off += sizeof(chunk))
+		if (pwrite(m->memfd, chunk, sizeof(chunk), off) != sizeof(chunk))
+			break;
+	atomic_fetch_add(&mstats->memfd_fills, 1);
+}
+
+/*
+ * A child that burns CPU in bursts (user and system time), niced for some;
+ * with the memory stream stressed, it charges and uncharges memory too.
+ */
 static void migrant_main(int i)
 {
+	struct migrant_mem m = { .memfd = -1, .page = sysconf(_SC_PAGESIZE) };
 	struct rng rng;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -1541,6 +2391,8 @@ static void migrant_main(int i)
 			x += getppid();		/* a syscall: some system time */
 		if (getppid() == 1)
 			_exit(0);
+		if (mem_on && rng_pct(&rng, 5))
+			migrant_memory(&rng, &m);
 		sleep_ms(rng_range(&rng, 2, 6));
 	}
 }
@@ -1565,7 +2417,7 @@ static void *migrator(void *arg)
 		int ret;
 
 		sleep_ms(rng_range(&rng, 2, 20));
-		if (!pick_cg(&rng, true, true, &cg))
+		if (!pick_cg(&rng, true, true, false, &cg))
 			continue;
 		ret = move_pid(cg.path, pid);
 		if (!ret) {
@@ -1586,6 +2438,7 @@ struct churn_node {
 	char path[PATH_MAX];
 	int parent, depth, slot;
 	bool cpu, children_cpu, leaf;
+	bool mem, children_mem;
 	uint64_t id;
 };
 
@@ -1646,6 +2499,7 @@ static void churn_round(struct rng *rng, int w, unsigned long gen)
 	nodes[0].parent = -1;
 	nodes[0].depth = 1;
 	nodes[0].cpu = true;		/* pool has +cpu */
+	nodes[0].mem = mem_on;		/* and +memory, when stressed */
 	nodes[0].leaf = true;
 
 	/* breadth first: a parent exists, and has its controllers, before its children */
@@ -1679,6 +2533,18 @@ static void churn_round(struct rng *rng, int w, unsigned long gen)
 				COUNT(subtree_control_cpu);
 			}
 		}
+		if (p->mem && rng_pct(rng, 50)) {
+			int err;
+
+			path_join(path, sizeof(path), p->path, "cgroup.subtree_control");
+			err = write_file(path, "+memory");
+			if (err)
+				FAIL("+memory in %s: %s", path, strerror(-err));
+			else {
+				p->children_mem = true;
+				COUNT(subtree_control_memory);
+			}
+		}
 		p->leaf = false;
 		for (j = 0; j < kids; j++) {
 			struct churn_node *c = &nodes[nr];
@@ -1688,6 +2554,7 @@ static void churn_round(struct rng *rng, int w, unsigned long gen)
 			c->parent = i;
 			c->depth = p->depth + 1;
 			c->cpu = p->children_cpu;
+			c->mem = p->children_mem;
 			c->leaf = true;
 			nr++;
 		}
@@ -1705,6 +2572,7 @@ static void churn_round(struct rng *rng, int w, unsigned long gen)
 		cgs[s].fixed = false;
 		cgs[s].leaf = nodes[i].leaf;
 		cgs[s].cpu = nodes[i].cpu;
+		cgs[s].mem = nodes[i].mem;
 		cgs[s].under_top = true;
 	}
 	pthread_mutex_unlock(&cg_lock);
@@ -1743,8 +2611,126 @@ static void *churn(void *arg)
 /* ------------------------------------------------------------------ */
 /* setup, teardown                                                      */
 
-static bool root_cpu_enabled_by_us;
-static long interval_saved = -1;
+static bool root_cpu_enabled_by_us, root_mem_enabled_by_us;
+static long interval_saved = -1, mem_interval_saved = -1;
+
+/* is @word one of the blank-separated words of @list? */
+static bool has_word(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word))) {
+		if ((p == list || p[-1] == ' ') && (!p[len] || p[len] == ' ' || p[len] == '\n'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/* the memory part is left out, which is no failure: says why */
+static void __attribute__((format(printf, 1, 2))) mem_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("cgstress: the memory stream is not stressed: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	mem_on = false;
+}
+
+/*
+ * The root's memory controller for our subtree: 0, or -1 (memory left
+ * out, said why).  @subtree_control: the root's, as read.
+ */
+static int mem_setup_root(const char *subtree_control)
+{
+	char path[PATH_MAX + 32], buf[512];
+	ssize_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", root);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0 || !has_word(buf, "memory")) {
+		mem_skip("no memory controller in %s", path);
+		return -1;
+	}
+	if (has_word(subtree_control, "memory"))
+		return 0;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
+	err = write_file(path, "+memory");
+	if (err) {
+		mem_skip("+memory in %s: %s", path, strerror(-err));
+		return -1;
+	}
+	root_mem_enabled_by_us = true;
+	return 0;
+}
+
+/* +memory in @cg's cgroup.subtree_control: 0, or -1 (memory left out, said why) */
+static int mem_enable_children(const char *cg)
+{
+	char path[PATH_MAX + 32];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg);
+	err = write_file(path, "+memory");
+	if (err) {
+		mem_skip("+memory in %s: %s", path, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * memory.stat's keys, "key\n" each, into mem_keys (and with the flush
+ * keys into mem_stream_keys): what memory.stat.stream and the KEYS record
+ * must name.  0, or -1 (said why).
+ */
+static int mem_read_keys(const char *cg)
+{
+	char path[PATH_MAX + 32], *buf, *line, *save, *sp;
+	size_t used = 0;
+	ssize_t n;
+	int ret = -1;
+
+	buf = malloc(MEM_TEXT_MAX);
+	if (!buf) {
+		perror("malloc");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	n = read_file(path, buf, MEM_TEXT_MAX);
+	if (n < 0) {
+		fprintf(stderr, "cgstress: read %s: %s\n", path, strerror(-n));
+		goto out;
+	}
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		sp = strchr(line, ' ');
+		if (!sp || sp == line || used + (sp - line) + 2 > sizeof(mem_keys)) {
+			fprintf(stderr, "cgstress: %s: cannot take '%.60s'\n", path, line);
+			goto out;
+		}
+		memcpy(mem_keys + used, line, sp - line);
+		used += sp - line;
+		mem_keys[used++] = '\n';
+		mem_nr_keys++;
+	}
+	mem_keys[used] = '\0';
+	if (strncmp(mem_keys, "anon\n", 5)) {
+		fprintf(stderr, "cgstress: %s does not start with anon\n", path);
+		goto out;
+	}
+	snprintf(mem_stream_keys, sizeof(mem_stream_keys), "%s%s\n%s\n%s\n", mem_keys,
+		 CGROUP_STAT_STREAM_KEY_SEQ, CGROUP_STAT_STREAM_KEY_TIME,
+		 CGROUP_STAT_STREAM_KEY_MISSED);
+	ret = 0;
+out:
+	free(buf);
+	return ret;
+}
 
 static int add_fixed(int slot, const char *rel, bool leaf, int cpu, bool create)
 {
@@ -1784,6 +2770,8 @@ static int setup(void)
 		}
 		root_cpu_enabled_by_us = true;
 	}
+	if (mem_on)
+		mem_setup_root(buf);
 	snprintf(buf, sizeof(buf), "cgstress.%d", getpid());
 	path_join(top, sizeof(top), root, buf);
 	/* slot 0 must be top: snapshots of it are checked for the fixed ones */
@@ -1794,6 +2782,8 @@ static int setup(void)
 		fprintf(stderr, "cgstress: +cpu in %s: %s\n", path, strerror(errno));
 		return -1;
 	}
+	if (mem_on)
+		mem_enable_children(top);
 	fixed_leaf_a = 1;
 	if (add_fixed(1, "fixed-a", true, 1, true) || add_fixed(2, "fixed-b", true, 1, true) ||
 	    add_fixed(3, "inner", false, 1, true) || add_fixed(4, "inner/nocpu", true, 0, true) ||
@@ -1809,12 +2799,19 @@ static int setup(void)
 		fprintf(stderr, "cgstress: +cpu in %s: %s\n", path, strerror(errno));
 		return -1;
 	}
+	if (mem_on)
+		mem_enable_children(cgs[5].path);
 	/* the real root: read, never removed, processes never moved there */
 	snprintf(cgs[6].path, sizeof(cgs[6].path), "%s", root);
 	cgs[6].id = dir_id(root);
 	cgs[6].state = CG_LIVE;
 	cgs[6].fixed = true;
 	cgs[6].cpu = -1;
+	/* memory.stat: the root, top and its children but inner/nocpu (inner has no +memory) */
+	if (mem_on && mem_read_keys(top))
+		return -1;
+	for (i = 0; i < NR_FIXED; i++)
+		cgs[i].mem = mem_on && i != 4;
 	for (i = 0; i < NR_FIXED; i++)
 		if (!cgs[i].id) {
 			fprintf(stderr, "cgstress: no id for %s\n", cgs[i].path);
@@ -1837,10 +2834,17 @@ static void teardown(void)
 		fprintf(stderr, "cgstress: could not remove %s\n", top);
 	if (interval_saved >= 0 && interval_set(root, interval_saved))
 		fprintf(stderr, "cgstress: could not restore the interval %ld\n", interval_saved);
+	if (mem_interval_saved >= 0 && track_interval_set(&tracks[T_MEM], mem_interval_saved))
+		fprintf(stderr, "cgstress: could not restore the memory interval %ld\n",
+			mem_interval_saved);
+	/* busy if other cgroups use them meanwhile: then they stay */
 	if (root_cpu_enabled_by_us) {
 		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
-		/* busy if other cgroups use it meanwhile: then it stays */
 		write_file(path, "-cpu");
+	}
+	if (root_mem_enabled_by_us) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
+		write_file(path, "-memory");
 	}
 }
 
@@ -1850,11 +2854,14 @@ static void on_signal(int sig)
 	stop_signal = 1;
 }
 
-static void usage(void)
+static void usage(int status)
 {
-	fprintf(stderr, "usage: cgstress [--seconds N] [--seed S] [--max-failures N] "
-		"[--no-zero-interval]\n");
-	exit(2);
+	fprintf(status ? stderr : stdout, "usage: cgstress [--seconds N] [--seed S] [--max-failures N] "
+		"[--no-zero-interval] [--no-memory]\n"
+		"  --no-zero-interval  never set an interval to 0 (streaming never stops)\n"
+		"  --no-memory         stress the cpu stream only, not memory.stat.stream*\n"
+		"exit: 0 pass, 1 fail, 77 skip (not root, no cgroup2, no cpu.stat.stream)\n");
+	exit(status);
 }
 
 int main(int argc, char **argv)
@@ -1864,6 +2871,8 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'r' },
 		{ "max-failures", required_argument, NULL, 'm' },
 		{ "no-zero-interval", no_argument, NULL, 'z' },
+		{ "no-memory", no_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct {
@@ -1875,13 +2884,15 @@ int main(int argc, char **argv)
 		{ migrator, "migrator" }, { poll_reader, "poll" }, { poll_reader, "poll" },
 		{ epoll_reader, "epoll" }, { uring_reader, "io_uring" }, { walker, "walker" },
 		{ quick, "quick" },
+		/* the memory stream's: last, left out without it */
+		{ mem_monitor, "memory monitor" }, { mem_interval_writer, "memory interval" },
 	};
-	enum { NR_ROLES = sizeof(roles) / sizeof(roles[0]) };
+	enum { NR_ROLES = sizeof(roles) / sizeof(roles[0]), NR_MEM_ROLES = 2 };
 	pthread_t th[NR_ROLES];
 	struct sigaction sa = { .sa_handler = on_signal };
 	long seconds = 60;
 	char path[PATH_MAX + 32];
-	int c, i, err, nchurn = 0;
+	int c, i, err, nchurn = 0, nr_roles;
 	int64_t end, next_note;
 
 	seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
@@ -1889,11 +2900,13 @@ int main(int argc, char **argv)
 		char *e;
 
 		switch (c) {
-		case 's': seconds = strtol(optarg, &e, 10); if (*e || seconds <= 0) usage(); break;
-		case 'r': seed = strtoull(optarg, &e, 0); if (*e) usage(); break;
-		case 'm': max_failures = strtol(optarg, &e, 10); if (*e || max_failures <= 0) usage(); break;
+		case 's': seconds = strtol(optarg, &e, 10); if (*e || seconds <= 0) usage(2); break;
+		case 'r': seed = strtoull(optarg, &e, 0); if (*e) usage(2); break;
+		case 'm': max_failures = strtol(optarg, &e, 10); if (*e || max_failures <= 0) usage(2); break;
 		case 'z': zero_interval = false; break;
-		default: usage();
+		case 'M': mem_on = false; break;
+		case 'h': usage(0); break;
+		default: usage(2);
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1912,6 +2925,9 @@ int main(int argc, char **argv)
 	}
 	printf("cgstress: %ld s, seed %#llx (--seed to repeat the choices; the timing differs)\n",
 	       seconds, (unsigned long long)seed);
+	snprintf(path, sizeof(path), "%s/%s", root, MEM_INTERVAL_FILE);
+	if (mem_on && access(path, W_OK))
+		mem_skip("no %s: a kernel without it", path);
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -1922,10 +2938,32 @@ int main(int argc, char **argv)
 		printf("FAIL: read %s/%s: %s\n", root, INTERVAL_FILE, strerror(-interval_saved));
 		return EXIT_FAIL;
 	}
+	if (mem_on) {
+		mem_interval_saved = track_interval_get(&tracks[T_MEM]);
+		if (mem_interval_saved < 0) {
+			printf("FAIL: read %s/%s: %s\n", root, MEM_INTERVAL_FILE,
+			       strerror(-mem_interval_saved));
+			return EXIT_FAIL;
+		}
+	}
 	if (setup()) {
 		teardown();
 		printf("cgstress: FAIL (setup)\n");
 		return EXIT_FAIL;
+	}
+	if (mem_on) {
+		mstats = mmap(NULL, sizeof(*mstats), PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (mstats == MAP_FAILED) {
+			perror("mmap");
+			mstats = NULL;
+			teardown();
+			return EXIT_FAIL;
+		}
+		printf("cgstress: the memory stream too (%s, %s, %s; memory.stat has %d keys); "
+		       "%d migrants charge up to %d MiB each\n", MEM_INTERVAL_FILE, MEM_STREAM_FILE,
+		       MEM_SUBTREE_FILE, mem_nr_keys, NR_MIGRANTS,
+		       MIGRANT_ANON_MAX_MB + MIGRANT_MEMFD_MAX_MB);
 	}
 	/* before any thread: fork() of a threaded process copies one thread */
 	fflush(NULL);
@@ -1945,8 +2983,14 @@ int main(int argc, char **argv)
 	err = interval_set(root, 20);
 	if (err)
 		FAIL("setting the interval to 20 ms: %s", strerror(-err));
+	if (mem_on) {
+		err = track_interval_set(&tracks[T_MEM], 20);
+		if (err)
+			FAIL("setting the memory interval to 20 ms: %s", strerror(-err));
+	}
 
-	for (i = 0; i < NR_ROLES; i++) {
+	nr_roles = mem_on ? NR_ROLES : NR_ROLES - NR_MEM_ROLES;
+	for (i = 0; i < nr_roles; i++) {
 		uintptr_t arg = roles[i].fn == churn ? (uintptr_t)nchurn++ : (uintptr_t)(i + 1) << 20;
 		err = pthread_create(&th[i], NULL, roles[i].fn, (void *)arg);
 		if (err) {
@@ -1975,13 +3019,32 @@ int main(int argc, char **argv)
 			       atomic_load(&counters[C_uring_oneshot_wakes]) +
 			       atomic_load(&counters[C_uring_multishot_wakes]),
 			       atomic_load(&failures));
+		if (mem_on)
+			printf("cgstress: %.0f s: memory: %lu stream reads, %lu snapshots, %lu wake-ups, "
+			       "%lu memory.stat reads, %lu flushes\n", elapsed(),
+			       atomic_load(&counters[C_mem_stream_reads_large]) +
+			       atomic_load(&counters[C_mem_stream_reads_small]),
+			       atomic_load(&counters[C_mem_subtree_snapshots]),
+			       atomic_load(&counters[C_mem_wakes]),
+			       atomic_load(&counters[C_memstat_reads]),
+			       atomic_load(&counters[C_mem_flushes_seen]));
 	}
 	if (stop_signal)
 		FAIL("interrupted by a signal after %.1f s", elapsed());
 	atomic_store(&stopping, true);
-	for (i = 0; i < NR_ROLES; i++)
+	for (i = 0; i < nr_roles; i++)
 		pthread_join(th[i], NULL);
 	teardown();
+	if (mstats) {
+		atomic_store(&counters[C_mem_maps], atomic_load(&mstats->maps));
+		atomic_store(&counters[C_mem_touches], atomic_load(&mstats->touches));
+		atomic_store(&counters[C_mem_dontneeds], atomic_load(&mstats->dontneeds));
+		atomic_store(&counters[C_mem_unmaps], atomic_load(&mstats->unmaps));
+		atomic_store(&counters[C_mem_memfd_fills], atomic_load(&mstats->memfd_fills));
+		atomic_store(&counters[C_mem_memfd_closes], atomic_load(&mstats->memfd_closes));
+		atomic_store(&counters[C_mem_touched_mib],
+			     atomic_load(&mstats->touched_pages) * sysconf(_SC_PAGESIZE) >> 20);
+	}
 
 	printf("cgstress: ran %.1f s, seed %#llx\n", elapsed(), (unsigned long long)seed);
 	for (i = 0; i < C_NR; i++)

@@ -26,6 +26,7 @@ out=$top/build/stress
 
 # the programs, built on the host (the guest's checkout is read-only)
 "$make" -s -C tests/stress || { echo "stress: tests/stress does not build" >&2; exit 1; }
+"$make" -s -C tests/kselftest || { echo "stress: tests/kselftest does not build" >&2; exit 1; }
 
 # a run of some kernels (CGSTREAM_STRESS_KERNELS) replaces their results
 # and keeps the others'; each kernel's folder says when and at which
