@@ -45,6 +45,18 @@ static struct cgroup_stat_stream *of_stream(struct kernfs_open_file *of)
 	return (struct cgroup_stat_stream *)of_cft(of)->private;
 }
 
+/*
+ * A cgroup's stream files answer as removed from the moment rmdir takes the
+ * cgroup offline, or the css of the files' controller starts dying (the
+ * cgroup removed, or the controller disabled above it): a controller's css
+ * goes offline only some time after that.
+ */
+static bool stat_stream_css_live(struct cgroup_subsys_state *css)
+{
+	return !cgroup_is_dead(css->cgroup) && !css_is_dying(css) &&
+	       css_is_online(css);
+}
+
 static bool stat_stream_active(struct cgroup_stat_stream *stream)
 {
 	lockdep_assert_held(&stream->mutex);
@@ -333,7 +345,7 @@ int cgroup_stat_stream_show(struct seq_file *sf, void *v)
 	int ret;
 
 	/* removed, see cgroup_stat_stream_poll() */
-	if (!css_is_online(seq_css(sf)))
+	if (!stat_stream_css_live(seq_css(sf)))
 		return -ENODEV;
 
 	/*
@@ -460,7 +472,7 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 	 * Checked once: the walk below takes @top as online, so a read at
 	 * offset 0 that gets here returns @top's record.
 	 */
-	if (!css_is_online(top))
+	if (!stat_stream_css_live(top))
 		return -ENODEV;
 
 	if (!off) {
@@ -502,7 +514,7 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 			cond_resched();
 		rcu_read_lock();
 		for (; pos; pos = css_next_descendant_pre(pos, top)) {
-			bool online = pos == top || css_is_online(pos);
+			bool online = pos == top || stat_stream_css_live(pos);
 			bool no_room = online && len + size > nbytes;
 
 			if (++n > STAT_STREAM_WALK_BATCH || no_room) {
@@ -562,7 +574,7 @@ __poll_t cgroup_stat_stream_poll(struct kernfs_open_file *of, poll_table *pt)
 	 * rmdir takes the cgroup offline before kernfs removes its files:
 	 * from then on the files answer as removed ones, reads -ENODEV.
 	 */
-	if (!css_is_online(of_css(of)))
+	if (!stat_stream_css_live(of_css(of)))
 		return DEFAULT_POLLMASK | EPOLLERR | EPOLLPRI;
 
 	if (stat_stream_read_seq(stream, NULL) >
