@@ -13,9 +13,9 @@
  * Threads: an object (struct cgstream, cgstream_group, cgstream_tree) is
  * not locked; use each one from one thread at a time (different objects
  * from different threads at once are fine).  The functions that take no
- * object (cgstream_parse, cgstream_resolve_path, cgstream_get_interval,
- * cgstream_set_interval, cgstream_mode_name, cgstream_version) are safe to
- * call from any thread.  The library installs no signal handlers and
+ * object (cgstream_parse, cgstream_records_next, cgstream_sample_field,
+ * cgstream_resolve_path, cgstream_get_interval, cgstream_set_interval,
+ * cgstream_mode_name, cgstream_version) are safe to call from any thread.  The library installs no signal handlers and
  * starts no threads (io_uring's kernel workers are the kernel's).
  *
  * ABI: structs that may grow only grow at the end.  The calls that fill a
@@ -239,6 +239,70 @@ int cgstream_tree_wait(struct cgstream_tree *t, int timeout_ms);
  */
 int cgstream_tree_process(struct cgstream_tree *t, struct cgstream_event *events,
 			  size_t max, size_t event_size);
+
+/*
+ * --- the kernel's binary records (since 1.2) ---
+ *
+ * cpu.stat.stream.subtree returns whole records, host byte order, each
+ * starting with a 16-bit size and a 16-bit type; a reader steps by the
+ * size and skips types it does not know.  The tree reads them for you;
+ * these calls are for readers of the file itself.
+ */
+enum cgstream_record_type {
+	CGSTREAM_RECORD_CPU = 1,	/* a cgroup's cpu.stat: .sample */
+};
+
+struct cgstream_record {
+	uint32_t size;			/* bytes of this record in the buffer */
+	uint32_t type;			/* the kernel's record type */
+	uint32_t flags;			/* the kernel's record flags */
+	uint32_t decoded;		/* 1: a type this library decodes (the
+					 * fields below); 0: stepped over */
+	uint64_t cgroup_id;		/* the cgroup's id (its directory's inode) */
+	uint64_t parent_id;		/* the parent's; 0 for the opened cgroup */
+	const void *data;		/* the record's bytes, within the buffer */
+	struct cgstream_sample sample;	/* CPU: its values, present bits set;
+					 * kept last, as it may grow */
+};
+
+/*
+ * Decode the record at *@off of @buf[0..@len).  Returns 1 with @rec filled
+ * and *@off past the record; 0 at the end (*@off == @len, an empty buffer
+ * too); -EBADMSG, *@off unchanged, for bytes that are not a valid record
+ * there: fewer than 16 bytes left (a cut header), a size below 16 (no
+ * record is shorter) or below its type's first size (112 for CPU), or a
+ * size running past @len; -EINVAL for bad arguments (*@off > @len,
+ * @rec_size below the 1.2 struct).  A record of a type the library does
+ * not know comes back too, with .decoded 0 and only .size, .type, .flags
+ * and .data set, so that callers can count what they skip.  Reads only
+ * within @buf; @buf need not be aligned.
+ * @rec_size: sizeof(struct cgstream_record) as the caller knows it.
+ */
+int cgstream_records_next(const void *buf, size_t len, size_t *off,
+			  struct cgstream_record *rec, size_t rec_size);
+
+/*
+ * --- what a sample's fields are (since 1.2) ---
+ *
+ * For printers and bindings that would rather not list the fields of
+ * struct cgstream_sample themselves.
+ */
+struct cgstream_field_info {
+	const char *name;		/* its member in struct cgstream_sample */
+	const char *key;		/* its key in cpu.stat(.stream) text;
+					 * NULL: not in the text */
+	const char *unit;		/* "usec", "count", "seq" or "id" */
+	uint64_t bit;			/* CGSTREAM_F_* in .present */
+	size_t offset;			/* of its uint64_t in struct cgstream_sample */
+};
+
+/*
+ * The @i-th field of struct cgstream_sample, in the struct's order (@i
+ * from 0; .present is not one): 0, or -ENOENT past the last one.
+ * @info_size: sizeof(struct cgstream_field_info) as the caller knows it.
+ */
+int cgstream_sample_field(unsigned int i, struct cgstream_field_info *info,
+			  size_t info_size);
 
 /* --- the kernel's flush interval (root's cpu.stat.stream_interval) --- */
 /* -EOPNOTSUPP without the feature */

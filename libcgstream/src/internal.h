@@ -9,15 +9,12 @@
 #include <stdint.h>
 
 #include "cgstream.h"
+#include "fields.h"
 #include "hash.h"
 #include <linux/cgroup_stat_stream.h>
 
 #define CGS_EXPORT __attribute__((visibility("default")))
 
-#define CGS_STREAM_FILE		"cpu.stat.stream"
-#define CGS_SUBTREE_FILE	"cpu.stat.stream.subtree"
-#define CGS_STAT_FILE		"cpu.stat"
-#define CGS_INTERVAL_FILE	"cpu.stat.stream_interval"
 #define CGS_DEFAULT_FALLBACK_MS	1000u
 
 /*
@@ -34,24 +31,6 @@ struct cgs_opts {
 };
 
 int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out);
-
-/* --- parse.c: the records of cpu.stat.stream.subtree --- */
-
-/* one CPU record: the cgroup, its parent, and its values as a sample */
-struct cgs_subtree_rec {
-	uint64_t cgroup_id;
-	uint64_t parent_id;		/* 0 for the opened cgroup */
-	struct cgstream_sample sample;	/* with CGSTREAM_F_CGROUP_ID */
-};
-
-/*
- * The next CPU record of @buf[0..@len) at *@off: 1 with *@out filled and
- * *@off past it; 0 at the end.  Records of other types are stepped over
- * by their size.  -EBADMSG (and *@off unchanged) for a record shorter than
- * its header or its type's first size, or running past @len: a read
- * returns whole records only.
- */
-int cgs_subtree_next(const void *buf, size_t len, size_t *off, struct cgs_subtree_rec *out);
 
 /* the cgroup2 mount point: malloc()ed, or -ENODEV */
 int cgs_find_root(const struct cgs_opts *o, char **root);

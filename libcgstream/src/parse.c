@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The one parser of cpu.stat / cpu.stat.stream text, and the decoder of
- * cpu.stat.stream.subtree's binary records (at the end).
+ * The one parser of cpu.stat / cpu.stat.stream text; the keys it knows
+ * are the cpu field table's (fields.c).  The binary records have their
+ * own decoder, records.c.
  *
  * The format is flat-keyed: "key value\n" lines, one space between key and
  * value, the value a decimal u64.  The rules, strict because a silent zero
@@ -22,38 +23,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-struct cgs_key {
-	const char *name;
-	size_t off;
-	uint64_t bit;
-};
-
-#define K(n, field, b) { n, offsetof(struct cgstream_sample, field), b }
-static const struct cgs_key cgs_keys[] = {
-	K("usage_usec", usage_usec, CGSTREAM_F_USAGE),
-	K("user_usec", user_usec, CGSTREAM_F_USER),
-	K("system_usec", system_usec, CGSTREAM_F_SYSTEM),
-	K("nice_usec", nice_usec, CGSTREAM_F_NICE),
-	K("nr_periods", nr_periods, CGSTREAM_F_NR_PERIODS),
-	K("nr_throttled", nr_throttled, CGSTREAM_F_NR_THROTTLED),
-	K("throttled_usec", throttled_usec, CGSTREAM_F_THROTTLED),
-	K("nr_bursts", nr_bursts, CGSTREAM_F_NR_BURSTS),
-	K("burst_usec", burst_usec, CGSTREAM_F_BURST),
-	K(CGROUP_STAT_STREAM_KEY_SEQ, seq, CGSTREAM_F_SEQ),
-	K(CGROUP_STAT_STREAM_KEY_TIME, flush_time_usec, CGSTREAM_F_FLUSH_TIME),
-	K(CGROUP_STAT_STREAM_KEY_MISSED, flush_missed, CGSTREAM_F_FLUSH_MISSED),
-};
-#undef K
-
-static const struct cgs_key *cgs_lookup(const char *key, size_t len)
-{
-	for (size_t i = 0; i < sizeof(cgs_keys) / sizeof(cgs_keys[0]); i++)
-		if (strlen(cgs_keys[i].name) == len &&
-		    memcmp(cgs_keys[i].name, key, len) == 0)
-			return &cgs_keys[i];
-	return NULL;
-}
 
 static int cgs_parse_u64(const char *s, size_t len, uint64_t *ret)
 {
@@ -92,21 +61,21 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
 		const char *sp = memchr(p, ' ', (size_t)(eol - p));
-		const struct cgs_key *k;
+		const struct cgs_field *f;
 		uint64_t v;
 		int r;
 
 		if (!sp || sp == p)
 			return -EBADMSG;	/* no value, or no key */
-		k = cgs_lookup(p, (size_t)(sp - p));
-		if (k) {
+		f = cgs_field_by_key(&cgs_cpu, p, (size_t)(sp - p));
+		if (f) {
 			r = cgs_parse_u64(sp + 1, (size_t)(eol - sp - 1), &v);
 			if (r < 0)
 				return r;
-			if (s.present & k->bit)
+			if (s.present & f->bit)
 				return -EBADMSG;
-			memcpy((char *)&s + k->off, &v, sizeof(v));
-			s.present |= k->bit;
+			memcpy((char *)&s + f->sample_off, &v, sizeof(v));
+			s.present |= f->bit;
 		} else if (sp + 1 == eol) {
 			return -EBADMSG;	/* unknown key, empty value */
 		}
@@ -116,78 +85,5 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 		return -EBADMSG;
 
 	cgs_copy_sample(sample, sample_size, &s);
-	return 0;
-}
-
-/*
- * cpu.stat.stream.subtree: struct cgroup_stat_stream_record, host byte
- * order.  Records only grow at the end and new kinds come as new types,
- * so the decoder steps by each record's size, reads the fields it knows
- * and skips types it does not.  It never trusts a size: one below the
- * header would loop forever, one past the buffer would read beyond it.
- * Fields are copied out with memcpy(): a future record size need not keep
- * the next record 8-byte aligned.
- */
-static uint64_t cgs_rec_u64(const unsigned char *rec, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, rec + off, sizeof(v));
-	return v;
-}
-
-#define CGS_REC_FIELD(p, f) cgs_rec_u64(p, offsetof(struct cgroup_stat_stream_record, f))
-
-int cgs_subtree_next(const void *buf, size_t len, size_t *off, struct cgs_subtree_rec *out)
-{
-	size_t pos = *off;
-
-	while (pos < len) {
-		const unsigned char *p = (const unsigned char *)buf + pos;
-		struct cgstream_sample *s = &out->sample;
-		__u16 size, type;
-		__u32 flags;
-
-		if (len - pos < sizeof(size) + sizeof(type) + sizeof(flags))
-			return -EBADMSG;
-		memcpy(&size, p, sizeof(size));
-		memcpy(&type, p + 2, sizeof(type));
-		memcpy(&flags, p + 4, sizeof(flags));
-		if (size < sizeof(size) + sizeof(type) + sizeof(flags) || size > len - pos)
-			return -EBADMSG;
-		if (type != CGROUP_STAT_STREAM_RECORD_CPU) {
-			pos += size;
-			continue;
-		}
-		if (size < CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0)
-			return -EBADMSG;
-
-		memset(out, 0, sizeof(*out));
-		out->cgroup_id = CGS_REC_FIELD(p, cgroup_id);
-		out->parent_id = CGS_REC_FIELD(p, parent_id);
-		s->cgroup_id = out->cgroup_id;
-		s->seq = CGS_REC_FIELD(p, flush_seq);
-		s->flush_time_usec = CGS_REC_FIELD(p, flush_time_usec);
-		s->usage_usec = CGS_REC_FIELD(p, usage_usec);
-		s->user_usec = CGS_REC_FIELD(p, user_usec);
-		s->system_usec = CGS_REC_FIELD(p, system_usec);
-		s->nice_usec = CGS_REC_FIELD(p, nice_usec);
-		s->present = CGSTREAM_F_CGROUP_ID | CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME |
-			     CGSTREAM_F_USAGE | CGSTREAM_F_USER | CGSTREAM_F_SYSTEM |
-			     CGSTREAM_F_NICE;
-		if (flags & CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH) {
-			s->nr_periods = CGS_REC_FIELD(p, nr_periods);
-			s->nr_throttled = CGS_REC_FIELD(p, nr_throttled);
-			s->throttled_usec = CGS_REC_FIELD(p, throttled_usec);
-			s->nr_bursts = CGS_REC_FIELD(p, nr_bursts);
-			s->burst_usec = CGS_REC_FIELD(p, burst_usec);
-			s->present |= CGSTREAM_F_NR_PERIODS | CGSTREAM_F_NR_THROTTLED |
-				      CGSTREAM_F_THROTTLED | CGSTREAM_F_NR_BURSTS |
-				      CGSTREAM_F_BURST;
-		}
-		*off = pos + size;
-		return 1;
-	}
-	*off = pos;
 	return 0;
 }

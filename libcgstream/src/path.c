@@ -207,7 +207,7 @@ int cgs_open_data(const char *path, int mode, int *fd, uint64_t *id)
 	}
 
 	if (mode == CGSTREAM_MODE_KERNEL || mode == CGSTREAM_MODE_AUTO) {
-		f = openat(dfd, CGS_STREAM_FILE, O_RDONLY | O_CLOEXEC);
+		f = openat(dfd, cgs_cpu.stream_file, O_RDONLY | O_CLOEXEC);
 		if (f >= 0 || errno != ENOENT || mode == CGSTREAM_MODE_KERNEL) {
 			err = errno;
 			close(dfd);
@@ -223,7 +223,7 @@ int cgs_open_data(const char *path, int mode, int *fd, uint64_t *id)
 			return -err;
 		}
 	}
-	f = openat(dfd, CGS_STAT_FILE, O_RDONLY | O_CLOEXEC);
+	f = openat(dfd, cgs_cpu.stat_file, O_RDONLY | O_CLOEXEC);
 	err = errno;
 	close(dfd);
 	if (f < 0)

@@ -269,17 +269,20 @@ static int cgs_tree_end(struct cgstream_tree *t)
 /* @buf[0..@len): records, all valid (checked before any is used) */
 static int cgs_tree_apply(struct cgstream_tree *t, const char *buf, size_t len)
 {
-	struct cgs_subtree_rec rec;
+	struct cgstream_record rec;
 	size_t off = 0;
 	int r;
 
-	while ((r = cgs_subtree_next(buf, len, &off, &rec)) > 0)
+	while ((r = cgstream_records_next(buf, len, &off, &rec, sizeof(rec))) > 0)
 		;
 	if (r < 0)
 		return r;
-	for (off = 0; cgs_subtree_next(buf, len, &off, &rec) > 0;) {
-		struct cgs_cg *m = cgs_tree_find(t, rec.cgroup_id), *parent;
+	for (off = 0; cgstream_records_next(buf, len, &off, &rec, sizeof(rec)) > 0;) {
+		struct cgs_cg *m, *parent;
 
+		if (rec.type != CGSTREAM_RECORD_CPU)
+			continue;	/* a kind this tree does not read */
+		m = cgs_tree_find(t, rec.cgroup_id);
 		if (!m && rec.parent_id) {
 			parent = cgs_tree_find(t, rec.parent_id);
 			/* its parent's directory, once per cycle */
@@ -429,11 +432,11 @@ static int cgs_tree_pick(const char *path, const struct cgs_opts *o, const char 
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return errno == ENOTDIR ? -ENOENT : -errno;
-	r = cgs_tree_try(dfd, CGS_SUBTREE_FILE, CGSTREAM_MODE_SUBTREE, o->mode, tick);
+	r = cgs_tree_try(dfd, cgs_cpu.subtree_file, CGSTREAM_MODE_SUBTREE, o->mode, tick);
 	if (r == 0)
-		r = cgs_tree_try(dfd, CGS_STREAM_FILE, CGSTREAM_MODE_KERNEL, o->mode, tick);
+		r = cgs_tree_try(dfd, cgs_cpu.stream_file, CGSTREAM_MODE_KERNEL, o->mode, tick);
 	/* fallback: a cgroup at all? (the timer does not look) */
-	if (r == 0 && faccessat(dfd, CGS_STAT_FILE, F_OK, 0) < 0)
+	if (r == 0 && faccessat(dfd, cgs_cpu.stat_file, F_OK, 0) < 0)
 		r = errno == ENOENT ? -ENOENT : -errno;
 	close(dfd);
 	if (r)

@@ -152,7 +152,7 @@ int cgs_pick_mode(const char *root, int mode)
 
 	if (mode != CGSTREAM_MODE_AUTO && mode != CGSTREAM_MODE_KERNEL)
 		return mode;
-	r = cgs_root_file(root, CGS_STREAM_FILE, p, sizeof(p));
+	r = cgs_root_file(root, cgs_cpu.stream_file, p, sizeof(p));
 	if (r < 0)
 		return r;
 	if (access(p, F_OK) == 0)
@@ -180,7 +180,7 @@ int cgs_read_interval(const char *root, uint32_t *ms)
 	ssize_t n;
 	int fd, r;
 
-	r = cgs_root_file(root, CGS_INTERVAL_FILE, p, sizeof(p));
+	r = cgs_root_file(root, cgs_cpu.interval_file, p, sizeof(p));
 	if (r < 0)
 		return r;
 	fd = open(p, O_RDONLY | O_CLOEXEC);
@@ -232,7 +232,7 @@ CGS_EXPORT int cgstream_set_interval(const struct cgstream_opts *opts, uint32_t 
 	r = cgs_opts_root(opts, &o, &root);
 	if (r < 0)
 		return r;
-	r = cgs_root_file(root, CGS_INTERVAL_FILE, p, sizeof(p));
+	r = cgs_root_file(root, cgs_cpu.interval_file, p, sizeof(p));
 	free(root);
 	if (r < 0)
 		return r;

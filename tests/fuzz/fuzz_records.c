@@ -1,26 +1,30 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libFuzzer target: any bytes -> the cpu.stat.stream.subtree decoder,
- * cgs_subtree_next(), called until it reports the end or an error, as
- * the tree does.  The input is copied to an odd address in a buffer that
- * ends where it ends, so an unaligned field read or a read past the
- * buffer is caught by the sanitizers.  It asserts:
+ * libFuzzer target: any bytes -> the subtree record decoder the library
+ * exports, cgstream_records_next(), called until it reports the end or an
+ * error, as the tree does.  The input is copied to an odd address in a
+ * buffer that ends where it ends, so an unaligned field read or a read
+ * past the buffer is caught by the sanitizers.  Its oracle is its own
+ * reading of the record layout (the uapi struct), not the library's field
+ * table.  It asserts:
  *  - the result is 1, 0 or -EBADMSG, and the walk ends: at most
- *    len / CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0 + 1 calls (each record
- *    it returns is at least that long);
- *  - with 1 the offset strictly increases and stays within the buffer;
- *    the record it returned is the first CPU record at or after the old
- *    offset when stepping by the size fields, lies within [old, new), is
- *    at least the first CPU size, and its fields, present bits and
- *    bandwidth flag are what the bytes say;
- *  - with 0 the offset is the buffer's end; with -EBADMSG it is unchanged.
+ *    len / 16 + 1 calls (no record is shorter than 16 bytes);
+ *  - with 1 the offset strictly increases by the record's size field and
+ *    stays within the buffer; a type-1 record is at least the first CPU
+ *    size, and its fields, present bits and bandwidth flag are what the
+ *    bytes say; any other type comes back undecoded, with no present bits;
+ *  - with 0 the offset is the buffer's end; with -EBADMSG it is unchanged,
+ *    and the bytes there are indeed no record: fewer than 16 left, a size
+ *    below 16 (112 for type 1) or past the end.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include <linux/cgroup_stat_stream.h>
+
+#include "cgstream.h"
 #include "check.h"
 
 typedef struct cgroup_stat_stream_record rec_t;
@@ -30,30 +34,34 @@ typedef struct cgroup_stat_stream_record rec_t;
 #define BW_BITS (CGSTREAM_F_NR_PERIODS | CGSTREAM_F_NR_THROTTLED | CGSTREAM_F_THROTTLED | \
 		 CGSTREAM_F_NR_BURSTS | CGSTREAM_F_BURST)
 
-/* the returned record ends at @end: find its start by the size fields */
+#define MIN_SIZE 16u
+
+static uint16_t u16_at(const unsigned char *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* the record at @buf[@from..), returned as @out */
 static void check_record(const unsigned char *buf, size_t from, size_t end,
-			 const struct cgs_subtree_rec *out)
+			 const struct cgstream_record *out)
 {
 	const struct cgstream_sample *s = &out->sample;
-	size_t pos = from;
+	uint16_t size = u16_at(buf + from), type = u16_at(buf + from + 2);
 	rec_t r;
 
-	for (;;) {
-		uint16_t size, type;
-
-		CHECK(pos + 4 <= end);
-		memcpy(&size, buf + pos, 2);
-		memcpy(&type, buf + pos + 2, 2);
-		CHECK(size >= 8 && pos + size <= end);
-		if (type == CGROUP_STAT_STREAM_RECORD_CPU) {
-			CHECK(pos + size == end);
-			CHECK(size >= CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0);
-			break;
-		}
-		pos += size;
+	CHECK(from + size == end && size >= MIN_SIZE);
+	CHECK(out->size == size && out->type == type);
+	CHECK(out->data == buf + from);
+	if (type != CGROUP_STAT_STREAM_RECORD_CPU) {
+		CHECK(!out->decoded && !s->present && !out->cgroup_id && !out->parent_id);
+		return;
 	}
-	memcpy(&r, buf + pos, sizeof(r));
-
+	CHECK(size >= CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0);
+	memcpy(&r, buf + from, sizeof(r));
+	CHECK(out->decoded == 1 && out->flags == r.flags);
 	CHECK(out->cgroup_id == r.cgroup_id && out->parent_id == r.parent_id);
 	CHECK(s->cgroup_id == r.cgroup_id && s->seq == r.flush_seq);
 	CHECK(s->flush_time_usec == r.flush_time_usec && s->usage_usec == r.usage_usec);
@@ -71,6 +79,20 @@ static void check_record(const unsigned char *buf, size_t from, size_t end,
 	}
 }
 
+/* -EBADMSG at @pos: the bytes there are no record */
+static void check_bad(const unsigned char *buf, size_t pos, size_t len)
+{
+	uint16_t size, type;
+
+	if (len - pos < MIN_SIZE)
+		return;
+	size = u16_at(buf + pos);
+	type = u16_at(buf + pos + 2);
+	CHECK(size < MIN_SIZE || size > len - pos ||
+	      (type == CGROUP_STAT_STREAM_RECORD_CPU &&
+	       size < CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -83,19 +105,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size)
 		memcpy(buf, data, size);
 	for (;;) {
-		struct cgs_subtree_rec rec;
+		struct cgstream_record rec;
 		size_t old = off;
 
-		CHECK(++calls <= size / CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0 + 1);
-		r = cgs_subtree_next(buf, size, &off, &rec);
+		CHECK(++calls <= size / MIN_SIZE + 1);
+		r = cgstream_records_next(buf, size, &off, &rec, sizeof(rec));
 		CHECK(r == 1 || r == 0 || r == -EBADMSG);
 		if (r == 1) {
 			CHECK(off > old && off <= size);
-			CHECK(off - old >= CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0);
 			check_record(buf, old, off, &rec);
 			continue;
 		}
 		CHECK(r == 0 ? off == size : off == old);
+		if (r < 0)
+			check_bad(buf, old, size);
 		break;
 	}
 	free(mem);

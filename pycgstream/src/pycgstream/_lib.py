@@ -69,24 +69,57 @@ class LibraryNotFoundError(ImportError):
     """
 
 
+# The one Python table of struct cgstream_sample's fields (after .present),
+# in the struct's order, with the present bit that says the kernel
+# reported each one.  SampleStruct is made from it, and load() checks it
+# against the library's own table (cgstream_sample_field()).
+SAMPLE_FIELDS: tuple[tuple[str, int], ...] = (
+    ("seq", F_SEQ),
+    ("flush_time_usec", F_FLUSH_TIME),
+    ("usage_usec", F_USAGE),
+    ("user_usec", F_USER),
+    ("system_usec", F_SYSTEM),
+    ("nice_usec", F_NICE),
+    ("nr_periods", F_NR_PERIODS),
+    ("nr_throttled", F_NR_THROTTLED),
+    ("throttled_usec", F_THROTTLED),
+    ("nr_bursts", F_NR_BURSTS),
+    ("burst_usec", F_BURST),
+    ("flush_missed", F_FLUSH_MISSED),
+    ("cgroup_id", F_CGROUP_ID),
+)
+
+
 class SampleStruct(Structure):
     """struct cgstream_sample"""
 
+    _fields_ = [("present", c_uint64)] + [(name, c_uint64) for name, _ in SAMPLE_FIELDS]
+
+
+class FieldInfoStruct(Structure):
+    """struct cgstream_field_info"""
+
     _fields_ = [
-        ("present", c_uint64),
-        ("seq", c_uint64),
-        ("flush_time_usec", c_uint64),
-        ("usage_usec", c_uint64),
-        ("user_usec", c_uint64),
-        ("system_usec", c_uint64),
-        ("nice_usec", c_uint64),
-        ("nr_periods", c_uint64),
-        ("nr_throttled", c_uint64),
-        ("throttled_usec", c_uint64),
-        ("nr_bursts", c_uint64),
-        ("burst_usec", c_uint64),
-        ("flush_missed", c_uint64),
+        ("name", c_char_p),
+        ("key", c_char_p),
+        ("unit", c_char_p),
+        ("bit", c_uint64),
+        ("offset", c_size_t),
+    ]
+
+
+class RecordStruct(Structure):
+    """struct cgstream_record"""
+
+    _fields_ = [
+        ("size", c_uint32),
+        ("type", c_uint32),
+        ("flags", c_uint32),
+        ("decoded", c_uint32),
         ("cgroup_id", c_uint64),
+        ("parent_id", c_uint64),
+        ("data", c_void_p),
+        ("sample", SampleStruct),
     ]
 
 
@@ -136,24 +169,6 @@ TreePtr = POINTER(TreeHandle)
 EVENT_LAYOUT = struct.Struct("@iiPP" + "Q" * len(SampleStruct._fields_) + "Q")
 if EVENT_LAYOUT.size != ctypes.sizeof(EventStruct):
     raise ImportError("pycgstream: struct cgstream_event layout mismatch")
-
-# Sample fields and the present bit that says the kernel reported each one.
-SAMPLE_FIELDS: tuple[tuple[str, int], ...] = (
-    ("seq", F_SEQ),
-    ("flush_time_usec", F_FLUSH_TIME),
-    ("usage_usec", F_USAGE),
-    ("user_usec", F_USER),
-    ("system_usec", F_SYSTEM),
-    ("nice_usec", F_NICE),
-    ("nr_periods", F_NR_PERIODS),
-    ("nr_throttled", F_NR_THROTTLED),
-    ("throttled_usec", F_THROTTLED),
-    ("nr_bursts", F_NR_BURSTS),
-    ("burst_usec", F_BURST),
-    ("flush_missed", F_FLUSH_MISSED),
-    ("cgroup_id", F_CGROUP_ID),
-)
-
 
 def _raise_errno(result: int, path: Any) -> None:
     err = -result
@@ -215,6 +230,16 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
         c_int,
         [c_char_p, c_size_t, POINTER(SampleStruct), c_size_t],
         None,
+    ),
+    "cgstream_records_next": (
+        c_int,
+        [c_void_p, c_size_t, POINTER(c_size_t), POINTER(RecordStruct), c_size_t],
+        None,
+    ),
+    "cgstream_sample_field": (
+        c_int,
+        [ctypes.c_uint, POINTER(FieldInfoStruct), c_size_t],
+        _RAW,
     ),
     "cgstream_mode_name": (c_char_p, [c_int], _RAW),
     "cgstream_version": (c_char_p, [], _RAW),
@@ -285,6 +310,19 @@ def _bind(lib: ctypes.CDLL, where: str) -> None:
             func.errcheck = _errno_check(path_arg)
 
 
+def _check_fields(lib: ctypes.CDLL, where: str) -> None:
+    """SAMPLE_FIELDS is the library's table of sample fields, in its order."""
+    theirs: list[tuple[str, int, int]] = []
+    info = FieldInfoStruct()
+    while lib.cgstream_sample_field(len(theirs), ctypes.byref(info), ctypes.sizeof(info)) == 0:
+        theirs.append((info.name.decode(), info.bit, info.offset))
+    ours = [(name, bit, getattr(SampleStruct, name).offset) for name, bit in SAMPLE_FIELDS]
+    if theirs != ours:
+        raise LibraryNotFoundError(
+            f"{where}: its sample fields {theirs} are not pycgstream's {ours}; "
+            f"{_HOW_TO_GET_IT}", name=SONAME, path=where)
+
+
 def load() -> ctypes.CDLL:
     """Load and bind libcgstream once; LibraryNotFoundError if impossible.
 
@@ -309,6 +347,7 @@ def load() -> ctypes.CDLL:
                 failures.append(f"{name}: {e}")
                 continue
             _bind(lib, name)
+            _check_fields(lib, name)
             _lib = lib
             return lib
         if explicit:

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, NoReturn, Optional, Sequence, TextIO, Union
 
+from . import _lib
 from ._lib import LibraryNotFoundError
 from ._stream import (
     Added,
@@ -52,10 +53,11 @@ MSG_NO_KERNEL = ("this kernel has no cpu.stat.stream (cgroup stat streaming); "
 MSG_NO_SUBTREE = ("this kernel has no cpu.stat.stream.subtree (whole subtrees in one read); "
                   "use --mode auto or a kernel with the cgstream patches")
 
-# cgstream watch --json: the integer fields of a sample line, in order
-JSON_FIELDS = ("seq", "flush_time_usec", "usage_usec", "user_usec", "system_usec",
-               "nice_usec", "nr_periods", "nr_throttled", "throttled_usec",
-               "nr_bursts", "burst_usec")
+# cgstream watch --json: the integer fields of a sample line, in order: the
+# sample's, but the cgroup's id (at the line's head) and flush_missed (a
+# count of the stream's, not of the cgroup's), as the C command prints them
+JSON_FIELDS = tuple(name for name, _ in _lib.SAMPLE_FIELDS
+                    if name not in ("cgroup_id", "flush_missed"))
 
 
 class Exit(Exception):

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The decoder of cpu.stat.stream.subtree records, cgs_subtree_next()
- * (internal: this test links the static library): fields and present
- * bits, the bandwidth flag, records longer than the first size (stepped
- * over by their size, even when that leaves the next one unaligned),
- * unknown types skipped, and every malformed input -EBADMSG with the
- * offset unchanged: a size below the header, past the buffer, a CPU
- * record shorter than its first size, a cut header.  Then a fuzz: random
- * and mutated buffers end in a bounded number of steps.
+ * The decoder of cpu.stat.stream.subtree records, cgstream_records_next():
+ * fields and present bits, the bandwidth flag, records longer than the
+ * first size (stepped over by their size, even when that leaves the next
+ * one unaligned), unknown types handed back undecoded (to be counted and
+ * skipped), an empty buffer, and every malformed input -EBADMSG with the
+ * offset unchanged: a size below the smallest header, past the buffer, a
+ * CPU record shorter than its first size, a cut header; bad arguments
+ * -EINVAL.  Then a fuzz: random and mutated buffers end in a bounded
+ * number of steps.
  */
+#include <stddef.h>
+
+#include <linux/cgroup_stat_stream.h>
+
 #include "testutil.h"
-#include "internal.h"
 
 typedef struct cgroup_stat_stream_record rec_t;
 
@@ -38,29 +42,53 @@ static size_t put_other(unsigned char *p, uint16_t size, uint16_t type)
 	return size;
 }
 
+static int next(const void *buf, size_t len, size_t *off, struct cgstream_record *rec)
+{
+	return cgstream_records_next(buf, len, off, rec, sizeof(*rec));
+}
+
+/* the CPU records of @buf[0..@len) from *@off, the others counted */
+static int next_cpu(const void *buf, size_t len, size_t *off, struct cgstream_record *rec,
+		    unsigned int *skipped)
+{
+	int r;
+
+	while ((r = next(buf, len, off, rec)) > 0 && rec->type != CGSTREAM_RECORD_CPU) {
+		T_EQ(rec->decoded, 0);
+		T_EQ(rec->sample.present, 0);
+		(*skipped)++;
+	}
+	return r;
+}
+
 static void expect_bad(const unsigned char *buf, size_t len, size_t off)
 {
-	struct cgs_subtree_rec rec;
+	struct cgstream_record rec;
 	size_t o = off;
 
-	T_EQ(cgs_subtree_next(buf, len, &o, &rec), -EBADMSG);
+	T_EQ(next(buf, len, &o, &rec), -EBADMSG);
 	T_EQ(o, off);
 }
 
 static void test_fields(void)
 {
 	static unsigned char buf[4096] __attribute__((aligned(8)));
-	struct cgs_subtree_rec rec;
+	struct cgstream_record rec;
 	size_t len = 0, off = 0;
+	unsigned int skipped = 0;
 
 	len += put_cpu(buf + len, 112, 0, 1);
 	len += put_other(buf + len, 24, 99);		/* a kind we do not know */
 	len += put_cpu(buf + len, 116, CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH, 2);
-	len += put_other(buf + len, 8, 2);		/* header only */
+	len += put_other(buf + len, 16, 0);		/* header only */
 	len += put_cpu(buf + len, 112, 0, 3);		/* at an unaligned offset */
 
-	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 1);
+	T_EQ(next_cpu(buf, len, &off, &rec, &skipped), 1);
 	T_EQ(off, 112);
+	T_EQ(rec.size, 112);
+	T_EQ(rec.decoded, 1);
+	T_EQ(rec.flags, 0);
+	T_ASSERT(rec.data == buf);
 	T_EQ(rec.cgroup_id, 1);
 	T_EQ(rec.parent_id, 0);
 	T_EQ(rec.sample.cgroup_id, 1);
@@ -75,8 +103,10 @@ static void test_fields(void)
 				 CGSTREAM_F_USAGE | CGSTREAM_F_USER | CGSTREAM_F_SYSTEM |
 				 CGSTREAM_F_NICE);
 
-	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 1);
+	T_EQ(next_cpu(buf, len, &off, &rec, &skipped), 1);
+	T_EQ(skipped, 1);
 	T_EQ(off, 112 + 24 + 116);
+	T_EQ(rec.flags, CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH);
 	T_EQ(rec.cgroup_id, 2);
 	T_EQ(rec.parent_id, 1);
 	T_EQ(rec.sample.nr_periods, 2);
@@ -87,19 +117,52 @@ static void test_fields(void)
 	T_ASSERT(rec.sample.present & CGSTREAM_F_BURST);
 	T_ASSERT(!(rec.sample.present & CGSTREAM_F_FLUSH_MISSED));
 
-	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 1);
+	T_EQ(next_cpu(buf, len, &off, &rec, &skipped), 1);
+	T_EQ(skipped, 2);
 	T_EQ(rec.cgroup_id, 3);
 	T_EQ(rec.sample.usage_usec, 30);
 	T_EQ(off, len);
-	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 0);
+	T_EQ(next(buf, len, &off, &rec), 0);
 	T_EQ(off, len);
 
+	/* zero-length: the end at once, and no buffer is needed */
 	off = 0;
-	T_EQ(cgs_subtree_next(buf, 0, &off, &rec), 0);
-	/* only unknown kinds: the end, past them */
+	T_EQ(next(buf, 0, &off, &rec), 0);
+	T_EQ(next(NULL, 0, &off, &rec), 0);
+	T_EQ(off, 0);
+	/* only unknown kinds: each handed back undecoded, then the end */
 	len = put_other(buf, 16, 5);
-	T_EQ(cgs_subtree_next(buf, len, &off, &rec), 0);
-	T_EQ(off, 16);
+	len += put_other(buf + len, 40, 77);
+	skipped = 0;
+	T_EQ(next_cpu(buf, len, &off, &rec, &skipped), 0);
+	T_EQ(skipped, 2);
+	T_EQ(off, len);
+}
+
+/* an older caller's smaller struct, and arguments that are not a call */
+static void test_args(void)
+{
+	static unsigned char buf[256] __attribute__((aligned(8)));
+	struct cgstream_record rec;
+	size_t len = put_cpu(buf, 112, 0, 1), off = 0;
+
+	T_EQ(cgstream_records_next(buf, len, &off, &rec, sizeof(rec) - 1), -EINVAL);
+	T_EQ(cgstream_records_next(buf, len, NULL, &rec, sizeof(rec)), -EINVAL);
+	T_EQ(cgstream_records_next(buf, len, &off, NULL, sizeof(rec)), -EINVAL);
+	T_EQ(cgstream_records_next(NULL, len, &off, &rec, sizeof(rec)), -EINVAL);
+	off = len + 1;
+	T_EQ(next(buf, len, &off, &rec), -EINVAL);
+	T_EQ(off, len + 1);
+	/* a larger struct from a newer header: the rest zeroed */
+	{
+		unsigned char big[sizeof(rec) + 16];
+
+		memset(big, 0xaa, sizeof(big));
+		off = 0;
+		T_EQ(cgstream_records_next(buf, len, &off, (void *)big, sizeof(big)), 1);
+		for (size_t i = sizeof(rec); i < sizeof(big); i++)
+			T_EQ(big[i], 0);
+	}
 }
 
 static void test_malformed(void)
@@ -108,9 +171,15 @@ static void test_malformed(void)
 	uint16_t size;
 	size_t len;
 
-	/* a size below the header: it would never move on */
-	for (size = 0; size < 8; size++) {
-		put_other(buf, 8, 1);
+	/* a size below the smallest header: it would never move on */
+	for (size = 0; size < 16; size++) {
+		put_other(buf, 16, 9);
+		memcpy(buf, &size, 2);
+		expect_bad(buf, 112, 0);
+	}
+	/* a CPU record's size below its header, an unknown kind's not */
+	for (size = 16; size < 112; size += 8) {
+		put_other(buf, 112, 1);
 		memcpy(buf, &size, 2);
 		expect_bad(buf, 112, 0);
 	}
@@ -127,7 +196,7 @@ static void test_malformed(void)
 	len = put_cpu(buf, 112, 0, 1);
 	expect_bad(buf, len + 5, 112);
 	len = put_other(buf, 16, 9);
-	expect_bad(buf, len + 3, 0);
+	expect_bad(buf, len + 3, len);
 }
 
 static unsigned int rnd(unsigned int *s)
@@ -148,14 +217,14 @@ static void test_fuzz(void)
 
 	for (int it = 0; it < iters; it++) {
 		size_t len = 0, off = 0, steps = 0;
-		struct cgs_subtree_rec rec;
+		struct cgstream_record rec;
 		int r;
 
 		if (it % 2) {	/* valid records, then a few bytes flipped */
 			while (len + 200 < sizeof(buf))
 				len += rnd(&seed) % 4 ? put_cpu(buf + len, (uint16_t)(112 + rnd(&seed) % 40),
 								rnd(&seed) % 2, it)
-						      : put_other(buf + len, (uint16_t)(8 + rnd(&seed) % 64),
+						      : put_other(buf + len, (uint16_t)(16 + rnd(&seed) % 64),
 								  (uint16_t)(rnd(&seed) % 4));
 			for (int k = rnd(&seed) % 4; k > 0; k--)
 				buf[rnd(&seed) % len] ^= (unsigned char)(1u << (rnd(&seed) % 8));
@@ -165,9 +234,9 @@ static void test_fuzz(void)
 			for (size_t i = 0; i < len; i++)
 				buf[i] = (unsigned char)rnd(&seed);
 		}
-		while ((r = cgs_subtree_next(buf, len, &off, &rec)) > 0) {
+		while ((r = next(buf, len, &off, &rec)) > 0) {
 			T_ASSERT(off <= len);
-			T_ASSERT(++steps <= len / 8 + 1);
+			T_ASSERT(++steps <= len / 16 + 1);
 		}
 		T_ASSERT(r == 0 || r == -EBADMSG);
 		T_ASSERT(off <= len);
@@ -178,6 +247,7 @@ int main(void)
 {
 	test_fields();
 	test_malformed();
+	test_args();
 	test_fuzz();
 	t_log("records: all passed");
 	return 0;
