@@ -33,7 +33,8 @@
  * and reads the ready ones, "stream1" epolls one and reads all (no flush
  * in either: the kernel's flusher did it); "subtree" polls DIR's
  * cpu.stat.stream.subtree and takes the whole subtree in one read of
- * binary records; "bpf" and "bpfmap" run, on the classic grid, a BPF
+ * binary records (then a read that returns 0 ends the snapshot), decoded
+ * by libcgstream's cgstream_records_next(); "bpf" and "bpfmap" run, on the classic grid, a BPF
  * cgroup iterator over DIR that flushes once and hands back one binary
  * record per cgroup, through the iterator's read(2) ("bpf") or a hash map
  * drained with one batch lookup ("bpfmap": what below does, see
@@ -64,6 +65,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/cgroup_stat_stream.h>
+#include "cgstream.h"
 #include "cgstat.h"
 #include "cgstat.skel.h"
 
@@ -394,34 +396,35 @@ static volatile uint64_t sink;	/* what a consumer would do with the values */
 struct pass_buf { char *p; size_t cap; };
 
 /*
- * One snapshot of cpu.stat.stream.subtree: one pread() at offset 0 when the
- * buffer holds the whole subtree (a read short of a full buffer ended it),
- * more reads on from there otherwise.  Returns the records, or -errno.
+ * One snapshot of cpu.stat.stream.subtree, read as the kernel defines it: pread()s
+ * on from offset 0 until one returns 0, the records decoded by libcgstream's
+ * cgstream_records_next() (the decoder the library's tree runs).  Returns
+ * the CPU records, or -errno.
  */
 static int64_t subtree_pass(int fd, struct pass_buf *b, uint64_t *seq)
 {
 	int64_t recs = 0;
 	off_t pos = 0;
 	for (;;) {
+		struct cgstream_record rec;
+		size_t off = 0;
+		int r;
 		ssize_t n = pread(fd, b->p, b->cap, pos);
 		if (n < 0)
 			return -errno;
-		for (size_t off = 0; off < (size_t)n;) {
-			const struct cgroup_stat_stream_record *r = (const void *)(b->p + off);
-			if (n - off < 8 || r->size < 8 || r->size > n - off)
-				return -EPROTO;
-			if (r->type == CGROUP_STAT_STREAM_RECORD_CPU &&
-			    r->size >= CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0) {
-				if (!recs)
-					*seq = r->flush_seq;
-				sink += r->usage_usec + r->user_usec + r->system_usec;
-				recs++;
-			}
-			off += r->size;
-		}
-		pos += n;
-		if ((size_t)n + sizeof(struct cgroup_stat_stream_record) <= b->cap)
+		if (n == 0)
 			return recs;
+		while ((r = cgstream_records_next(b->p, (size_t)n, &off, &rec, sizeof(rec))) > 0) {
+			if (rec.type != CGSTREAM_RECORD_CPU)
+				continue;
+			if (!recs)
+				*seq = rec.sample.seq;
+			sink += rec.sample.usage_usec + rec.sample.user_usec + rec.sample.system_usec;
+			recs++;
+		}
+		if (r < 0)
+			return -EPROTO;
+		pos += n;
 	}
 }
 

@@ -912,17 +912,17 @@ static void check_fixed_present(struct sfile *f, uint64_t snap, bool mem)
 
 static int check_snapshot(struct sfile *f, const char *buf, size_t len)
 {
-	struct cgroup_stat_stream_record rec;
+	struct cgstream_record rec;
 	size_t off = 0, nr = 0;
 	uint64_t snap = ++f->snaps;
-	char why[128];
 	int ret;
 
-	while ((ret = next_record(buf, len, &off, &rec, why)) > 0) {
+	while ((ret = cgstream_records_next(buf, len, &off, &rec, sizeof(rec))) > 0) {
+		const struct cgstream_sample *s = &rec.sample;
 		struct idmap_entry *e;
 		bool fresh;
 
-		if (rec.type != CGROUP_STAT_STREAM_RECORD_CPU)
+		if (rec.type != CGSTREAM_RECORD_CPU)
 			continue;
 		nr++;
 		if (nr == 1) {
@@ -930,7 +930,7 @@ static int check_snapshot(struct sfile *f, const char *buf, size_t len)
 				FAIL("%s/%s: first record is cgroup %llu parent %llu, not the opened %llu",
 				     f->cg.path, SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
 				     (unsigned long long)rec.parent_id, (unsigned long long)f->cg.id);
-			check_label(f, rec.flush_seq, "subtree");
+			check_label(f, s->seq, "subtree");
 		} else {
 			struct idmap_entry *p = idmap_get(&f->ids, rec.parent_id, &fresh);
 
@@ -943,23 +943,23 @@ static int check_snapshot(struct sfile *f, const char *buf, size_t len)
 		if (!fresh && e->snap == snap)
 			FAIL("%s/%s: cgroup %llu twice in one snapshot", f->cg.path, SUBTREE_FILE,
 			     (unsigned long long)rec.cgroup_id);
-		if (!fresh && (rec.flush_seq < e->label || rec.usage_usec < e->usage ||
-			       rec.user_usec < e->user || rec.system_usec < e->system ||
-			       rec.nice_usec < e->nice))
+		if (!fresh && (s->seq < e->label || s->usage_usec < e->usage ||
+			       s->user_usec < e->user || s->system_usec < e->system ||
+			       s->nice_usec < e->nice))
 			FAIL("%s/%s: cgroup %llu went back: flush_seq %llu -> %llu, usage %llu -> %llu, "
 			     "user %llu -> %llu, system %llu -> %llu", f->cg.path, SUBTREE_FILE,
 			     (unsigned long long)rec.cgroup_id, (unsigned long long)e->label,
-			     (unsigned long long)rec.flush_seq, (unsigned long long)e->usage,
-			     (unsigned long long)rec.usage_usec, (unsigned long long)e->user,
-			     (unsigned long long)rec.user_usec, (unsigned long long)e->system,
-			     (unsigned long long)rec.system_usec);
-		e->label = rec.flush_seq;
-		e->usage = rec.usage_usec;
-		e->user = rec.user_usec;
-		e->system = rec.system_usec;
-		e->nice = rec.nice_usec;
+			     (unsigned long long)s->seq, (unsigned long long)e->usage,
+			     (unsigned long long)s->usage_usec, (unsigned long long)e->user,
+			     (unsigned long long)s->user_usec, (unsigned long long)e->system,
+			     (unsigned long long)s->system_usec);
+		e->label = s->seq;
+		e->usage = s->usage_usec;
+		e->user = s->user_usec;
+		e->system = s->system_usec;
+		e->nice = s->nice_usec;
 		e->snap = snap;
-		if (rec.nr_throttled)
+		if (s->nr_throttled)
 			COUNT(throttled_cgroups_seen);
 		/* the fixed cgroups' cpu controller state is known */
 		for (int i = 0; i < NR_FIXED; i++)
@@ -969,7 +969,8 @@ static int check_snapshot(struct sfile *f, const char *buf, size_t len)
 				     rec.flags, cgs[i].cpu ? "on" : "off");
 	}
 	if (ret < 0) {
-		FAIL("%s/%s: %s", f->cg.path, SUBTREE_FILE, why);
+		FAIL("%s/%s: a malformed record at offset %zu of %zu (%s)", f->cg.path,
+		     SUBTREE_FILE, off, len, strerror(-ret));
 		return -EIO;
 	}
 	if (!nr)

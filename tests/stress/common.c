@@ -232,38 +232,6 @@ int parse_stream(const char *text, size_t len, struct stream_sample *s, char *wh
 	return 0;
 }
 
-int next_record(const void *buf, size_t len, size_t *off,
-		struct cgroup_stat_stream_record *rec, char *why)
-{
-	const unsigned char *p = (const unsigned char *)buf + *off;
-	uint16_t size, type;
-
-	if (*off >= len)
-		return 0;
-	if (len - *off < 4) {
-		snprintf(why, 128, "%zu stray bytes at offset %zu", len - *off, *off);
-		return -EINVAL;
-	}
-	memcpy(&size, p, 2);
-	memcpy(&type, p + 2, 2);
-	if (size < 8 || size > len - *off) {
-		snprintf(why, 128, "record size %u at offset %zu of %zu", size, *off, len);
-		return -EINVAL;
-	}
-	memset(rec, 0, sizeof(*rec));
-	rec->size = size;
-	rec->type = type;
-	if (type == CGROUP_STAT_STREAM_RECORD_CPU) {
-		if (size < CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0) {
-			snprintf(why, 128, "CPU record of %u bytes at offset %zu", size, *off);
-			return -EINVAL;
-		}
-		memcpy(rec, p, sizeof(*rec));
-	}
-	*off += size;
-	return 1;
-}
-
 uint64_t dir_id(const char *path)
 {
 	struct stat st;

@@ -2,15 +2,18 @@
 /*
  * Shared by the kernel stress programs in tests/stress (cgstress, scale,
  * interval-fuzz): clocks, a seeded random generator, cgroupfs file helpers,
- * the cpu.stat.stream text parser and the cpu.stat.stream.subtree record
- * walker.  These programs check the kernel, so every parser here is strict:
- * text or records that do not follow docs/kernel-interface.md are reported
- * as failures by the callers, never skipped.
+ * and the cpu.stat.stream text parser.  The cpu.stat.stream.subtree records
+ * are decoded by libcgstream's cgstream_records_next(), the decoder users
+ * run (the programs link the library's static archive).  These programs
+ * check the kernel, so they are strict: text or records that do not follow
+ * docs/kernel-interface.md are reported as failures by the callers, never
+ * skipped.
  */
 #ifndef CGSTRESS_COMMON_H
 #define CGSTRESS_COMMON_H
 
 #include <linux/cgroup_stat_stream.h>
+#include "cgstream.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,17 +88,6 @@ struct stream_sample {
  * @why (at least 128 bytes).
  */
 int parse_stream(const char *text, size_t len, struct stream_sample *s, char *why);
-
-/*
- * Steps through cpu.stat.stream.subtree records: *@off is where the next
- * record starts.  1 and *@rec set (a type-1 record's known fields, copied
- * out: the buffer need not be aligned), 0 at the end of @len bytes, or
- * -EINVAL with a reason in @why for a size below 8, past the end, or a
- * type-1 record shorter than its fields.  Records of other types set
- * rec->type and nothing else; callers skip them.
- */
-int next_record(const void *buf, size_t len, size_t *off,
-		struct cgroup_stat_stream_record *rec, char *why);
 
 /* stat()'s inode number of a directory: a cgroup's id; 0 on error */
 uint64_t dir_id(const char *path);

@@ -140,19 +140,22 @@ static int read_seq(struct file *f, char *buf, uint64_t *seq, uint64_t *time_use
 	ssize_t n;
 
 	if (f->subtree) {
-		struct cgroup_stat_stream_record rec;
+		struct cgstream_record rec;
 		size_t off = 0;
+		int r;
 
 		n = pread(f->fd, buf, SUBTREE_BUF, 0);
 		if (n < 0)
 			return -errno;
-		if (next_record(buf, n, &off, &rec, why) != 1 ||
-		    rec.type != CGROUP_STAT_STREAM_RECORD_CPU) {
-			fail("a subtree snapshot of %zd bytes: %s", n, why);
+		r = cgstream_records_next(buf, (size_t)n, &off, &rec, sizeof(rec));
+		if (r != 1 || rec.type != CGSTREAM_RECORD_CPU) {
+			fail("a subtree snapshot of %zd bytes: %s", n,
+			     r < 0 ? "a malformed first record" :
+			     r == 0 ? "no record" : "the first record is not a CPU record");
 			return -EINVAL;
 		}
-		*seq = rec.flush_seq;
-		*time_usec = rec.flush_time_usec;
+		*seq = rec.sample.seq;
+		*time_usec = rec.sample.flush_time_usec;
 		if (missed)
 			*missed = 0;
 	} else {
