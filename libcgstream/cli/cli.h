@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the cgstream command's subcommands share (cgstream.c has them):
+ * What the cgstream command's subcommands share (common.c has them):
  * exit statuses, option values, and one message per error of opening a
  * cgroup, so that watch and top say the same things the same way.
  */
@@ -32,10 +32,14 @@ int cli_parse_fallback_interval(const char *arg, uint32_t *ms);
  * @opts (r = -errno) and returns the exit status for it.
  */
 int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r);
+/* says there is no cgroup2 mount; returns the exit status for it */
+int cli_no_cgroup2(void);
+/* why kernel mode cannot run here (no cpu.stat.stream), with a way out */
+extern const char cli_msg_no_kernel[];
 /* trees in the kernel and fallback modes, and groups, hold an fd per cgroup */
 void cli_raise_fd_limit(void);
 
-/* top.c */
+/* the subcommand `cgstream top` (top.c), run by main() in cgstream.c */
 int cmd_top(int argc, char **argv);
 
 #endif

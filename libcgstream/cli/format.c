@@ -94,14 +94,27 @@ static void json_head(const struct fmt *f, const struct cgstream_event *ev)
 		fprintf(f->out, ", \"parent_id\": %llu", (unsigned long long)ev->parent_id);
 }
 
-static void json_u64(FILE *out, const char *key, const struct cgstream_sample *s,
-		     uint64_t bit, uint64_t v)
+/*
+ * A sample's fields in the line, in the library's order and names
+ * (cgstream_sample_field()): all but the cgroup's id (in the line's head)
+ * and flush_missed (a count of the stream's, not of the cgroup's).
+ */
+static void json_fields(FILE *out, const struct cgstream_sample *s)
 {
-	fprintf(out, ", \"%s\": ", key);
-	if (s->present & bit)
-		fprintf(out, "%llu", (unsigned long long)v);
-	else
-		fputs("null", out);
+	struct cgstream_field_info fi;
+
+	for (unsigned int i = 0; cgstream_sample_field(i, &fi, sizeof(fi)) == 0; i++) {
+		uint64_t v;
+
+		if (fi.bit == CGSTREAM_F_CGROUP_ID || fi.bit == CGSTREAM_F_FLUSH_MISSED)
+			continue;
+		fprintf(out, ", \"%s\": ", fi.name);
+		memcpy(&v, (const char *)s + fi.offset, sizeof(v));
+		if (s->present & fi.bit)
+			fprintf(out, "%llu", (unsigned long long)v);
+		else
+			fputs("null", out);
+	}
 }
 
 static double pct(uint64_t a, uint64_t b, uint64_t dt)
@@ -116,17 +129,7 @@ static void fmt_json_sample(const struct fmt *f, const struct fmt_cg *c,
 	FILE *out = f->out;
 
 	json_head(f, ev);
-	json_u64(out, "seq", s, CGSTREAM_F_SEQ, s->seq);
-	json_u64(out, "flush_time_usec", s, CGSTREAM_F_FLUSH_TIME, s->flush_time_usec);
-	json_u64(out, "usage_usec", s, CGSTREAM_F_USAGE, s->usage_usec);
-	json_u64(out, "user_usec", s, CGSTREAM_F_USER, s->user_usec);
-	json_u64(out, "system_usec", s, CGSTREAM_F_SYSTEM, s->system_usec);
-	json_u64(out, "nice_usec", s, CGSTREAM_F_NICE, s->nice_usec);
-	json_u64(out, "nr_periods", s, CGSTREAM_F_NR_PERIODS, s->nr_periods);
-	json_u64(out, "nr_throttled", s, CGSTREAM_F_NR_THROTTLED, s->nr_throttled);
-	json_u64(out, "throttled_usec", s, CGSTREAM_F_THROTTLED, s->throttled_usec);
-	json_u64(out, "nr_bursts", s, CGSTREAM_F_NR_BURSTS, s->nr_bursts);
-	json_u64(out, "burst_usec", s, CGSTREAM_F_BURST, s->burst_usec);
+	json_fields(out, s);
 	if (c->have_delta)
 		fprintf(out, ", \"cpu_percent\": %.2f", c->cpu);
 	else
