@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Many cgroups the caller names, read once per cycle by the set (set.c):
- * KERNEL mode paced by the cgroup2 root's own cpu.stat.stream (one flush
- * makes every stream readable), FALLBACK by a timerfd, with io_uring reads
- * of cpu.stat where io_uring is allowed.  Members are found by a hash of
- * their path, so adding and removing are O(1) whatever the group's size.
+ * Many cgroups the caller names, read once per cycle (cycle.c) by the
+ * mode picked for the cgroup2 root (mode.c): per-cgroup streams paced by
+ * the root's own cpu.stat.stream (mode-streams.c), or the emulation
+ * (mode-emulation.c).  The group's membership is named: members are found
+ * by a hash of their path, so adding and removing are O(1) whatever the
+ * group's size.
  * A member whose read fails leaves the group with a REMOVED (its cgroup
  * is gone) or ERROR event.
  */
@@ -45,9 +46,9 @@ CGS_EXPORT int cgstream_group_new(const struct cgstream_opts *opts,
 				  struct cgstream_group **ret)
 {
 	struct cgstream_group *g;
+	const struct cgs_mode *src;
 	struct cgs_opts o;
-	int mode, tick_fd = -1, r;
-	uint64_t id;
+	int tick_fd = -1, r;
 
 	if (!ret)
 		return -EINVAL;
@@ -62,14 +63,12 @@ CGS_EXPORT int cgstream_group_new(const struct cgstream_opts *opts,
 	r = cgs_find_root(&o, &g->root);
 	if (r < 0)
 		goto fail;
-	r = cgs_pick_mode(g->root, o.mode);
+	r = cgs_mode_pick(g->root, o.mode, false);
 	if (r < 0)
 		goto fail;
-	mode = r;
-	if (mode == CGSTREAM_MODE_FALLBACK)
-		r = tick_fd = cgs_timerfd(cgs_fallback_ms(g->root, o.fallback_interval_ms));
-	else
-		r = cgs_open_data(g->root, CGSTREAM_MODE_KERNEL, &tick_fd, &id);
+	src = cgs_mode_of(r);
+	r = tick_fd = src->open_tick(g->root, src == &cgs_mode_emulation ?
+				     cgs_fallback_ms(g->root, o.fallback_interval_ms) : 0);
 	if (r < 0)
 		goto fail;
 	r = cgs_hash_init(&g->by_path);
@@ -77,7 +76,7 @@ CGS_EXPORT int cgstream_group_new(const struct cgstream_opts *opts,
 		close(tick_fd);
 		goto fail;
 	}
-	r = cgs_set_init(&g->set, &cgs_group_ops, mode, tick_fd);
+	r = cgs_set_init(&g->set, &cgs_group_ops, src, tick_fd);
 	if (r < 0) {
 		cgs_hash_free(&g->by_path);
 		goto fail;
@@ -134,7 +133,7 @@ CGS_EXPORT int cgstream_group_add(struct cgstream_group *g, const char *cgroup,
 		return -ENOMEM;
 	m->userdata = userdata;
 	m->announced = true;	/* a group has no ADDED events */
-	r = cgs_open_data(m->path, g->set.mode, &m->fd, &m->id);
+	r = cgs_open_data(m->path, g->set.src->mode, &m->fd, &m->id);
 	if (r >= 0)
 		r = cgs_set_link(&g->set, m);
 	if (r < 0) {
@@ -177,7 +176,7 @@ CGS_EXPORT int cgstream_group_fd(const struct cgstream_group *g)
 
 CGS_EXPORT int cgstream_group_mode(const struct cgstream_group *g)
 {
-	return g ? g->set.mode : -EINVAL;
+	return g ? g->set.src->mode : -EINVAL;
 }
 
 CGS_EXPORT int cgstream_group_wait(struct cgstream_group *g, int timeout_ms)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libcgstream internals shared by the stream, group and interval code. */
+/* libcgstream internals: options and paths, the field tables, the read path. */
 #ifndef CGSTREAM_INTERNAL_H
 #define CGSTREAM_INTERNAL_H
 
@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cgstream.h"
 #include "fields.h"
@@ -41,15 +42,13 @@ int cgs_opts_root(const struct cgstream_opts *opts, struct cgs_opts *o,
 int cgs_resolve(const char *root, const char *cgroup, char **path);
 
 /*
- * Open @path (a resolved cgroup directory) for @mode: the stream file
- * (KERNEL), cpu.stat (FALLBACK), or the stream file when it exists (AUTO).
- * Returns the mode opened, and the cgroup's id (its directory's inode
- * number) in @id; -ENOENT when the cgroup does not exist, -EOPNOTSUPP when
- * kernel mode is asked for and the file is missing.
+ * Open @path (a resolved cgroup directory) for @mode (as picked by
+ * cgs_mode_pick()): the stream file (KERNEL) or cpu.stat (FALLBACK).
+ * Returns @mode, and the cgroup's id (its directory's inode number) in
+ * @id; -ENOENT when the cgroup does not exist, -EOPNOTSUPP when the
+ * stream file is missing.
  */
 int cgs_open_data(const char *path, int mode, int *fd, uint64_t *id);
-/* AUTO resolved against the root cgroup's files */
-int cgs_pick_mode(const char *root, int mode);
 /* fallback timer period: option, else kernel interval if set, else 1000 */
 uint32_t cgs_fallback_ms(const char *root, uint32_t opt_ms);
 /* periodic CLOCK_MONOTONIC timerfd, first expiry at once */
@@ -83,12 +82,20 @@ void cgs_copy_sample(void *dst, size_t size, const struct cgstream_sample *s);
 void cgs_copy_event(void *dst, size_t size, const struct cgstream_event *e);
 
 /*
- * --- set.c: the cycle machinery of the group and the tree ---
+ * --- the read path of the group and the tree ---
  *
- * A set is the cgroups one object reads once per cycle, the tick that
- * starts a cycle, and the batch of events a cycle hands back.  The
- * caller's fd is an epoll fd holding the tick fd and an eventfd the set
- * writes when the caller should call process again.
+ * An object (group, tree) holds a set: its members (members.c), the mode
+ * that reads them (mode-subtree.c, mode-streams.c, mode-emulation.c; picked
+ * in mode.c) and the cycle (cycle.c), whose phases are
+ *
+ *   WAIT   for the mode's tick;
+ *   READ   the mode reads and decodes every member's values (the
+ *          emulation's reads may go on over several process calls);
+ *   EMIT   the batch (REMOVED and ERROR, then ADDED, then SAMPLE) is
+ *          handed out, over as many process calls as the caller needs.
+ *
+ * The caller's fd is an epoll fd holding the tick fd and an eventfd the
+ * set writes when the caller should call process again.
  */
 
 /* one cgroup of a group or a tree */
@@ -127,61 +134,118 @@ struct cgs_evs {
 
 struct cgs_set;
 
+/* what the object that owns a set does for it */
 struct cgs_set_ops {
 	/*
-	 * A cycle begins (s->cycle is its number).  The tree finds new
-	 * cgroups here; in SUBTREE mode it reads the whole cycle.  A negative
-	 * errno ends the set after this cycle's batch.
+	 * A cycle begins (s->cycle is its number), before the reads: a tree
+	 * finds the cgroups that appeared.  A negative errno ends the set
+	 * after this cycle's batch.
 	 */
-	int (*begin)(struct cgs_set *s);
+	int (*refresh)(struct cgs_set *s);
+	/* the member a subtree record names (@id, below @parent_id); NULL: none */
+	struct cgs_cg *(*find)(struct cgs_set *s, uint64_t id, uint64_t parent_id);
 	/* a member's read failed: @err is -ENODEV once its cgroup is gone */
 	void (*failed)(struct cgs_set *s, struct cgs_cg *m, int err);
 	/* @m leaves the live list: take it out of the owner's indexes */
 	void (*unlinked)(struct cgs_set *s, struct cgs_cg *m);
-	/* the tick fd failed; returns the errno that ends the set */
+	/* the tick fd or the whole read failed; returns the errno that ends the set */
 	int (*tick_failed)(struct cgs_set *s, int err);
+};
+
+/* a mode: where a set's cycle comes from and how its members are read */
+struct cgs_mode {
+	int mode;			/* CGSTREAM_MODE_* */
+	/* the tick fd of an object at @dir: the file a flush makes readable,
+	 * or a timer of @ms; -errno */
+	int (*open_tick)(const char *dir, uint32_t ms);
+	/* its buffers; 0 or -ENOMEM */
+	int (*init)(struct cgs_set *s);
+	void (*fini)(struct cgs_set *s);
+	/* 1: a cycle begins; 0: not yet; -errno: the tick fd failed.
+	 * @reading: the last cycle's reads are still under way */
+	int (*tick)(struct cgs_set *s, bool reading);
+	/* the cycle's reads, decoded into the members: true once all are
+	 * done; -errno in s->err ends the set (cgs_set_end) */
+	bool (*read)(struct cgs_set *s);
+	/* reads under way go on: true once all are done */
+	bool (*read_more)(struct cgs_set *s);
+	/* reads go on only in process calls: the caller is woken for them */
+	bool (*read_needs_calls)(const struct cgs_set *s);
+};
+
+extern const struct cgs_mode cgs_mode_subtree;
+extern const struct cgs_mode cgs_mode_streams;
+extern const struct cgs_mode cgs_mode_emulation;
+
+/*
+ * --- mode.c: the one place a mode is chosen ---
+ * The mode @asked means for an object at @dir (a cgroup directory: the
+ * tree's, the stream's, or the cgroup2 root for a group): SUBTREE when
+ * @subtree_ok and the subtree file is there, KERNEL when the stream file
+ * is, else FALLBACK.  -EOPNOTSUPP when @asked names a mode whose file is
+ * missing, -ENOENT when @dir is no directory.
+ */
+int cgs_mode_pick(const char *dir, int asked, bool subtree_ok);
+const struct cgs_mode *cgs_mode_of(int mode);
+/* what the modes share: s->buf of @size; the tick fd polled now (1:
+ * readable or in error, 0, -errno); read_needs_calls() of a mode that
+ * reads a whole cycle in one call */
+int cgs_mode_buf_init(struct cgs_set *s, size_t size);
+void cgs_mode_buf_fini(struct cgs_set *s);
+int cgs_mode_poll_tick(const struct cgs_set *s);
+bool cgs_mode_reads_at_once(const struct cgs_set *s);
+
+enum cgs_phase {
+	CGS_PHASE_WAIT,			/* for the tick that begins a cycle */
+	CGS_PHASE_READ,			/* the cycle's reads are under way */
+	CGS_PHASE_EMIT,			/* its batch is being handed out */
 };
 
 struct cgs_uring;
 
 struct cgs_set {
 	const struct cgs_set_ops *ops;
-	int mode;			/* SUBTREE, KERNEL or FALLBACK */
+	const struct cgs_mode *src;	/* the mode that reads the members */
 	int epoll_fd;			/* the caller's fd */
 	int wake_fd;			/* eventfd in epoll_fd */
 	int tick_fd;			/* timerfd, or a stream or subtree file */
-	struct cgs_uring *uring;	/* fallback reads; NULL: plain syscalls */
-	char *buf;			/* CGS_READ_BUF, for plain reads */
 
+	/* members.c */
 	struct cgs_cg *head, *tail;
 	size_t n_live, n_all;		/* live; live and dead not freed */
 	struct cgs_cg *dead;
 
+	/* cycle.c */
+	enum cgs_phase phase;
 	uint64_t cycle;			/* cycles begun */
-	bool reading;			/* the cycle's reads are under way */
-	bool unreleased;		/* the cycle's batch is not handed out */
-	struct cgs_cg *cursor;		/* plain reads: the next member */
-	uint64_t seq, missed, tick_usec;	/* fallback: the set's own */
-	int err;			/* the set cannot go on */
-
+	int err;			/* the set cannot go on: told after its batch */
 	/* the batch: REMOVED and ERROR, then ADDED, then SAMPLE */
 	struct cgs_evs first, added, samples;
 	size_t emitted;
-	bool released;
+
+	/* the mode's own (mode-*.c) */
+	char *buf;			/* text reads; subtree: the snapshot */
+	size_t buf_size;
+	struct cgs_cg *cursor;		/* plain reads: the next member */
+	struct cgs_uring *uring;	/* emulation: NULL: plain syscalls */
+	uint64_t seq, missed, tick_usec;	/* emulation: its own flush count */
 };
 
+/* --- cycle.c --- */
 /*
- * @tick_fd (taken over, closed on failure too): a timerfd (FALLBACK), the
- * stream file a flush makes readable (KERNEL) or the subtree file.
- * FALLBACK reads go through io_uring unless it cannot be set up or
- * $CGSTREAM_NO_IO_URING is set.
+ * @tick_fd (taken over, closed on failure too): from @src->open_tick().
  */
-int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops, int mode, int tick_fd);
+int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops, const struct cgs_mode *src,
+		 int tick_fd);
 /* frees every member; a zeroed or finished set is left alone */
 void cgs_set_fini(struct cgs_set *s);
-/* true when io_uring does the set's reads */
-bool cgs_set_uses_uring(const struct cgs_set *s);
+/* the set ends with @err: after this cycle's batch, process returns it */
+void cgs_set_end(struct cgs_set *s, int err);
+/* the event loop's call: cgstream_group_process() and the tree's */
+int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max,
+		    size_t event_size);
 
+/* --- members.c --- */
 /* a member with its path (copied), fd -1; NULL without memory */
 struct cgs_cg *cgs_cg_new(const char *path, size_t len);
 /* a member never linked: its fd closed, its memory freed */
@@ -193,12 +257,24 @@ int cgs_set_link(struct cgs_set *s, struct cgs_cg *m);
 void cgs_set_drop(struct cgs_set *s, struct cgs_cg *m, int type, int err);
 /* an ERROR event; the member stays */
 void cgs_set_error(struct cgs_set *s, struct cgs_cg *m, int err);
-/* a member's sample for this cycle (SUBTREE mode: the tree's decoder) */
+/* a member's sample for this cycle (the modes' decoders) */
 void cgs_set_sampled(struct cgs_set *s, struct cgs_cg *m, const struct cgstream_sample *smp);
-/* the set ends with @err: after this cycle's batch, process returns it */
-void cgs_set_end(struct cgs_set *s, int err);
-/* the event loop's call: cgstream_group_process() and the tree's */
-int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max,
-		    size_t event_size);
+/* the cycle's ADDED (first sample of a member) and SAMPLE events */
+void cgs_set_collect(struct cgs_set *s);
+/* the batch handed out: its members may be freed */
+void cgs_set_uncollect(struct cgs_set *s);
+/* free the dead that no event names and no read writes into */
+void cgs_set_reap(struct cgs_set *s);
+/* every member dropped and freed (@quiet: no read is in flight) */
+void cgs_set_free_members(struct cgs_set *s, bool quiet);
+
+/* --- parse.c --- */
+/*
+ * A read of a text file (@res bytes into a buffer of @size, or -errno)
+ * parsed into @smp: 0; -EAGAIN for a read to forget (interrupted,
+ * cancelled); -ENODEV once the cgroup is gone; -EOVERFLOW for a full
+ * buffer (it may be cut); -EBADMSG.
+ */
+int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sample *smp);
 
 #endif

@@ -87,3 +87,14 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 	cgs_copy_sample(sample, sample_size, &s);
 	return 0;
 }
+
+int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sample *smp)
+{
+	if (res == -EINTR || res == -EAGAIN || res == -ECANCELED)
+		return -EAGAIN;
+	if (res < 0)
+		return cgs_read_errno((int)-res);
+	if ((size_t)res >= size)
+		return -EOVERFLOW;
+	return cgstream_parse(buf, (size_t)res, smp, sizeof(*smp));
+}

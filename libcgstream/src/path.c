@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The one path finder: where cgroup2 is mounted and what a user's cgroup
- * name means under it.
+ * The one path finder: where cgroup2 is mounted (from the caller's sized
+ * options, or mountinfo) and what a user's cgroup name means under it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -88,6 +88,42 @@ static int cgs_mountinfo_root(char **root)
 		return -ENODEV;
 	cgs_strip_slashes(found);
 	*root = found;
+	return 0;
+}
+
+/*
+ * libbpf-style sized options: a caller built against a newer, larger
+ * struct is accepted as long as the fields this version does not know
+ * are zero.
+ */
+int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out)
+{
+	struct cgs_opts o = { .mode = CGSTREAM_MODE_AUTO };
+
+	if (in) {
+		if (in->sz < sizeof(in->sz))
+			return -EINVAL;
+		if (in->sz > sizeof(*in)) {
+			const unsigned char *tail = (const unsigned char *)(in + 1);
+
+			for (size_t i = 0; i < in->sz - sizeof(*in); i++)
+				if (tail[i])
+					return -EINVAL;
+		}
+#define HAS(f) (in->sz >= offsetof(struct cgstream_opts, f) + sizeof(in->f))
+		if (HAS(mode))
+			o.mode = in->mode;
+		if (HAS(fallback_interval_ms))
+			o.fallback_interval_ms = in->fallback_interval_ms;
+		if (HAS(cgroup_root))
+			o.cgroup_root = in->cgroup_root;
+#undef HAS
+	}
+	/* SUBTREE is a tree's mode: the stream and the group refuse it */
+	if (o.mode != CGSTREAM_MODE_AUTO && o.mode != CGSTREAM_MODE_KERNEL &&
+	    o.mode != CGSTREAM_MODE_FALLBACK && o.mode != CGSTREAM_MODE_SUBTREE)
+		return -EINVAL;
+	*out = o;
 	return 0;
 }
 
@@ -194,6 +230,7 @@ CGS_EXPORT int cgstream_resolve_path(const char *cgroup,
 
 int cgs_open_data(const char *path, int mode, int *fd, uint64_t *id)
 {
+	const char *file = mode == CGSTREAM_MODE_KERNEL ? cgs_cpu.stream_file : cgs_cpu.stat_file;
 	struct stat st;
 	int dfd, f, err;
 
@@ -205,30 +242,15 @@ int cgs_open_data(const char *path, int mode, int *fd, uint64_t *id)
 		close(dfd);
 		return -err;
 	}
-
-	if (mode == CGSTREAM_MODE_KERNEL || mode == CGSTREAM_MODE_AUTO) {
-		f = openat(dfd, cgs_cpu.stream_file, O_RDONLY | O_CLOEXEC);
-		if (f >= 0 || errno != ENOENT || mode == CGSTREAM_MODE_KERNEL) {
-			err = errno;
-			close(dfd);
-			if (f >= 0) {
-				*fd = f;
-				*id = (uint64_t)st.st_ino;
-				return CGSTREAM_MODE_KERNEL;
-			}
-			/* no stream file: the kernel lacks it, or the cgroup went */
-			if (err == ENOENT)
-				return faccessat(AT_FDCWD, path, F_OK, 0) == 0 ?
-					-EOPNOTSUPP : -ENOENT;
-			return -err;
-		}
-	}
-	f = openat(dfd, cgs_cpu.stat_file, O_RDONLY | O_CLOEXEC);
+	f = openat(dfd, file, O_RDONLY | O_CLOEXEC);
 	err = errno;
 	close(dfd);
+	if (f < 0 && err == ENOENT && mode == CGSTREAM_MODE_KERNEL)
+		/* no stream file: the kernel lacks it, or the cgroup went */
+		return faccessat(AT_FDCWD, path, F_OK, 0) == 0 ? -EOPNOTSUPP : -ENOENT;
 	if (f < 0)
 		return -err;	/* ENOENT: not a cgroup, or removed meanwhile */
 	*fd = f;
 	*id = (uint64_t)st.st_ino;
-	return CGSTREAM_MODE_FALLBACK;
+	return mode;
 }

@@ -55,7 +55,9 @@ CGS_EXPORT int cgstream_open(const char *cgroup, const struct cgstream_opts *opt
 	r = cgs_resolve(root, cgroup, &st->path);
 	if (r < 0)
 		goto fail;
-	r = cgs_open_data(st->path, o.mode, &st->data_fd, &st->id);
+	r = cgs_mode_pick(st->path, o.mode, false);
+	if (r >= 0)
+		r = cgs_open_data(st->path, r, &st->data_fd, &st->id);
 	if (r < 0)
 		goto fail;
 	st->mode = r;

@@ -1,27 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * A whole subtree: every cgroup below one, those that appear while it is
- * watched, and those that go away, one batch per cycle on the set's
- * machinery (set.c).  Three ways, best first:
+ * watched, and those that go away, one batch per cycle (cycle.c).  The
+ * mode (mode.c picks it, best first) does the reading:
  *
- * SUBTREE: cpu.stat.stream.subtree of the tree's root.  One read per
- * cycle into a buffer kept from cycle to cycle (it grows, by doubling, to
- * hold the whole snapshot with room for one more record of any size, so
- * that a read that leaves that much room is known to be the last) gives
- * every live cgroup's record, the root first, parents before children.
- * Records carry ids; a path comes from the directories: the tree knows
- * every cgroup's id (its directory's inode) from a walk at open, and an
- * id it does not know makes it read the parent's directory, once per
- * cycle at most.  A cgroup missing from a snapshot is gone (a snapshot
- * has every cgroup alive throughout it).
+ * SUBTREE (mode-subtree.c): the root's cpu.stat.stream.subtree, one read
+ * per cycle.  Records carry ids; a path comes from the directories: the
+ * tree knows every cgroup's id (its directory's inode) from a walk at
+ * open, and an id it does not know makes it read the parent's directory,
+ * once per cycle at most (the find hook below).
  *
- * KERNEL: the kernel has cpu.stat.stream but no subtree file.  Each
- * cgroup's stream is read (pread, one buffer) when the root's stream
- * polls readable; new cgroups are found through inotify (IN_CREATE on
- * every directory), and by a walk of every directory per cycle when
- * inotify is not there or its queue overflowed.
- *
- * FALLBACK: the same with a timer and cpu.stat reads (io_uring or plain).
+ * KERNEL (mode-streams.c) and FALLBACK (mode-emulation.c): each cgroup's
+ * stream or cpu.stat; the tree's membership is discovered here: new
+ * cgroups through inotify (IN_CREATE on every directory), and by a walk of
+ * every directory per cycle when inotify is not there or its queue
+ * overflowed.
  *
  * A cgroup is announced (ADDED) in the first batch that has its sample;
  * one never announced goes without a REMOVED.  A cgroup removed and made
@@ -43,10 +36,6 @@
 
 #include "internal.h"
 
-/* a read leaving this much room ended the snapshot: no record is larger */
-#define CGS_SNAP_SLACK		(1u << 16)
-#define CGS_SNAP_MIN		(1u << 17)
-#define CGS_SNAP_MAX		(1u << 28)	/* beyond: several reads per cycle */
 #define CGS_INOTIFY_BUF		(16 * 1024)
 #define CGS_INOTIFY_MASK	(IN_CREATE | IN_ONLYDIR)
 
@@ -60,7 +49,7 @@ struct cgstream_tree {
 	bool walk_always;		/* inotify missing, or out of watches */
 	bool walk_next;			/* its queue overflowed: walk once */
 	size_t n_unopened;		/* cgroups without an fd (open failed) */
-	char *buf;			/* SUBTREE: the snapshot; else inotify */
+	char *buf;			/* inotify events */
 	size_t buf_size;
 };
 
@@ -76,9 +65,10 @@ static struct cgs_cg *cgs_tree_find(const struct cgstream_tree *t, uint64_t id)
 	return n ? cgs_container_of(n, struct cgs_cg, key) : NULL;
 }
 
+/* KERNEL and FALLBACK: an fd per cgroup, and the tree finds new ones */
 static bool cgs_tree_reads(const struct cgstream_tree *t)
 {
-	return t->set.mode != CGSTREAM_MODE_SUBTREE;
+	return t->set.src != &cgs_mode_subtree;
 }
 
 /* a cgroup whose data file cannot be opened or read: one ERROR per cause */
@@ -96,7 +86,7 @@ static bool cgs_tree_open_data(struct cgstream_tree *t, struct cgs_cg *m)
 	uint64_t id;
 	int fd, r;
 
-	r = cgs_open_data(m->path, t->set.mode, &fd, &id);
+	r = cgs_open_data(m->path, t->set.src->mode, &fd, &id);
 	if (r == -ENOENT || (r >= 0 && id != m->id)) {
 		if (r >= 0)
 			close(fd);	/* a newer cgroup under that path */
@@ -264,90 +254,30 @@ static int cgs_tree_end(struct cgstream_tree *t)
 	return -ENODEV;
 }
 
-/* --- SUBTREE: the snapshot --- */
-
-/* @buf[0..@len): records, all valid (checked before any is used) */
-static int cgs_tree_apply(struct cgstream_tree *t, const char *buf, size_t len)
-{
-	struct cgstream_record rec;
-	size_t off = 0;
-	int r;
-
-	while ((r = cgstream_records_next(buf, len, &off, &rec, sizeof(rec))) > 0)
-		;
-	if (r < 0)
-		return r;
-	for (off = 0; cgstream_records_next(buf, len, &off, &rec, sizeof(rec)) > 0;) {
-		struct cgs_cg *m, *parent;
-
-		if (rec.type != CGSTREAM_RECORD_CPU)
-			continue;	/* a kind this tree does not read */
-		m = cgs_tree_find(t, rec.cgroup_id);
-		if (!m && rec.parent_id) {
-			parent = cgs_tree_find(t, rec.parent_id);
-			/* its parent's directory, once per cycle */
-			if (parent && parent->scanned != t->set.cycle) {
-				cgs_tree_scan(t, parent);
-				m = cgs_tree_find(t, rec.cgroup_id);
-			}
-		}
-		if (!m)
-			continue;	/* not found where it should be: next cycle */
-		m->parent_id = rec.parent_id;
-		cgs_set_sampled(&t->set, m, &rec.sample);
-	}
-	return 0;
-}
-
-static int cgs_tree_snapshot(struct cgstream_tree *t)
-{
-	off_t pos = 0;
-
-	for (;;) {
-		ssize_t n = pread(t->set.tick_fd, t->buf, t->buf_size, pos);
-		int r;
-
-		if (n < 0)
-			return errno == ENODEV || errno == ENOENT ? -ENODEV : -errno;
-		if (n == 0)
-			return 0;
-		r = cgs_tree_apply(t, t->buf, (size_t)n);
-		if (r < 0)
-			return r;
-		pos += n;
-		if (t->buf_size - (size_t)n >= CGS_SNAP_SLACK)
-			return 0;	/* the next record would have fit */
-		if (t->buf_size < CGS_SNAP_MAX) {
-			/* the next cycles read it all at once */
-			char *b = malloc(t->buf_size * 2);
-
-			if (b) {
-				free(t->buf);
-				t->buf = b;
-				t->buf_size *= 2;
-			}
-		}
-	}
-}
-
-static int cgs_tree_begin(struct cgs_set *s)
+/* SUBTREE: the member a record names; a new id, below a known parent,
+ * is looked for in the parent's directory, once per cycle */
+static struct cgs_cg *cgs_tree_find_record(struct cgs_set *s, uint64_t id, uint64_t parent_id)
 {
 	struct cgstream_tree *t = cgs_tree_of(s);
-	int r;
+	struct cgs_cg *m = cgs_tree_find(t, id), *parent;
 
-	if (s->mode == CGSTREAM_MODE_SUBTREE) {
-		r = cgs_tree_snapshot(t);
-		if (r == -ENODEV)
-			return cgs_tree_end(t);
-		if (r < 0)
-			return r;	/* no cgroup is taken for gone on a bad read */
-		for (struct cgs_cg *m = s->tail, *prev; m; m = prev) {
-			prev = m->prev;
-			if (m->cycle != s->cycle)
-				cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
-		}
-		return 0;
+	if (m || !parent_id)
+		return m;
+	parent = cgs_tree_find(t, parent_id);
+	if (parent && parent->scanned != s->cycle) {
+		cgs_tree_scan(t, parent);
+		m = cgs_tree_find(t, id);
 	}
+	return m;
+}
+
+/* KERNEL, FALLBACK: the cgroups that appeared, before the cycle's reads */
+static int cgs_tree_refresh(struct cgs_set *s)
+{
+	struct cgstream_tree *t = cgs_tree_of(s);
+
+	if (!cgs_tree_reads(t))
+		return 0;	/* the snapshot names them */
 	if (t->inotify_fd >= 0)
 		cgs_tree_inotify(t);
 	if (t->walk_always || t->walk_next) {
@@ -393,60 +323,14 @@ static int cgs_tree_tick_failed(struct cgs_set *s, int err)
 }
 
 static const struct cgs_set_ops cgs_tree_ops = {
-	.begin = cgs_tree_begin,
+	.refresh = cgs_tree_refresh,
+	.find = cgs_tree_find_record,
 	.failed = cgs_tree_failed,
 	.unlinked = cgs_tree_unlinked,
 	.tick_failed = cgs_tree_tick_failed,
 };
 
 /* --- the object --- */
-
-/*
- * The kernel file of @kmode in the tree's directory @dfd, if @mode (the
- * caller's) takes it: @kmode with its fd in *@tick; 0 to try the next
- * mode (AUTO, and the file is not there); -EOPNOTSUPP when @mode asked
- * for exactly that one.
- */
-static int cgs_tree_try(int dfd, const char *file, int kmode, int mode, int *tick)
-{
-	int fd;
-
-	if (mode != CGSTREAM_MODE_AUTO && mode != kmode)
-		return 0;
-	fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		*tick = fd;
-		return kmode;
-	}
-	if (errno == ENOENT)
-		return mode == kmode ? -EOPNOTSUPP : 0;
-	return -errno;
-}
-
-/* the mode @o->mode means for a tree at @path; its tick fd in *@tick */
-static int cgs_tree_pick(const char *path, const struct cgs_opts *o, const char *mount,
-			 int *tick)
-{
-	int dfd, r;
-
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return errno == ENOTDIR ? -ENOENT : -errno;
-	r = cgs_tree_try(dfd, cgs_cpu.subtree_file, CGSTREAM_MODE_SUBTREE, o->mode, tick);
-	if (r == 0)
-		r = cgs_tree_try(dfd, cgs_cpu.stream_file, CGSTREAM_MODE_KERNEL, o->mode, tick);
-	/* fallback: a cgroup at all? (the timer does not look) */
-	if (r == 0 && faccessat(dfd, cgs_cpu.stat_file, F_OK, 0) < 0)
-		r = errno == ENOENT ? -ENOENT : -errno;
-	close(dfd);
-	if (r)
-		return r;
-	r = cgs_timerfd(cgs_fallback_ms(mount, o->fallback_interval_ms));
-	if (r < 0)
-		return r;
-	*tick = r;
-	return CGSTREAM_MODE_FALLBACK;
-}
 
 CGS_EXPORT void cgstream_tree_close(struct cgstream_tree *t)
 {
@@ -476,7 +360,7 @@ static int cgs_tree_root(struct cgstream_tree *t)
 	else
 		root->id = st.st_ino;
 	if (r == 0 && cgs_tree_reads(t)) {
-		r = cgs_open_data(t->path, t->set.mode, &root->fd, &root->id);
+		r = cgs_open_data(t->path, t->set.src->mode, &root->fd, &root->id);
 		t->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (t->inotify_fd >= 0)
 			root->wd = inotify_add_watch(t->inotify_fd, t->path, CGS_INOTIFY_MASK);
@@ -498,10 +382,11 @@ static int cgs_tree_root(struct cgstream_tree *t)
 CGS_EXPORT int cgstream_tree_open(const char *cgroup, const struct cgstream_opts *opts,
 				  struct cgstream_tree **ret)
 {
+	const struct cgs_mode *src = NULL;
 	struct cgstream_tree *t;
 	char *mount = NULL;
 	struct cgs_opts o;
-	int mode = CGSTREAM_MODE_AUTO, tick = -1, r;
+	int tick = -1, r;
 
 	if (!cgroup || !ret)
 		return -EINVAL;
@@ -513,7 +398,12 @@ CGS_EXPORT int cgstream_tree_open(const char *cgroup, const struct cgstream_opts
 	if (r == 0)
 		r = cgs_resolve(mount, cgroup, &t->path);
 	if (r == 0)
-		r = mode = cgs_tree_pick(t->path, &o, mount, &tick);
+		r = cgs_mode_pick(t->path, o.mode, true);
+	if (r >= 0) {
+		src = cgs_mode_of(r);
+		r = tick = src->open_tick(t->path, src == &cgs_mode_emulation ?
+					  cgs_fallback_ms(mount, o.fallback_interval_ms) : 0);
+	}
 	if (r < 0)
 		goto fail;
 	if (cgs_hash_init(&t->by_id) < 0 || cgs_hash_init(&t->by_wd) < 0) {
@@ -521,10 +411,10 @@ CGS_EXPORT int cgstream_tree_open(const char *cgroup, const struct cgstream_opts
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = cgs_set_init(&t->set, &cgs_tree_ops, mode, tick);
+	r = cgs_set_init(&t->set, &cgs_tree_ops, src, tick);
 	if (r < 0)
 		goto fail;
-	t->buf_size = mode == CGSTREAM_MODE_SUBTREE ? CGS_SNAP_MIN : CGS_INOTIFY_BUF;
+	t->buf_size = CGS_INOTIFY_BUF;
 	t->buf = malloc(t->buf_size);
 	r = t->buf ? cgs_tree_root(t) : -ENOMEM;
 	if (r < 0)
@@ -546,7 +436,7 @@ CGS_EXPORT int cgstream_tree_fd(const struct cgstream_tree *t)
 
 CGS_EXPORT int cgstream_tree_mode(const struct cgstream_tree *t)
 {
-	return t ? t->set.mode : -EINVAL;
+	return t ? t->set.src->mode : -EINVAL;
 }
 
 CGS_EXPORT const char *cgstream_tree_path(const struct cgstream_tree *t)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Options, clocks, timers and the kernel's flush interval. */
+/* Clocks, timers, sized copies and the kernel's flush interval. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,42 +12,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-/*
- * libbpf-style sized options: a caller built against a newer, larger
- * struct is accepted as long as the fields this version does not know
- * are zero.
- */
-int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out)
-{
-	struct cgs_opts o = { .mode = CGSTREAM_MODE_AUTO };
-
-	if (in) {
-		if (in->sz < sizeof(in->sz))
-			return -EINVAL;
-		if (in->sz > sizeof(*in)) {
-			const unsigned char *tail = (const unsigned char *)(in + 1);
-
-			for (size_t i = 0; i < in->sz - sizeof(*in); i++)
-				if (tail[i])
-					return -EINVAL;
-		}
-#define HAS(f) (in->sz >= offsetof(struct cgstream_opts, f) + sizeof(in->f))
-		if (HAS(mode))
-			o.mode = in->mode;
-		if (HAS(fallback_interval_ms))
-			o.fallback_interval_ms = in->fallback_interval_ms;
-		if (HAS(cgroup_root))
-			o.cgroup_root = in->cgroup_root;
-#undef HAS
-	}
-	/* SUBTREE is a tree's mode: the stream and the group refuse it */
-	if (o.mode != CGSTREAM_MODE_AUTO && o.mode != CGSTREAM_MODE_KERNEL &&
-	    o.mode != CGSTREAM_MODE_FALLBACK && o.mode != CGSTREAM_MODE_SUBTREE)
-		return -EINVAL;
-	*out = o;
-	return 0;
-}
 
 CGS_EXPORT const char *cgstream_mode_name(int mode)
 {
@@ -143,23 +107,6 @@ static int cgs_root_file(const char *root, const char *name, char *buf, size_t s
 			     name) >= size)
 		return -ENAMETOOLONG;
 	return 0;
-}
-
-int cgs_pick_mode(const char *root, int mode)
-{
-	char p[PATH_MAX];
-	int r;
-
-	if (mode != CGSTREAM_MODE_AUTO && mode != CGSTREAM_MODE_KERNEL)
-		return mode;
-	r = cgs_root_file(root, cgs_cpu.stream_file, p, sizeof(p));
-	if (r < 0)
-		return r;
-	if (access(p, F_OK) == 0)
-		return CGSTREAM_MODE_KERNEL;
-	if (errno != ENOENT)
-		return -errno;
-	return mode == CGSTREAM_MODE_KERNEL ? -EOPNOTSUPP : CGSTREAM_MODE_FALLBACK;
 }
 
 uint32_t cgs_fallback_ms(const char *root, uint32_t opt_ms)
