@@ -48,16 +48,21 @@ struct cgroup_stat_flush {
  *	controller's *.stat file, without flushing.  Sets @seq and @time_ns
  *	to the flush the values are as of (above @as_of only for a reader
  *	more than one flush behind), 0 if none.  Returns 0 or -errno.
+ * @flush_lines: the text is lines, not keys (io.stat's, one per device):
+ *	<ctrl>.stat.stream ends with flush_seq and flush_time_usec only.
  * @layout: at the start of a subtree snapshot: an opaque description of
  *	the record layout, fixed for the snapshot (e.g. which keys exist).
  * @keys_size: the size of the snapshot's first record, naming the values
  *	of the records that follow (CGROUP_STAT_STREAM_RECORD_KEYS), or 0
  *	for none.  Optional.
  * @fill_keys: fill that record.
- * @record_size: the size of each cgroup's record.
+ * @record_size: the most bytes @css's record can take at this point (the
+ *	same for every cgroup where the layout is fixed), under RCU.
  * @fill_record: fill @css's record after its 40-byte header (which the
  *	stream fills) and its type and flags, under RCU, never sleeping.
- *	Returns the flush the values are as of, @time_ns its time, as @show.
+ *	The header's size is that of @record_size; lower it where the
+ *	record needs fewer bytes by now (its variable part shrank).  Returns
+ *	the flush the values are as of, @time_ns its time, as @show.
  */
 struct cgroup_stat_stream_ops {
 	void (*flush)(void);
@@ -65,10 +70,11 @@ struct cgroup_stat_stream_ops {
 	void (*publish)(u64 seq, u64 time_ns, bool all);
 	int (*show)(struct seq_file *sf, struct cgroup_subsys_state *css,
 		    u64 as_of, u64 *seq, u64 *time_ns);
+	bool flush_lines;
 	u32 (*layout)(void);
 	size_t (*keys_size)(u32 layout);
 	void (*fill_keys)(void *buf, size_t size, u32 layout);
-	size_t (*record_size)(u32 layout);
+	size_t (*record_size)(struct cgroup_subsys_state *css, u32 layout);
 	u64 (*fill_record)(void *buf, struct cgroup_subsys_state *css,
 			   u32 layout, u64 as_of, u64 *time_ns);
 };

@@ -364,9 +364,10 @@ int cgroup_stat_stream_show(struct seq_file *sf, void *v)
 		time_ns = snap_time_ns;
 	}
 	seq_printf(sf, CGROUP_STAT_STREAM_KEY_SEQ " %llu\n"
-		       CGROUP_STAT_STREAM_KEY_TIME " %llu\n"
-		       CGROUP_STAT_STREAM_KEY_MISSED " %llu\n",
-		   flush_seq, div_u64(time_ns, NSEC_PER_USEC), missed);
+		       CGROUP_STAT_STREAM_KEY_TIME " %llu\n",
+		   flush_seq, div_u64(time_ns, NSEC_PER_USEC));
+	if (!stream->ops->flush_lines)
+		seq_printf(sf, CGROUP_STAT_STREAM_KEY_MISSED " %llu\n", missed);
 
 	WRITE_ONCE(ctx->stream.last_seen, seen);
 	WRITE_ONCE(ctx->stream.stops_seen, stops);
@@ -380,27 +381,36 @@ int cgroup_stat_stream_show(struct seq_file *sf, void *v)
  */
 #define STAT_STREAM_WALK_BATCH	64
 
-static void stat_stream_fill_record(struct cgroup_stat_stream *stream,
-				    struct cgroup_file_ctx *ctx, void *buf,
-				    struct cgroup_subsys_state *css,
-				    struct cgroup_subsys_state *top)
+/*
+ * Fills @css's record of at most @size bytes (ops->record_size()) at @buf.
+ * Returns the bytes it took: @size, or less where the controller needed
+ * less by the time it filled the record.
+ */
+static size_t stat_stream_fill_record(struct cgroup_stat_stream *stream,
+				      struct cgroup_file_ctx *ctx, void *buf,
+				      size_t size,
+				      struct cgroup_subsys_state *css,
+				      struct cgroup_subsys_state *top)
 {
 	struct cgroup_stat_stream_header *hdr = buf;
 	u64 seq, time_ns;
 
-	memset(buf, 0, ctx->stream.record_size);
+	memset(buf, 0, size);
+	hdr->size = size;
 	seq = stream->ops->fill_record(buf, css, ctx->stream.layout,
 				       ctx->stream.seq, &time_ns);
+	if (WARN_ON_ONCE(hdr->size > size || hdr->size < sizeof(*hdr)))
+		hdr->size = size;
 	/* as of the snapshot's flush, labelled as <ctrl>.stat.stream does */
 	if (seq <= ctx->stream.seq) {
 		seq = ctx->stream.seq;
 		time_ns = ctx->stream.time_ns;
 	}
-	hdr->size = ctx->stream.record_size;
 	hdr->cgroup_id = cgroup_id(css->cgroup);
 	hdr->parent_id = css == top ? 0 : cgroup_id(cgroup_parent(css->cgroup));
 	hdr->flush_seq = seq;
 	hdr->flush_time_usec = div_u64(time_ns, NSEC_PER_USEC);
+	return hdr->size;
 }
 
 static void stat_stream_subtree_reset(struct cgroup_file_ctx *ctx)
@@ -461,7 +471,7 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 	struct cgroup_file_ctx *ctx = of->priv;
 	struct cgroup_subsys_state *top = of_css(of);
 	struct cgroup_subsys_state *pos, *held;
-	size_t size, len = 0;
+	size_t len = 0;
 	bool full = false;
 
 	BUILD_BUG_ON(sizeof(struct cgroup_stat_stream_header) != 40);
@@ -483,8 +493,6 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 						       &ctx->stream.time_ns);
 		ctx->stream.layout = stream->ops->layout ?
 				     stream->ops->layout() : 0;
-		ctx->stream.record_size =
-			stream->ops->record_size(ctx->stream.layout);
 		ctx->stream.started = true;
 		WRITE_ONCE(ctx->stream.last_seen, ctx->stream.seq);
 		/* as for <ctrl>.stat.stream: a read takes the stop's EPOLLPRI */
@@ -503,7 +511,6 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 		len = ret;
 	}
 
-	size = ctx->stream.record_size;
 	/* the next cgroup to visit, referenced; none at the start: @top */
 	held = ctx->stream.pos;
 	pos = held ?: top;
@@ -515,7 +522,14 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 		rcu_read_lock();
 		for (; pos; pos = css_next_descendant_pre(pos, top)) {
 			bool online = pos == top || stat_stream_css_live(pos);
-			bool no_room = online && len + size > nbytes;
+			bool no_room = false;
+			size_t size = 0;
+
+			if (online) {
+				size = stream->ops->record_size(pos,
+							ctx->stream.layout);
+				no_room = len + size > nbytes;
+			}
 
 			if (++n > STAT_STREAM_WALK_BATCH || no_room) {
 				/* stop: the next batch or read starts at @pos */
@@ -530,11 +544,10 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 				full = no_room;
 				break;
 			}
-			if (online) {
-				stat_stream_fill_record(stream, ctx, buf + len,
-							pos, top);
-				len += size;
-			}
+			if (online)
+				len += stat_stream_fill_record(stream, ctx,
+							       buf + len, size,
+							       pos, top);
 		}
 		rcu_read_unlock();
 	} while (pos && !full);
@@ -610,7 +623,8 @@ static int cpu_stat_stream_show(struct seq_file *sf,
 #endif
 }
 
-static size_t cpu_stat_stream_record_size(u32 layout)
+static size_t cpu_stat_stream_record_size(struct cgroup_subsys_state *css,
+					  u32 layout)
 {
 	return sizeof(struct cgroup_stat_stream_record);
 }

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Tests for cgroup v2 <ctrl>.stat.stream, <ctrl>.stat.stream.subtree and
- * the root's <ctrl>.stat.stream_interval, for cpu and memory.
+ * the root's <ctrl>.stat.stream_interval, for cpu, memory and io.
  *
  * usage: test_stat_stream [TEST_NAME...]  (default: all)
  *
  * The tests of what every controller's stream does run for cpu, then for
- * memory, named "memory:TEST_NAME" there; the tests of each controller's
- * values run for it alone.
+ * memory and io, named "memory:TEST_NAME" and "io:TEST_NAME" there; the
+ * tests of each controller's values run for it alone.  The io tests do
+ * I/O on a loop device of their own over a file in memory.
  *
  * A flusher only runs while its interval is not 0 and at least one of its
  * stream files is open, so every test that expects flushes keeps a stream
@@ -19,11 +20,16 @@
 #include <linux/capability.h>
 #include <linux/cgroup_stat_stream.h>
 #include <linux/limits.h>
+#include <linux/loop.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
@@ -41,23 +47,49 @@
 #include "kselftest.h"
 #include "cgroup_util.h"
 
-/* a controller's stream files, and a key its stream file prints */
+/*
+ * A controller's stream files, a key its stream file always prints (none
+ * for io: its lines are devices), the type of its subtree records, and
+ * whether its stream file prints flush_missed.
+ */
 struct stream_ctl {
 	const char *name;
 	const char *interval_file;
 	const char *stream_file;
 	const char *subtree_file;
 	const char *key;
+	unsigned int record_type;
+	bool flush_missed;
 };
 
 static const struct stream_ctl ctl_cpu = {
-	"cpu", "cpu.stat.stream_interval", "cpu.stat.stream",
-	"cpu.stat.stream.subtree", "usage_usec",
+	.name = "cpu",
+	.interval_file = "cpu.stat.stream_interval",
+	.stream_file = "cpu.stat.stream",
+	.subtree_file = "cpu.stat.stream.subtree",
+	.key = "usage_usec",
+	.record_type = CGROUP_STAT_STREAM_RECORD_CPU,
+	.flush_missed = true,
 };
 
 static const struct stream_ctl ctl_memory = {
-	"memory", "memory.stat.stream_interval", "memory.stat.stream",
-	"memory.stat.stream.subtree", "anon",
+	.name = "memory",
+	.interval_file = "memory.stat.stream_interval",
+	.stream_file = "memory.stat.stream",
+	.subtree_file = "memory.stat.stream.subtree",
+	.key = "anon",
+	.record_type = CGROUP_STAT_STREAM_RECORD_MEMORY,
+	.flush_missed = true,
+};
+
+static const struct stream_ctl ctl_io = {
+	.name = "io",
+	.interval_file = "io.stat.stream_interval",
+	.stream_file = "io.stat.stream",
+	.subtree_file = "io.stat.stream.subtree",
+	.key = NULL,
+	.record_type = CGROUP_STAT_STREAM_RECORD_IO,
+	.flush_missed = false,
 };
 
 /* the controller the running test is about */
@@ -153,6 +185,52 @@ static long long stat_key(const char *buf, const char *key)
 	return -1;
 }
 
+/*
+ * Whether the last two lines of @buf are "flush_seq N" and
+ * "flush_time_usec T", and no other line has a flush key: how
+ * io.stat.stream ends (it has no flush_missed).
+ */
+static bool flush_lines_last(const char *buf)
+{
+	static const char * const keys[] = {
+		CGROUP_STAT_STREAM_KEY_SEQ, CGROUP_STAT_STREAM_KEY_TIME,
+	};
+	const char *line = buf, *last[2] = { NULL, NULL };
+	size_t len;
+	int i;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+
+		if (!nl)
+			return false;
+		if (!strncmp(line, "flush_", 6) && last[1])
+			return false;
+		if (!strncmp(line, "flush_", 6))
+			last[last[0] ? 1 : 0] = line;
+		line = nl + 1;
+	}
+	for (i = 0; i < 2; i++) {
+		char *end;
+
+		if (!last[i])
+			return false;
+		len = strlen(keys[i]);
+		if (strncmp(last[i], keys[i], len) || last[i][len] != ' ')
+			return false;
+		errno = 0;
+		strtoull(last[i] + len + 1, &end, 10);
+		if (errno || end == last[i] + len + 1 || *end != '\n')
+			return false;
+		/* nothing but the time after the seq */
+		if (i == 0 && end + 1 != last[1])
+			return false;
+		if (i == 1 && end[1])
+			return false;
+	}
+	return true;
+}
+
 static int parse_sample(const char *buf, struct stream_sample *s)
 {
 	if (ctl == &ctl_cpu) {
@@ -161,7 +239,7 @@ static int parse_sample(const char *buf, struct stream_sample *s)
 		s->system_usec = stat_key(buf, "system_usec");
 	} else {
 		/* the cpu fields stay 0; the controller's own key must be there */
-		long long found = stat_key(buf, ctl->key) < 0 ? -1 : 0;
+		long long found = ctl->key && stat_key(buf, ctl->key) < 0 ? -1 : 0;
 
 		s->usage_usec = found;
 		s->user_usec = found;
@@ -169,7 +247,10 @@ static int parse_sample(const char *buf, struct stream_sample *s)
 	}
 	s->seq = stat_key(buf, CGROUP_STAT_STREAM_KEY_SEQ);
 	s->time_usec = stat_key(buf, CGROUP_STAT_STREAM_KEY_TIME);
-	s->missed = stat_key(buf, CGROUP_STAT_STREAM_KEY_MISSED);
+	if (ctl->flush_missed)
+		s->missed = stat_key(buf, CGROUP_STAT_STREAM_KEY_MISSED);
+	else
+		s->missed = flush_lines_last(buf) ? 0 : -1;
 
 	if (s->usage_usec < 0 || s->user_usec < 0 || s->system_usec < 0 ||
 	    s->seq < 0 || s->time_usec < 0 || s->missed < 0) {
@@ -1127,7 +1208,7 @@ static int test_stat_stream_reads(const char *root)
 		goto cleanup;
 	}
 	if (key_count(seq_text, CGROUP_STAT_STREAM_KEY_SEQ) != 1 ||
-	    key_count(seq_text, "usage_usec") != 1 ||
+	    (ctl->key && key_count(seq_text, ctl->key) != 1) ||
 	    parse_sample(seq_text, &s)) {
 		ksft_print_msg("not one snapshot:\n%s", seq_text);
 		goto cleanup;
@@ -2730,6 +2811,23 @@ cleanup:
 	return ret;
 }
 
+/*
+ * The size of the record of a new cgroup without children, in which
+ * nothing ran: a cpu record, or an io record listing no device.
+ */
+static size_t leaf_record_size(void)
+{
+	return ctl == &ctl_io ? sizeof(struct cgroup_stat_stream_io) : REC_SIZE;
+}
+
+/* Whether @len bytes read at offset 0 are one record of a new leaf */
+static bool is_leaf_record(const struct cgroup_stat_stream_record *rec,
+			   ssize_t len)
+{
+	return len == (ssize_t)leaf_record_size() && rec->size == len &&
+	       rec->type == ctl->record_type;
+}
+
 static int read_subtree_as_nobody(void *arg)
 {
 	struct cgroup_stat_stream_record rec[4];
@@ -2743,13 +2841,43 @@ static int read_subtree_as_nobody(void *arg)
 		return 3;
 	ret = read(fd, rec, sizeof(rec));
 	close(fd);
-	return ret == REC_SIZE && rec[0].size == REC_SIZE ? 0 : 4;
+	return is_leaf_record(rec, ret) ? 0 : 4;
+}
+
+/*
+ * Reads the first records of a snapshot of @fd: the opened cgroup's record
+ * exactly for cpu, whole records of the controller's type for the others,
+ * whose records vary in size.  Returns 0 or -1.
+ */
+static int read_first_records(int fd)
+{
+	static struct cgroup_stat_stream_record rec[512];
+	size_t want = ctl == &ctl_cpu ? REC_SIZE : sizeof(rec);
+	ssize_t len, off = 0;
+
+	len = pread(fd, rec, want, 0);
+	if (len <= 0 || (ctl == &ctl_cpu && len != REC_SIZE))
+		goto bad;
+	while (off < len) {
+		const struct cgroup_stat_stream_header *h = (void *)((char *)rec + off);
+
+		if (len - off < (ssize_t)sizeof(*h) || h->size < sizeof(*h) ||
+		    h->size > len - off || h->type != ctl->record_type)
+			goto bad;
+		off += h->size;
+	}
+	return 0;
+bad:
+	ksft_print_msg("first read of a snapshot: %zd bytes, not whole %s records\n",
+		       len, ctl->name);
+	return -1;
 }
 
 /* Removal of the opened cgroup: EPOLLERR and ENODEV; unprivileged reads. */
 static int test_stat_stream_subtree_rmdir(const char *root)
 {
 	struct cgroup_stat_stream_record rec[2];
+	ssize_t len;
 	char path[PATH_MAX + 64];
 	struct pollfd pfd;
 	int ret = KSFT_FAIL;
@@ -2769,8 +2897,14 @@ static int test_stat_stream_subtree_rmdir(const char *root)
 	}
 
 	fd = open_subtree(cg);
-	if (fd < 0 || pread(fd, rec, sizeof(rec), 0) != REC_SIZE)
+	if (fd < 0)
 		goto cleanup;
+	len = pread(fd, rec, sizeof(rec), 0);
+	if (!is_leaf_record(rec, len)) {
+		ksft_print_msg("leaf's snapshot: %zd bytes, want one record of %zu\n",
+			       len, leaf_record_size());
+		goto cleanup;
+	}
 	start = now_usec();
 	if (rmdir(cg)) {
 		ksft_print_msg("rmdir %s: %s\n", cg, strerror(errno));
@@ -2810,7 +2944,6 @@ static int test_stat_stream_subtree_rmdir_race(const char *root)
  */
 static int test_stat_stream_subtree_stop(const char *root)
 {
-	struct cgroup_stat_stream_record rec;
 	struct pollfd pfd;
 	int ret = KSFT_FAIL;
 	long saved;
@@ -2819,8 +2952,7 @@ static int test_stat_stream_subtree_stop(const char *root)
 	saved = get_interval(root);
 	fd = open_subtree(root);
 	if (fd < 0 || set_interval(root, SUBTREE_INTERVAL_MS) ||
-	    wait_readable(fd, WAIT_MS) != 1 ||
-	    pread(fd, &rec, sizeof(rec), 0) != REC_SIZE ||
+	    wait_readable(fd, WAIT_MS) != 1 || read_first_records(fd) ||
 	    set_interval(root, 0))
 		goto cleanup;
 	pfd.fd = fd;
@@ -2830,8 +2962,7 @@ static int test_stat_stream_subtree_stop(const char *root)
 			       pfd.revents);
 		goto cleanup;
 	}
-	if (pread(fd, &rec, sizeof(rec), 0) != REC_SIZE ||
-	    poll(&pfd, 1, 0) != 0) {
+	if (read_first_records(fd) || poll(&pfd, 1, 0) != 0) {
 		ksft_print_msg("POLLPRI still set after a read: %#x\n",
 			       pfd.revents);
 		goto cleanup;
@@ -3216,55 +3347,81 @@ static long long stream_seq(const char *cgroup, const char *file)
 	return stat_key(buf, CGROUP_STAT_STREAM_KEY_SEQ);
 }
 
-/*
- * The cpu and memory flushers are independent: each sequence advances
- * with its own interval only.
- */
-static int test_memory_stream_independent(const char *root)
-{
-	const struct stream_ctl *ctls[] = { &ctl_cpu, &ctl_memory };
-	long saved[2];
-	int fds[2] = { -1, -1 };
-	int ret = KSFT_FAIL;
-	int on, i;
+#define INDEPENDENT_MAX	3
 
-	for (i = 0; i < 2; i++) {
+/*
+ * The flushers of @ctls are independent: with one interval set at a time,
+ * that controller's sequence advances and the others' stay put.  Every
+ * stream is open throughout, so each flusher could run.  Leaves ctl at
+ * @self.
+ */
+static int flushers_independent(const char *root,
+				const struct stream_ctl * const *ctls, int n,
+				const struct stream_ctl *self)
+{
+	long saved[INDEPENDENT_MAX];
+	int fds[INDEPENDENT_MAX];
+	int ret = KSFT_FAIL;
+	int on, i, got;
+
+	for (got = 0; got < n; got++) {
+		i = got;
 		ctl = ctls[i];
 		saved[i] = get_interval(root);
 		fds[i] = open_stream(root);
 		if (fds[i] < 0 || set_interval(root, 0))
 			goto cleanup;
 	}
-	for (on = 0; on < 2; on++) {
-		long long before[2], after[2];
+	for (on = 0; on < n; on++) {
+		long long before[INDEPENDENT_MAX], after[INDEPENDENT_MAX];
+		bool bad = false;
 
 		ctl = ctls[on];
 		if (set_interval(root, MEM_INTERVAL_MS))
 			goto cleanup;
-		for (i = 0; i < 2; i++)
+		for (i = 0; i < n; i++)
 			before[i] = stream_seq(root, ctls[i]->stream_file);
 		usleep(10 * MEM_INTERVAL_MS * 1000);
-		for (i = 0; i < 2; i++)
+		for (i = 0; i < n; i++)
 			after[i] = stream_seq(root, ctls[i]->stream_file);
 		if (set_interval(root, 0))
 			goto cleanup;
-		if (after[on] <= before[on] || after[!on] != before[!on]) {
-			ksft_print_msg("%s on: cpu seq %lld -> %lld, memory seq %lld -> %lld\n",
-				       ctls[on]->name, before[0], after[0],
-				       before[1], after[1]);
+		for (i = 0; i < n; i++) {
+			if (before[i] < 0 || after[i] < 0 ||
+			    (i == on ? after[i] <= before[i] : after[i] != before[i]))
+				bad = true;
+		}
+		if (bad) {
+			ksft_print_msg("only %s's interval set:\n", ctls[on]->name);
+			for (i = 0; i < n; i++)
+				ksft_print_msg("  %s seq %lld -> %lld\n",
+					       ctls[i]->name, before[i], after[i]);
 			goto cleanup;
 		}
 	}
 	ret = KSFT_PASS;
 cleanup:
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < n && i <= got; i++) {
 		ctl = ctls[i];
 		if (fds[i] >= 0)
 			close(fds[i]);
 		ret = restore_interval(root, saved[i], ret);
 	}
-	ctl = &ctl_memory;
+	ctl = self;
 	return ret;
+}
+
+/*
+ * The cpu and memory flushers are independent: each sequence advances
+ * with its own interval only.
+ */
+static int test_memory_stream_independent(const char *root)
+{
+	static const struct stream_ctl * const ctls[] = {
+		&ctl_cpu, &ctl_memory,
+	};
+
+	return flushers_independent(root, ctls, ARRAY_SIZE(ctls), &ctl_memory);
 }
 
 /* records of @snap in pre-order from @top, ids those of the directories */
@@ -3440,24 +3597,30 @@ cleanup:
 }
 
 /*
- * Disabling the memory controller above an open, polled memory file
+ * Disabling the controller (memory, io) above an open, polled stream file
  * removes the file: the poller wakes with POLLERR, reads fail with ENODEV,
  * with streaming off (no flush to wake it).
  */
-static int test_memory_stream_disable(const char *root)
+static int stream_disable(const char *root)
 {
 	struct pollfd pfd = { .events = POLLIN };
 	int ret = KSFT_FAIL;
 	char *parent, *child = NULL;
-	char buf[BUF_SIZE];
+	char buf[BUF_SIZE], name[64], on[64], off[64];
 	long saved;
 	pid_t pid = -1;
 
 	saved = get_interval(root);
-	parent = cg_name(root, "memory_stream_disable");
-	if (!parent || cg_create(parent) || enable_memory(parent) ||
-	    set_interval(root, 0))
+	snprintf(name, sizeof(name), "%s_stream_disable", ctl->name);
+	snprintf(on, sizeof(on), "+%s", ctl->name);
+	snprintf(off, sizeof(off), "-%s", ctl->name);
+	parent = cg_name(root, name);
+	if (!parent || cg_create(parent) || set_interval(root, 0))
 		goto cleanup;
+	if (cg_write(parent, "cgroup.subtree_control", on)) {
+		ksft_print_msg("can't enable %s in %s\n", ctl->name, parent);
+		goto cleanup;
+	}
 	child = cg_name(parent, "child");
 	if (!child || cg_create(child))
 		goto cleanup;
@@ -3467,8 +3630,8 @@ static int test_memory_stream_disable(const char *root)
 	pid = run_nowait(poller_process, &pfd.fd);
 	if (pid < 0 || !wait_sleeping(pid, WAIT_MS))
 		goto cleanup;
-	if (cg_write(parent, "cgroup.subtree_control", "-memory")) {
-		ksft_print_msg("can't disable memory in %s\n", parent);
+	if (cg_write(parent, "cgroup.subtree_control", off)) {
+		ksft_print_msg("can't disable %s in %s\n", ctl->name, parent);
 		goto cleanup;
 	}
 	if (wait_child(pid, WAIT_MS)) {
@@ -3477,7 +3640,8 @@ static int test_memory_stream_disable(const char *root)
 	}
 	pid = -1;
 	if (pread(pfd.fd, buf, sizeof(buf), 0) != -1 || errno != ENODEV) {
-		ksft_print_msg("read after disabling memory: not ENODEV\n");
+		ksft_print_msg("read after disabling %s: not ENODEV\n",
+			       ctl->name);
 		goto cleanup;
 	}
 	ret = KSFT_PASS;
@@ -3493,6 +3657,11 @@ cleanup:
 	free(child);
 	free(parent);
 	return restore_interval(root, saved, ret);
+}
+
+static int test_memory_stream_disable(const char *root)
+{
+	return stream_disable(root);
 }
 
 /* @n cgroups, all with memory.stat, in one read */
@@ -3551,10 +3720,1553 @@ static int test_memory_stream_subtree_10k(const char *root)
 	return memory_stream_many(root, 10000);
 }
 
+/*
+ * io.stat.stream and io.stat.stream.subtree
+ */
+#define IO_INTERVAL_MS		100
+#define IO_CHUNK		(1 << 20)	/* bytes per O_DIRECT read or write */
+#define IO_BYTES		(16 << 20)	/* written, then read, by the values test */
+#define IO_SMALL		(2 << 20)	/* written by the other tests' children */
+#define IO_LOOP_BYTES		(64 << 20)	/* the loop device's size */
+#define IO_SNAP_MAX		(16 << 20)
+#define IO_MAX_DEVS		64
+#define IO_NR_STATS		6
+#define IO_TRIES		50
+
+enum { IO_RBYTES, IO_WBYTES, IO_RIOS, IO_WIOS, IO_DBYTES, IO_DIOS };
+
+/* io.stat's stats in its order, and where a record's device has them */
+static const struct {
+	const char *name;
+	size_t off;
+} io_stats[IO_NR_STATS] = {
+	{ "rbytes", offsetof(struct cgroup_stat_stream_io_device, rbytes) },
+	{ "wbytes", offsetof(struct cgroup_stat_stream_io_device, wbytes) },
+	{ "rios", offsetof(struct cgroup_stat_stream_io_device, rios) },
+	{ "wios", offsetof(struct cgroup_stat_stream_io_device, wios) },
+	{ "dbytes", offsetof(struct cgroup_stat_stream_io_device, dbytes) },
+	{ "dios", offsetof(struct cgroup_stat_stream_io_device, dios) },
+};
+
+static unsigned long long
+io_dev_stat(const struct cgroup_stat_stream_io_device *d, int i)
+{
+	return *(const __u64 *)((const char *)d + io_stats[i].off);
+}
+
+static size_t io_rec_size(size_t nr_devices)
+{
+	return sizeof(struct cgroup_stat_stream_io) +
+	       nr_devices * sizeof(struct cgroup_stat_stream_io_device);
+}
+
+/* one line of io.stat: a device, its stats if it printed them */
+struct io_line {
+	unsigned int major, minor;
+	bool has_stats;
+	unsigned long long stat[IO_NR_STATS];
+};
+
+/* io.stat's or io.stat.stream's text, parsed */
+struct io_text {
+	struct io_line dev[IO_MAX_DEVS];
+	int nr;
+	long long seq, time_usec;	/* -1 for io.stat */
+};
+
+/*
+ * "MAJ:MIN", then nothing or the six stats in io_stats' order, then maybe
+ * the policies' key=value fields.  Returns 0, or -1 if malformed.
+ */
+static int parse_io_line(char *line, struct io_line *d)
+{
+	char *tok, *save, *end;
+	int i, n = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (sscanf(line, "%u:%u%n", &d->major, &d->minor, &n) != 2 ||
+	    !isdigit((unsigned char)line[0]) || (line[n] && line[n] != ' '))
+		return -1;
+	tok = strtok_r(line + n, " ", &save);
+	if (tok && !strncmp(tok, "rbytes=", 7)) {
+		for (i = 0; i < IO_NR_STATS; i++) {
+			size_t len = strlen(io_stats[i].name);
+
+			if (!tok || strncmp(tok, io_stats[i].name, len) ||
+			    tok[len] != '=' || !isdigit((unsigned char)tok[len + 1]))
+				return -1;
+			errno = 0;
+			d->stat[i] = strtoull(tok + len + 1, &end, 10);
+			if (errno || *end)
+				return -1;
+			tok = strtok_r(NULL, " ", &save);
+		}
+		d->has_stats = true;
+	}
+	/* the policies' fields: key=value, none of the stats again */
+	for (; tok; tok = strtok_r(NULL, " ", &save)) {
+		if (!strchr(tok, '=') || tok[0] == '=')
+			return -1;
+		for (i = 0; i < IO_NR_STATS; i++)
+			if (!strncmp(tok, io_stats[i].name, strlen(io_stats[i].name)) &&
+			    tok[strlen(io_stats[i].name)] == '=')
+				return -1;
+	}
+	return 0;
+}
+
+/*
+ * Parses io.stat's text, or io.stat.stream's if @stream: io.stat's lines,
+ * then flush_seq and flush_time_usec as the last two.  Returns 0, or -1
+ * (and prints the text) if malformed.
+ */
+static int parse_io_text(const char *buf, struct io_text *t, bool stream)
+{
+	const char *p = buf;
+	char line[1024];
+	int i;
+
+	t->nr = 0;
+	t->seq = -1;
+	t->time_usec = -1;
+	if (stream && !flush_lines_last(buf))
+		goto bad;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len;
+
+		if (!nl || (size_t)(nl - p) >= sizeof(line))
+			goto bad;
+		len = nl - p;
+		memcpy(line, p, len);
+		line[len] = '\0';
+		p = nl + 1;
+		/* flush_lines_last() checked them */
+		if (stream && !strncmp(line, "flush_", 6))
+			continue;
+		if (t->nr == IO_MAX_DEVS || parse_io_line(line, &t->dev[t->nr]))
+			goto bad;
+		for (i = 0; i < t->nr; i++)
+			if (t->dev[i].major == t->dev[t->nr].major &&
+			    t->dev[i].minor == t->dev[t->nr].minor)
+				goto bad;
+		t->nr++;
+	}
+	if (stream) {
+		t->seq = stat_key(buf, CGROUP_STAT_STREAM_KEY_SEQ);
+		t->time_usec = stat_key(buf, CGROUP_STAT_STREAM_KEY_TIME);
+	}
+	return 0;
+bad:
+	ksft_print_msg("not io.stat%s's format:\n%s", stream ? ".stream" : "",
+		       buf);
+	return -1;
+}
+
+/* Reads and parses @cgroup's io.stat (@stream false) or io.stat.stream. */
+static int read_io_file(const char *cgroup, bool stream, struct io_text *t)
+{
+	char buf[BUF_SIZE];
+	const char *file = stream ? ctl_io.stream_file : "io.stat";
+
+	if (cg_read(cgroup, file, buf, sizeof(buf))) {
+		ksft_print_msg("can't read %s/%s\n", cgroup, file);
+		return -1;
+	}
+	return parse_io_text(buf, t, stream);
+}
+
+/* Reads and parses one snapshot of the open io.stat.stream @fd. */
+static int read_io_stream(int fd, struct io_text *t)
+{
+	char buf[BUF_SIZE];
+
+	if (read_stream(fd, buf, sizeof(buf)) < 0)
+		return -1;
+	return parse_io_text(buf, t, true);
+}
+
+static const struct io_line *io_text_dev(const struct io_text *t, dev_t dev)
+{
+	int i;
+
+	for (i = 0; i < t->nr; i++)
+		if (t->dev[i].major == major(dev) && t->dev[i].minor == minor(dev))
+			return &t->dev[i];
+	return NULL;
+}
+
+/* one io snapshot: its records, each 48 + 56 * nr_devices bytes */
+struct io_snap {
+	char *buf;
+	size_t len;
+	int reads;
+	const struct cgroup_stat_stream_io **rec;
+	size_t nr;
+};
+
+static void io_snap_free(struct io_snap *snap)
+{
+	free(snap->buf);
+	free(snap->rec);
+	memset(snap, 0, sizeof(*snap));
+}
+
+/*
+ * Checks that @len bytes at @buf are whole IO records: type IO, flags and
+ * reserved 0, size 48 + 56 * nr_devices.  Returns how many, or -1.
+ */
+static int check_io_records(const char *buf, size_t len)
+{
+	size_t off = 0;
+	int n = 0;
+
+	while (off < len) {
+		const struct cgroup_stat_stream_io *r = (const void *)(buf + off);
+
+		if (len - off < sizeof(*r) ||
+		    r->hdr.type != CGROUP_STAT_STREAM_RECORD_IO ||
+		    r->hdr.size != io_rec_size(r->nr_devices) ||
+		    r->hdr.size > len - off || r->hdr.flags || r->reserved) {
+			ksft_print_msg("record %d at %zu of %zu bytes: type %u size %u flags %u, %u devices, reserved %u\n",
+				       n, off, len, r->hdr.type, r->hdr.size,
+				       r->hdr.flags, r->nr_devices, r->reserved);
+			return -1;
+		}
+		off += r->hdr.size;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Reads a whole io snapshot from @fd: a first read at offset 0 of @first
+ * bytes, then read(2)s of @chunk bytes from where the last ended; with
+ * @like, each of the first @like->nr reads asks for exactly the size of
+ * that record in @like.  Every read must return whole records.  Returns 0
+ * or -1.
+ */
+static int read_io_snap_by(int fd, struct io_snap *snap, size_t first,
+			   size_t chunk, const struct io_snap *like)
+{
+	size_t off, i;
+	ssize_t ret;
+
+	io_snap_free(snap);
+	snap->buf = malloc(IO_SNAP_MAX);
+	if (!snap->buf)
+		return -1;
+	if (lseek(fd, 0, SEEK_SET)) {
+		ksft_print_msg("lseek: %s\n", strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		size_t want = snap->reads ? chunk : first;
+
+		if (like && (size_t)snap->reads < like->nr)
+			want = like->rec[snap->reads]->hdr.size;
+		if (snap->len + want > IO_SNAP_MAX)
+			want = IO_SNAP_MAX - snap->len;
+		ret = read(fd, snap->buf + snap->len, want);
+		if (ret < 0) {
+			ksft_print_msg("read of %zu bytes at %zu: %s\n", want,
+				       snap->len, strerror(errno));
+			return -1;
+		}
+		if (!ret)
+			break;
+		if (check_io_records(snap->buf + snap->len, ret) < 0) {
+			ksft_print_msg("read %d (%zu bytes at %zu) returned %zd bytes: not whole records\n",
+				       snap->reads, want, snap->len, ret);
+			return -1;
+		}
+		snap->len += ret;
+		snap->reads++;
+		if (snap->len == IO_SNAP_MAX) {
+			ksft_print_msg("snapshot over %d bytes\n", IO_SNAP_MAX);
+			return -1;
+		}
+	}
+	ret = check_io_records(snap->buf, snap->len);
+	if (ret < 0)
+		return -1;
+	snap->rec = calloc(ret + 1, sizeof(*snap->rec));
+	if (!snap->rec)
+		return -1;
+	for (off = 0, i = 0; off < snap->len; off += snap->rec[i++]->hdr.size)
+		snap->rec[i] = (const void *)(snap->buf + off);
+	snap->nr = i;
+	return 0;
+}
+
+/* the size of the record at @p */
+static size_t io_size_at(const char *p)
+{
+	return ((const struct cgroup_stat_stream_header *)p)->size;
+}
+
+static int read_io_snap(int fd, struct io_snap *snap, size_t chunk)
+{
+	return read_io_snap_by(fd, snap, chunk, chunk, NULL);
+}
+
+static const struct cgroup_stat_stream_io *
+io_record(const struct io_snap *snap, unsigned long long id)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr; i++)
+		if (snap->rec[i]->hdr.cgroup_id == id)
+			return snap->rec[i];
+	return NULL;
+}
+
+static const struct cgroup_stat_stream_io_device *
+io_rec_dev(const struct cgroup_stat_stream_io *r, dev_t dev)
+{
+	__u32 i;
+
+	for (i = 0; i < r->nr_devices; i++)
+		if (r->devices[i].major == major(dev) &&
+		    r->devices[i].minor == minor(dev))
+			return &r->devices[i];
+	return NULL;
+}
+
+/*
+ * Whether record @r lists the devices of @t in its order with its values
+ * (zeros for a line without stats), and, if @t is a stream's text, the
+ * same flush.  Says how they differ, about @what.
+ */
+static bool io_rec_matches(const struct cgroup_stat_stream_io *r,
+			   const struct io_text *t, const char *what)
+{
+	int i, j;
+
+	if (t->seq >= 0 && ((long long)r->hdr.flush_seq != t->seq ||
+			    (long long)r->hdr.flush_time_usec != t->time_usec)) {
+		ksft_print_msg("%s: record of flush %llu at %llu, text of flush %lld at %lld\n",
+			       what, (unsigned long long)r->hdr.flush_seq,
+			       (unsigned long long)r->hdr.flush_time_usec,
+			       t->seq, t->time_usec);
+		return false;
+	}
+	if ((int)r->nr_devices != t->nr) {
+		ksft_print_msg("%s: %u devices in the record, %d in the text\n",
+			       what, r->nr_devices, t->nr);
+		return false;
+	}
+	for (i = 0; i < t->nr; i++) {
+		const struct cgroup_stat_stream_io_device *d = &r->devices[i];
+		const struct io_line *l = &t->dev[i];
+
+		if (d->major != l->major || d->minor != l->minor) {
+			ksft_print_msg("%s: device %d is %u:%u in the record, %u:%u in the text\n",
+				       what, i, d->major, d->minor, l->major,
+				       l->minor);
+			return false;
+		}
+		for (j = 0; j < IO_NR_STATS; j++) {
+			if (io_dev_stat(d, j) != l->stat[j]) {
+				ksft_print_msg("%s: %u:%u %s %llu in the record, %llu in the text\n",
+					       what, l->major, l->minor,
+					       io_stats[j].name, io_dev_stat(d, j),
+					       l->stat[j]);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+static bool io_lines_equal(const struct io_line *a, const struct io_line *b)
+{
+	int j;
+
+	if (a->major != b->major || a->minor != b->minor ||
+	    a->has_stats != b->has_stats)
+		return false;
+	for (j = 0; j < IO_NR_STATS; j++)
+		if (a->stat[j] != b->stat[j])
+			return false;
+	return true;
+}
+
+/* Whether two io.stat texts list the same devices in order, same stats. */
+static bool io_texts_match(const struct io_text *a, const struct io_text *b,
+			   const char *what)
+{
+	int i;
+
+	if (a->nr != b->nr) {
+		ksft_print_msg("%s: %d devices, then %d\n", what, a->nr, b->nr);
+		return false;
+	}
+	for (i = 0; i < a->nr; i++)
+		if (!io_lines_equal(&a->dev[i], &b->dev[i]))
+			goto differ;
+	return true;
+differ:
+	ksft_print_msg("%s: line %d differs: %u:%u %s %llu/%llu, then %u:%u %s %llu/%llu (rbytes/wbytes)\n",
+		       what, i, a->dev[i].major, a->dev[i].minor,
+		       a->dev[i].has_stats ? "stats" : "no stats",
+		       a->dev[i].stat[IO_RBYTES], a->dev[i].stat[IO_WBYTES],
+		       b->dev[i].major, b->dev[i].minor,
+		       b->dev[i].has_stats ? "stats" : "no stats",
+		       b->dev[i].stat[IO_RBYTES], b->dev[i].stat[IO_WBYTES]);
+	return false;
+}
+
+/* @snap in pre-order from @top, ids those of the directories, @want records */
+static int check_io_walk(const struct io_snap *snap, const char *top,
+			 size_t want)
+{
+	struct subtree_snap ids = {};
+	size_t i;
+	int ret = -1;
+
+	if (snap->nr != want) {
+		ksft_print_msg("%zu records, want %zu\n", snap->nr, want);
+		return -1;
+	}
+	/* as cpu records, for the checks of the ids */
+	if (snap_alloc(&ids, snap->nr))
+		return -1;
+	ids.nr = snap->nr;
+	for (i = 0; i < snap->nr; i++) {
+		ids.rec[i].size = sizeof(ids.rec[i]);
+		ids.rec[i].type = CGROUP_STAT_STREAM_RECORD_CPU;
+		ids.rec[i].cgroup_id = snap->rec[i]->hdr.cgroup_id;
+		ids.rec[i].parent_id = snap->rec[i]->hdr.parent_id;
+	}
+	if (!check_preorder(&ids, top) && !check_ids_match_dirs(&ids, top))
+		ret = 0;
+	free(ids.rec);
+	return ret;
+}
+
+static int enable_io(const char *cgroup)
+{
+	if (cg_write(cgroup, "cgroup.subtree_control", "+io")) {
+		ksft_print_msg("can't enable io in %s\n", cgroup);
+		return -1;
+	}
+	return 0;
+}
+
+/* a loop device over a file in memory, for the io tests' I/O */
+struct loop_dev {
+	int nr;			/* /dev/loopN, -1 if none */
+	int fd;			/* open on it, -1 if not */
+	dev_t rdev;
+	char path[32];
+};
+
+#define LOOP_DEV_INIT		{ .nr = -1, .fd = -1 }
+/* loop_dev_create(): the kernel has no loop devices */
+#define LOOP_UNAVAILABLE	1
+
+/*
+ * Makes a loop device of @size bytes over a file in memory (a memfd:
+ * tmpfs; so the only block device I/O is the loop device's).  Returns 0,
+ * LOOP_UNAVAILABLE, or -1.  Remove it with loop_dev_remove().
+ */
+static int loop_dev_create(struct loop_dev *ld, off_t size)
+{
+	struct loop_config cfg;
+	int ctl_fd, back = -1, ret = -1, tries, i, err;
+	struct stat st;
+
+	ld->nr = -1;
+	ld->fd = -1;
+	ctl_fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl_fd < 0) {
+		err = errno;
+		ksft_print_msg("/dev/loop-control: %s\n", strerror(err));
+		return err == ENOENT || err == ENODEV || err == ENXIO ?
+		       LOOP_UNAVAILABLE : -1;
+	}
+	back = memfd_create("io_stream_loop", MFD_CLOEXEC);
+	if (back < 0)
+		back = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (back < 0 || ftruncate(back, size)) {
+		ksft_print_msg("backing file: %s\n", strerror(errno));
+		goto out;
+	}
+
+	/* another user may bind the device first: take the next */
+	for (tries = 0; tries < 5; tries++) {
+		/*
+		 * A new device (-1: any free number), so that removing it
+		 * touches no device someone else had; else a free one.
+		 */
+		ld->nr = ioctl(ctl_fd, LOOP_CTL_ADD, -1);
+		if (ld->nr < 0)
+			ld->nr = ioctl(ctl_fd, LOOP_CTL_GET_FREE);
+		if (ld->nr < 0) {
+			ksft_print_msg("LOOP_CTL_GET_FREE: %s\n", strerror(errno));
+			goto out;
+		}
+		snprintf(ld->path, sizeof(ld->path), "/dev/loop%d", ld->nr);
+		/* devtmpfs makes the node at once; give a udev a second */
+		for (i = 0; i < 100; i++) {
+			ld->fd = open(ld->path, O_RDWR | O_CLOEXEC);
+			if (ld->fd >= 0 || errno != ENOENT)
+				break;
+			usleep(10000);
+		}
+		if (ld->fd < 0) {
+			ksft_print_msg("%s: %s\n", ld->path, strerror(errno));
+			goto out;
+		}
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.fd = back;
+		if (!ioctl(ld->fd, LOOP_CONFIGURE, &cfg))
+			break;
+		err = errno;
+		ksft_print_msg("LOOP_CONFIGURE %s: %s\n", ld->path,
+			       strerror(err));
+		close(ld->fd);
+		ld->fd = -1;
+		if (err != EBUSY)
+			goto out;
+	}
+	if (ld->fd < 0 || fstat(ld->fd, &st) || !S_ISBLK(st.st_mode))
+		goto out;
+	ld->rdev = st.st_rdev;
+	ret = 0;
+out:
+	if (back >= 0)
+		close(back);
+	close(ctl_fd);
+	if (ret && ld->nr >= 0) {
+		/* never bound, or bound by someone else: only ours goes */
+		if (ld->fd >= 0)
+			close(ld->fd);
+		ld->fd = -1;
+		ld->nr = -1;
+	}
+	return ret;
+}
+
+/*
+ * Detaches and removes @ld's device (nothing if there is none).  Returns
+ * 0, or -1 if it is still there.
+ */
+static int loop_dev_remove(struct loop_dev *ld)
+{
+	int ctl_fd, i, ret = -1;
+
+	if (ld->fd >= 0) {
+		if (ioctl(ld->fd, LOOP_CLR_FD) && errno != ENXIO)
+			ksft_print_msg("LOOP_CLR_FD %s: %s\n", ld->path,
+				       strerror(errno));
+		/* the device is cleared at its last close */
+		close(ld->fd);
+		ld->fd = -1;
+	}
+	if (ld->nr < 0)
+		return 0;
+	ctl_fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl_fd < 0)
+		return -1;
+	/* a prober (udev, blkid) may hold it open a moment */
+	for (i = 0; i < 300; i++) {
+		if (ioctl(ctl_fd, LOOP_CTL_REMOVE, ld->nr) >= 0 || errno == ENODEV) {
+			ret = 0;
+			break;
+		}
+		if (errno != EBUSY)
+			break;
+		usleep(10000);
+	}
+	if (ret)
+		ksft_print_msg("LOOP_CTL_REMOVE %d: %s\n", ld->nr,
+			       strerror(errno));
+	else
+		ld->nr = -1;
+	close(ctl_fd);
+	return ret;
+}
+
+/* Turns loop_dev_create()'s failure into a test result. */
+static int loop_dev_result(int err)
+{
+	return err == LOOP_UNAVAILABLE ? KSFT_SKIP : KSFT_FAIL;
+}
+
+struct io_job {
+	const char *dev;	/* the block device's path */
+	size_t wbytes;		/* written with O_DIRECT, then fsync()ed */
+	size_t rbytes;		/* then read with O_DIRECT */
+	bool loop;		/* again and again until killed (BURN_SECONDS) */
+};
+
+static int do_io(const char *cgroup, void *arg)
+{
+	const struct io_job *job = arg;
+	long long end = now_usec() + BURN_SECONDS * USEC_PER_SEC;
+	void *buf = NULL;
+	size_t done;
+	int fd;
+
+	if (posix_memalign(&buf, 4096, IO_CHUNK))
+		return 2;
+	memset(buf, 0x5a, IO_CHUNK);
+	fd = open(job->dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return 3;
+	do {
+		for (done = 0; done < job->wbytes; done += IO_CHUNK)
+			if (pwrite(fd, buf, IO_CHUNK, done) != IO_CHUNK)
+				return 4;
+		if (job->wbytes && fsync(fd))
+			return 5;
+		for (done = 0; done < job->rbytes; done += IO_CHUNK)
+			if (pread(fd, buf, IO_CHUNK, done) != IO_CHUNK)
+				return 6;
+	} while (job->loop && now_usec() < end);
+	close(fd);
+	free(buf);
+	return 0;
+}
+
+/*
+ * A child in @cgroup writes @wbytes to @ld, fsync()s, reads @rbytes, all
+ * O_DIRECT, and exits: 0, or -1 if it failed.
+ */
+static int run_io(const char *cgroup, const struct loop_dev *ld,
+		  size_t wbytes, size_t rbytes)
+{
+	struct io_job job = {
+		.dev = ld->path, .wbytes = wbytes, .rbytes = rbytes,
+	};
+	int err;
+
+	fflush(stdout);
+	fflush(stderr);
+	err = cg_run(cgroup, do_io, &job);
+	if (err) {
+		ksft_print_msg("I/O on %s in %s: child status %d\n", ld->path,
+			       cgroup, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Waits for flushes on the open io.stat.stream @fd until its line for
+ * @dev shows at least @wbytes written and @rbytes read.  Returns 0, or -1
+ * (and what it saw last).
+ */
+static int wait_io_line(int fd, dev_t dev, unsigned long long wbytes,
+			unsigned long long rbytes, struct io_text *t)
+{
+	const struct io_line *l = NULL;
+	int tries;
+
+	for (tries = 0; tries < IO_TRIES; tries++) {
+		if (wait_readable(fd, WAIT_MS) != 1) {
+			ksft_print_msg("io.stat.stream: no wake-up in %d ms\n",
+				       WAIT_MS);
+			return -1;
+		}
+		if (read_io_stream(fd, t))
+			return -1;
+		l = io_text_dev(t, dev);
+		if (l && l->stat[IO_WBYTES] >= wbytes &&
+		    l->stat[IO_RBYTES] >= rbytes)
+			return 0;
+	}
+	ksft_print_msg("after %d flushes: %u:%u %s, wbytes %llu rbytes %llu, want %llu %llu\n",
+		       tries, major(dev), minor(dev), l ? "listed" : "not listed",
+		       l ? l->stat[IO_WBYTES] : 0, l ? l->stat[IO_RBYTES] : 0,
+		       wbytes, rbytes);
+	return -1;
+}
+
+/* @got bytes of I/O for @want done: not less, at most 5% more */
+static bool io_near(unsigned long long got, unsigned long long want)
+{
+	return got >= want && got <= want + want / 20;
+}
+
+/*
+ * A child writes, fsync()s and reads IO_BYTES with O_DIRECT: the text and
+ * the record of the next flushes show it in wbytes and rbytes, within a
+ * few %, and in wios and rios; with streaming off no read shows it (a
+ * read never flushes); io.stat, read only at the end, agrees.
+ */
+static int test_io_stream_values(const char *root)
+{
+	struct loop_dev ld = LOOP_DEV_INIT;
+	struct io_text *t0, *t, *stat;
+	struct io_snap snap = {};
+	const struct cgroup_stat_stream_io *rec;
+	const struct cgroup_stat_stream_io_device *d;
+	const struct io_line *l;
+	int ret = KSFT_FAIL;
+	int sfd = -1, tfd = -1, err, tries;
+	long saved;
+	char *cg = NULL;
+
+	saved = get_interval(root);
+	t0 = calloc(3, sizeof(*t0));
+	if (!t0)
+		return KSFT_FAIL;
+	t = t0 + 1;
+	stat = t0 + 2;
+	err = loop_dev_create(&ld, IO_LOOP_BYTES);
+	if (err) {
+		ret = loop_dev_result(err);
+		goto cleanup;
+	}
+	cg = cg_name(root, "io_stream_values");
+	if (!cg || cg_create(cg))
+		goto cleanup;
+	sfd = open_stream(cg);
+	tfd = open_subtree(cg);
+	if (sfd < 0 || tfd < 0 || set_interval(root, IO_INTERVAL_MS))
+		goto cleanup;
+
+	/* a flush, then streaming off: nothing may flush the I/O below */
+	if (wait_readable(sfd, WAIT_MS) != 1 || set_interval(root, 0))
+		goto cleanup;
+	usleep(INFLIGHT_USEC);
+	if (read_io_stream(sfd, t0))
+		goto cleanup;
+	if (run_io(cg, &ld, IO_BYTES, IO_BYTES))
+		goto cleanup;
+	if (read_io_stream(sfd, t) || read_io_snap(tfd, &snap, 1 << 20))
+		goto cleanup;
+	l = io_text_dev(t, ld.rdev);
+	rec = io_record(&snap, dir_ino(cg));
+	d = rec ? io_rec_dev(rec, ld.rdev) : NULL;
+	if (t->seq != t0->seq || !rec || (long long)rec->hdr.flush_seq != t0->seq ||
+	    (l && (l->stat[IO_WBYTES] || l->stat[IO_RBYTES])) ||
+	    (d && (d->wbytes || d->rbytes))) {
+		ksft_print_msg("streaming off: flush %lld before the I/O, then text of %lld (wbytes %llu), record of %lld (wbytes %llu)\n",
+			       t0->seq, t->seq, l ? l->stat[IO_WBYTES] : 0,
+			       rec ? (long long)rec->hdr.flush_seq : -1,
+			       d ? (unsigned long long)d->wbytes : 0);
+		goto cleanup;
+	}
+
+	/* streaming on: the next flushes show it */
+	if (set_interval(root, IO_INTERVAL_MS) ||
+	    wait_io_line(sfd, ld.rdev, IO_BYTES, IO_BYTES, t))
+		goto cleanup;
+	l = io_text_dev(t, ld.rdev);
+	if (!l->has_stats || !io_near(l->stat[IO_WBYTES], IO_BYTES) ||
+	    !io_near(l->stat[IO_RBYTES], IO_BYTES) ||
+	    l->stat[IO_WIOS] < IO_BYTES / IO_CHUNK ||
+	    l->stat[IO_RIOS] < IO_BYTES / IO_CHUNK) {
+		ksft_print_msg("%u:%u: wbytes %llu rbytes %llu wios %llu rios %llu, want about %d bytes and %d ios each\n",
+			       l->major, l->minor, l->stat[IO_WBYTES],
+			       l->stat[IO_RBYTES], l->stat[IO_WIOS],
+			       l->stat[IO_RIOS], IO_BYTES, IO_BYTES / IO_CHUNK);
+		goto cleanup;
+	}
+
+	/* the record of the same flush says the same */
+	for (tries = 0; tries < 20; tries++) {
+		if (wait_readable(tfd, WAIT_MS) != 1 ||
+		    read_io_snap(tfd, &snap, 1 << 20) || read_io_stream(sfd, t))
+			goto cleanup;
+		rec = io_record(&snap, dir_ino(cg));
+		if (!rec || snap.nr != 1 || rec->hdr.parent_id) {
+			ksft_print_msg("%zu records, the leaf's %s\n", snap.nr,
+				       rec ? "not first" : "missing");
+			goto cleanup;
+		}
+		if ((long long)rec->hdr.flush_seq == t->seq)
+			break;
+	}
+	if (!io_rec_matches(rec, t, cg))
+		goto cleanup;
+	d = io_rec_dev(rec, ld.rdev);
+	if (!d || !io_near(d->wbytes, IO_BYTES) || !io_near(d->rbytes, IO_BYTES)) {
+		ksft_print_msg("record: %u:%u %s\n", major(ld.rdev), minor(ld.rdev),
+			       d ? "with other values" : "missing");
+		goto cleanup;
+	}
+
+	/* io.stat, which flushes, says the same: nothing happened since */
+	if (set_interval(root, 0))
+		goto cleanup;
+	usleep(INFLIGHT_USEC);
+	if (read_io_stream(sfd, t) || read_io_file(cg, false, stat) ||
+	    !io_texts_match(t, stat, "io.stat.stream, then io.stat"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	if (sfd >= 0)
+		close(sfd);
+	if (tfd >= 0)
+		close(tfd);
+	io_snap_free(&snap);
+	cg_destroy(cg);
+	free(cg);
+	if (loop_dev_remove(&ld))
+		ret = KSFT_FAIL;
+	free(t0);
+	return restore_interval(root, saved, ret);
+}
+
+#define AGREE_FLUSHES		5
+
+/*
+ * The text and the opened cgroup's record of one flush agree, field by
+ * field, while a child does I/O all along (values move from flush to
+ * flush); also for the root, whose values come from the disks' stats.
+ */
+static int test_io_stream_agree(const char *root)
+{
+	struct loop_dev ld = LOOP_DEV_INIT;
+	struct io_job job = { .wbytes = IO_SMALL, .rbytes = IO_SMALL, .loop = true };
+	struct io_snap snap = {};
+	struct io_text *t = NULL, *stat = NULL;
+	const struct io_line *a, *b;
+	const char *cgs[2] = { root, NULL };
+	int sfd[2] = { -1, -1 }, tfd[2] = { -1, -1 };
+	unsigned long long last_wbytes;
+	int ret = KSFT_FAIL;
+	int i, err, tries, matched, moved;
+	pid_t pid = -1;
+	long saved;
+	char *cg;
+
+	saved = get_interval(root);
+	cg = cg_name(root, "io_stream_agree");
+	t = calloc(1, sizeof(*t));
+	stat = calloc(1, sizeof(*stat));
+	if (!cg || !t || !stat || cg_create(cg))
+		goto cleanup;
+	cgs[1] = cg;
+	err = loop_dev_create(&ld, IO_LOOP_BYTES);
+	if (err) {
+		ret = loop_dev_result(err);
+		goto cleanup;
+	}
+	for (i = 0; i < 2; i++) {
+		sfd[i] = open_stream(cgs[i]);
+		tfd[i] = open_subtree(cgs[i]);
+		if (sfd[i] < 0 || tfd[i] < 0)
+			goto cleanup;
+	}
+	job.dev = ld.path;
+	fflush(stdout);
+	fflush(stderr);
+	pid = cg_run_nowait(cg, do_io, &job);
+	if (pid < 0 || set_interval(root, IO_INTERVAL_MS))
+		goto cleanup;
+
+	for (i = 0; i < 2; i++) {
+		/* the I/O shows, in the root's line too */
+		if (wait_io_line(sfd[i], ld.rdev, IO_SMALL, IO_SMALL, t))
+			goto cleanup;
+		last_wbytes = 0;
+		matched = 0;
+		moved = 0;
+		for (tries = 0; tries < 4 * AGREE_FLUSHES && matched < AGREE_FLUSHES; tries++) {
+			const struct cgroup_stat_stream_io *rec;
+			const struct cgroup_stat_stream_io_device *d;
+
+			if (wait_readable(tfd[i], WAIT_MS) != 1 ||
+			    read_io_snap(tfd[i], &snap, IO_SNAP_MAX) ||
+			    read_io_stream(sfd[i], t))
+				goto cleanup;
+			rec = snap.rec[0];
+			if (!snap.nr || rec->hdr.cgroup_id != dir_ino(cgs[i]) ||
+			    rec->hdr.parent_id) {
+				ksft_print_msg("%s: the first record is not its own\n",
+					       cgs[i]);
+				goto cleanup;
+			}
+			/* a flush in between: try the next */
+			if ((long long)rec->hdr.flush_seq != t->seq)
+				continue;
+			if (!io_rec_matches(rec, t, cgs[i]))
+				goto cleanup;
+			d = io_rec_dev(rec, ld.rdev);
+			if (!d || d->wbytes < last_wbytes) {
+				ksft_print_msg("%s: wbytes went from %llu to %llu\n",
+					       cgs[i], last_wbytes,
+					       d ? (unsigned long long)d->wbytes : 0);
+				goto cleanup;
+			}
+			moved += matched && d->wbytes != last_wbytes;
+			last_wbytes = d->wbytes;
+			matched++;
+		}
+		if (matched < AGREE_FLUSHES || !moved) {
+			ksft_print_msg("%s: text and record of one flush %d times in %d tries, wbytes moved %d times\n",
+				       cgs[i], matched, tries, moved);
+			goto cleanup;
+		}
+	}
+
+	/*
+	 * The child gone and two flushes later (one may have begun before
+	 * it died), the root's line for the device is what io.stat says.
+	 */
+	stop_burner(pid);
+	pid = -1;
+	for (i = 0; i < 3; i++) {
+		if (read_io_stream(sfd[0], t) ||
+		    (i < 2 && wait_readable(sfd[0], WAIT_MS) != 1))
+			goto cleanup;
+	}
+	if (read_io_file(root, false, stat))
+		goto cleanup;
+	a = io_text_dev(t, ld.rdev);
+	b = io_text_dev(stat, ld.rdev);
+	if (!a || !b || !io_lines_equal(a, b)) {
+		ksft_print_msg("root: %u:%u wbytes %llu in the stream, %llu in io.stat\n",
+			       major(ld.rdev), minor(ld.rdev),
+			       a ? a->stat[IO_WBYTES] : 0,
+			       b ? b->stat[IO_WBYTES] : 0);
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	stop_burner(pid);
+	for (i = 0; i < 2; i++) {
+		if (sfd[i] >= 0)
+			close(sfd[i]);
+		if (tfd[i] >= 0)
+			close(tfd[i]);
+	}
+	io_snap_free(&snap);
+	cg_destroy(cg);
+	free(cg);
+	free(t);
+	free(stat);
+	if (loop_dev_remove(&ld))
+		ret = KSFT_FAIL;
+	return restore_interval(root, saved, ret);
+}
+
+/* the path make_tree(@top, ..., @per_dir) gave its @i-th cgroup */
+static void tree_path(char *buf, size_t len, const char *top, int i,
+		      int per_dir)
+{
+	if (i < per_dir)
+		snprintf(buf, len, "%s/c%d", top, i);
+	else
+		snprintf(buf, len, "%s/c%d/c%d", top, i / per_dir - 1, i);
+}
+
+/*
+ * Waits until a snapshot of the open subtree file @fd has a record of
+ * @cgroup whose @dev shows @wbytes written: flushed after I/O.  0 or -1.
+ */
+static int wait_io_record(int fd, const char *cgroup, dev_t dev,
+			  unsigned long long wbytes)
+{
+	const struct cgroup_stat_stream_io_device *d = NULL;
+	const struct cgroup_stat_stream_io *rec;
+	struct io_snap snap = {};
+	int tries, ret = -1;
+
+	for (tries = 0; tries < IO_TRIES; tries++) {
+		if (wait_readable(fd, WAIT_MS) != 1) {
+			ksft_print_msg("subtree file: no wake-up in %d ms\n",
+				       WAIT_MS);
+			break;
+		}
+		if (read_io_snap(fd, &snap, 1 << 20))
+			break;
+		rec = io_record(&snap, dir_ino(cgroup));
+		d = rec ? io_rec_dev(rec, dev) : NULL;
+		if (d && d->wbytes >= wbytes) {
+			ret = 0;
+			break;
+		}
+	}
+	if (ret)
+		ksft_print_msg("%s: no record with %llu bytes written to %u:%u\n",
+			       cgroup, wbytes, major(dev), minor(dev));
+	io_snap_free(&snap);
+	return ret;
+}
+
+/* Sets the interval to 0 and waits out a cycle that was running. */
+static int stop_streaming(const char *root)
+{
+	if (set_interval(root, 0))
+		return -1;
+	usleep(INFLIGHT_USEC);
+	return 0;
+}
+
+struct nobody_io_read {
+	char subtree[PATH_MAX + 64];
+	char stream[PATH_MAX + 64];
+	size_t nr;		/* records the subtree file must give */
+};
+
+/* uid nobody reads a subtree snapshot and the stream file's text */
+static int read_io_as_nobody(void *arg)
+{
+	struct nobody_io_read *r = arg;
+	struct io_snap snap = {};
+	struct io_text *t;
+	char buf[BUF_SIZE];
+	int fd, ret;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return 2;
+	fd = open(r->subtree, O_RDONLY);
+	if (fd < 0)
+		return 3;
+	ret = read_io_snap(fd, &snap, 1 << 20) || snap.nr != r->nr ? 4 : 0;
+	close(fd);
+	io_snap_free(&snap);
+	if (ret)
+		return ret;
+	t = calloc(1, sizeof(*t));
+	if (!t || read_text(r->stream, buf, sizeof(buf)) <= 0 ||
+	    parse_io_text(buf, t, true))
+		ret = 5;
+	free(t);
+	return ret;
+}
+
+/*
+ * Layout: one record per cgroup with io.stat, the opened cgroup first,
+ * pre-order, ids and parents; each record's devices and values those of
+ * the cgroup's io.stat, none for a cgroup that did no I/O; whole records
+ * per read, one record per read with buffers of their sizes; EINVAL for a
+ * buffer a byte too small and for a wrong offset; a cgroup without
+ * io.stat has no record; resume across removals; an unprivileged reader.
+ */
+static int test_io_stream_subtree(const char *root)
+{
+	/* the cgroups of make_tree(top, 30, 5) that do I/O: c1, c0/c7, c1/c12 */
+	static const int busy[] = { 1, 7, 12 };
+	struct loop_dev ld = LOOP_DEV_INIT;
+	struct io_snap big = {}, small = {}, pieces = {};
+	struct nobody_io_read nobody;
+	long long bad_off[3];
+	char path[PATH_MAX + 64], *buf = NULL;
+	struct io_text *stat = NULL;
+	unsigned long long ids[5];
+	size_t i, max_size = 0, sz0, sz1;
+	int ret = KSFT_FAIL;
+	int fd = -1, err, j;
+	long saved;
+	ssize_t len;
+	char *top;
+
+	saved = get_interval(root);
+	top = cg_name(root, "io_stream_subtree");
+	stat = calloc(1, sizeof(*stat));
+	buf = malloc(1 << 16);
+	if (!top || !stat || !buf)
+		goto cleanup;
+	err = loop_dev_create(&ld, IO_LOOP_BYTES);
+	if (err) {
+		ret = loop_dev_result(err);
+		goto cleanup;
+	}
+	if (cg_create(top) || enable_io(top) || make_tree(top, 30, 5))
+		goto cleanup;
+	for (j = 0; j < 5; j++) {
+		tree_path(path, sizeof(path), top, j, 5);
+		if (enable_io(path))
+			goto cleanup;
+	}
+	for (j = 0; j < ARRAY_SIZE(busy); j++) {
+		tree_path(path, sizeof(path), top, busy[j], 5);
+		if (run_io(path, &ld, IO_SMALL, 0))
+			goto cleanup;
+	}
+
+	/* a flush after the I/O, then nothing changes */
+	fd = open_subtree(top);
+	tree_path(path, sizeof(path), top, 12, 5);
+	if (fd < 0 || set_interval(root, IO_INTERVAL_MS) ||
+	    wait_io_record(fd, path, ld.rdev, IO_SMALL) || stop_streaming(root))
+		goto cleanup;
+
+	if (read_io_snap(fd, &big, 1 << 20))
+		goto cleanup;
+	if (big.reads != 1 || check_io_walk(&big, top, 31))
+		goto cleanup;
+	for (j = -1; j < 30; j++) {
+		const struct cgroup_stat_stream_io *rec;
+		const struct cgroup_stat_stream_io_device *d;
+		bool did_io = false;
+		int k;
+
+		if (j < 0)
+			snprintf(path, sizeof(path), "%s", top);
+		else
+			tree_path(path, sizeof(path), top, j, 5);
+		for (k = 0; k < ARRAY_SIZE(busy); k++)
+			did_io |= busy[k] == j;
+		rec = io_record(&big, dir_ino(path));
+		if (!rec || read_io_file(path, false, stat) ||
+		    !io_rec_matches(rec, stat, path))
+			goto cleanup;
+		/* the device is listed in the cgroups that did I/O and above */
+		d = io_rec_dev(rec, ld.rdev);
+		if (did_io && (!d || d->wbytes < IO_SMALL)) {
+			ksft_print_msg("%s did I/O: %s\n", path,
+				       d ? "too few bytes" : "device missing");
+			goto cleanup;
+		}
+		if (j >= 2 && !did_io && d) {
+			/* top, c0 and c1 are above busy cgroups: no others */
+			ksft_print_msg("%s did no I/O, but lists %u:%u\n", path,
+				       major(ld.rdev), minor(ld.rdev));
+			goto cleanup;
+		}
+	}
+	for (i = 0; i < big.nr; i++)
+		if (big.rec[i]->hdr.size > max_size)
+			max_size = big.rec[i]->hdr.size;
+	if (max_size <= sizeof(struct cgroup_stat_stream_io)) {
+		ksft_print_msg("no record lists a device\n");
+		goto cleanup;
+	}
+
+	/* one record per read, with buffers of exactly its size */
+	if (read_io_snap_by(fd, &small, 0, 4096, &big))
+		goto cleanup;
+	if (small.nr != big.nr || small.reads != (int)big.nr) {
+		ksft_print_msg("record-sized reads: %zu records in %d reads\n",
+			       small.nr, small.reads);
+		goto cleanup;
+	}
+	/* and in pieces of the largest record: whole records each time */
+	if (read_io_snap(fd, &pieces, max_size) || pieces.nr != big.nr)
+		goto cleanup;
+	for (i = 0; i < big.nr; i++) {
+		if (small.rec[i]->hdr.cgroup_id != big.rec[i]->hdr.cgroup_id ||
+		    small.rec[i]->hdr.size != big.rec[i]->hdr.size ||
+		    pieces.rec[i]->hdr.cgroup_id != big.rec[i]->hdr.cgroup_id ||
+		    memcmp(small.rec[i], big.rec[i], big.rec[i]->hdr.size)) {
+			ksft_print_msg("record %zu differs between the reads\n", i);
+			goto cleanup;
+		}
+	}
+
+	/* a buffer a byte too small for the next record, a wrong offset */
+	sz0 = big.rec[0]->hdr.size;
+	sz1 = big.rec[1]->hdr.size;
+	bad_off[0] = sz1;	/* a record too far */
+	bad_off[1] = 8;		/* inside the next record */
+	bad_off[2] = -8;	/* inside the last one */
+	if (pread(fd, buf, sz0 - 1, 0) != -1 || errno != EINVAL) {
+		ksft_print_msg("%zu bytes for a record of %zu: not EINVAL\n",
+			       sz0 - 1, sz0);
+		goto cleanup;
+	}
+	/* c0, above c0/c7, lists the device: more than a bare record */
+	if (sz1 <= sizeof(struct cgroup_stat_stream_io) ||
+	    pread(fd, buf, sz0, 0) != (ssize_t)sz0 ||
+	    pread(fd, buf, sz1 - 1, sz0) != -1 || errno != EINVAL) {
+		ksft_print_msg("%zu bytes for the second record of %zu: not EINVAL\n",
+			       sz1 - 1, sz1);
+		goto cleanup;
+	}
+	for (j = 0; j < ARRAY_SIZE(bad_off); j++) {
+		off_t off = sz0 + bad_off[j];
+
+		if (pread(fd, buf, sz0, 0) != (ssize_t)sz0 ||
+		    pread(fd, buf, 4096, off) != -1 || errno != EINVAL) {
+			ksft_print_msg("read at %lld, the last read ended at %zu: not EINVAL\n",
+				       (long long)off, sz0);
+			goto cleanup;
+		}
+	}
+
+	/* a cgroup without io.stat has no record */
+	tree_path(path, sizeof(path), top, 8, 5);
+	strcat(path, "/noio");
+	if (mkdir(path, 0755))
+		goto cleanup;
+	strcat(path, "/io.stat");
+	if (!access(path, F_OK) || read_io_snap(fd, &big, 1 << 20) ||
+	    big.nr != 31) {
+		ksft_print_msg("with a cgroup lacking io.stat: %zu records\n",
+			       big.nr);
+		goto cleanup;
+	}
+
+	/* resume: the cgroups the last read ended at and after removed */
+	close(fd);
+	fd = -1;
+	destroy_tree(top);
+	if (cg_create(top) || enable_io(top))
+		goto cleanup;
+	for (j = 0; j < 5; j++) {
+		snprintf(path, sizeof(path), "%s/c%d", top, j);
+		if (mkdir(path, 0755))
+			goto cleanup;
+		ids[j] = dir_ino(path);
+	}
+	/* c3 has a device: its record is larger than the others */
+	snprintf(path, sizeof(path), "%s/c3", top);
+	if (run_io(path, &ld, IO_SMALL, 0))
+		goto cleanup;
+	fd = open_subtree(top);
+	if (fd < 0 || set_interval(root, IO_INTERVAL_MS) ||
+	    wait_io_record(fd, path, ld.rdev, IO_SMALL) || stop_streaming(root))
+		goto cleanup;
+	if (read_io_snap(fd, &big, 1 << 20) ||
+	    check_io_walk(&big, top, 6))
+		goto cleanup;
+	sz0 = big.rec[0]->hdr.size;
+	sz1 = big.rec[1]->hdr.size;
+	len = pread(fd, buf, sz0 + sz1, 0);
+	if (len != (ssize_t)(sz0 + sz1) ||
+	    ((struct cgroup_stat_stream_header *)(buf + sz0))->cgroup_id != ids[0]) {
+		ksft_print_msg("@top and c0: %zd bytes\n", len);
+		goto cleanup;
+	}
+	for (j = 0; j < 2; j++) {
+		snprintf(path, sizeof(path), "%s/c%d", top, j);
+		if (rmdir(path)) {
+			ksft_print_msg("rmdir %s: %s\n", path, strerror(errno));
+			goto cleanup;
+		}
+	}
+	len = pread(fd, buf, 4096, sz0 + sz1);
+	if (len <= 0 || check_io_records(buf, len) != 3) {
+		ksft_print_msg("after removing c0 and c1: %zd bytes, want 3 records\n",
+			       len);
+		goto cleanup;
+	}
+	for (i = 0, j = 0; j < 3; i += io_size_at(buf + i), j++) {
+		const struct cgroup_stat_stream_io *r = (const void *)(buf + i);
+
+		if (r->hdr.cgroup_id != ids[j + 2] ||
+		    (j + 2 == 3) != !!io_rec_dev(r, ld.rdev)) {
+			ksft_print_msg("resumed record %d: id %llu with %u devices, want c%d's %llu\n",
+				       j, (unsigned long long)r->hdr.cgroup_id,
+				       r->nr_devices, j + 2, ids[j + 2]);
+			goto cleanup;
+		}
+	}
+	if (pread(fd, buf, 4096, sz0 + sz1 + len) != 0) {
+		ksft_print_msg("after the last record: not 0\n");
+		goto cleanup;
+	}
+
+	/* an unprivileged reader: top, c2, c3, c4 */
+	snprintf(nobody.subtree, sizeof(nobody.subtree), "%s/%s", top,
+		 SUBTREE_FILE);
+	snprintf(nobody.stream, sizeof(nobody.stream), "%s/%s", top,
+		 STREAM_FILE);
+	nobody.nr = 4;
+	err = run_timed(read_io_as_nobody, &nobody, WAIT_MS);
+	if (err) {
+		ksft_print_msg("unprivileged read of %s: step %d failed\n",
+			       top, err);
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	io_snap_free(&big);
+	io_snap_free(&small);
+	io_snap_free(&pieces);
+	destroy_tree(top);
+	free(top);
+	free(stat);
+	free(buf);
+	if (loop_dev_remove(&ld))
+		ret = KSFT_FAIL;
+	return restore_interval(root, saved, ret);
+}
+
+/* Whether @cgroup's io.stat lists @dev: 1, 0, or -1 if unreadable. */
+static int io_stat_lists(const char *cgroup, dev_t dev)
+{
+	struct io_text *t = calloc(1, sizeof(*t));
+	int ret = -1;
+
+	if (t && !read_io_file(cgroup, false, t))
+		ret = !!io_text_dev(t, dev);
+	free(t);
+	return ret;
+}
+
+#define DEVRM_CGROUPS		5
+
+/*
+ * A device removed while a snapshot is being read in pieces: the reads go
+ * on without error, whole records, every cgroup once, and a device entry
+ * still listed holds the values it had (nothing dangles); snapshots of
+ * flushes after the removal, the text and io.stat no longer list it.
+ */
+static int test_io_stream_device_removed(const char *root)
+{
+	/* top first, busy ones do I/O */
+	static const struct {
+		const char *name;
+		bool busy;
+	} cgs[DEVRM_CGROUPS] = {
+		{ "", false }, { "a", true }, { "a/a1", true }, { "b", true },
+		{ "idle", false },
+	};
+	struct loop_dev ld = LOOP_DEV_INIT;
+	struct io_snap before = {}, after = {};
+	char *paths[DEVRM_CGROUPS] = {};
+	char *buf = NULL, *top;
+	size_t len, max_size = 0, i;
+	unsigned long long seq_before;
+	int ret = KSFT_FAIL;
+	int fd = -1, sfd = -1, err, j, tries;
+	struct io_text *t = NULL;
+	long saved;
+	ssize_t n;
+
+	saved = get_interval(root);
+	top = cg_name(root, "io_stream_devrm");
+	buf = malloc(IO_SNAP_MAX);
+	t = calloc(1, sizeof(*t));
+	if (!top || !buf || !t)
+		goto cleanup;
+	err = loop_dev_create(&ld, IO_LOOP_BYTES);
+	if (err) {
+		ret = loop_dev_result(err);
+		goto cleanup;
+	}
+	for (j = 0; j < DEVRM_CGROUPS; j++) {
+		paths[j] = j ? cg_name(top, cgs[j].name) : strdup(top);
+		if (!paths[j] || cg_create(paths[j]))
+			goto cleanup;
+		if ((j == 0 || !strcmp(cgs[j].name, "a")) && enable_io(paths[j]))
+			goto cleanup;
+	}
+	for (j = 0; j < DEVRM_CGROUPS; j++)
+		if (cgs[j].busy && run_io(paths[j], &ld, IO_SMALL, IO_SMALL))
+			goto cleanup;
+	fd = open_subtree(top);
+	sfd = open_stream(top);
+	if (fd < 0 || sfd < 0 || set_interval(root, IO_INTERVAL_MS))
+		goto cleanup;
+	for (j = 0; j < DEVRM_CGROUPS; j++)
+		if (cgs[j].busy && wait_io_record(fd, paths[j], ld.rdev, IO_SMALL))
+			goto cleanup;
+
+	/* the snapshot before: every busy cgroup and top list the device */
+	if (read_io_snap(fd, &before, 1 << 20) ||
+	    check_io_walk(&before, top, DEVRM_CGROUPS))
+		goto cleanup;
+	for (j = 0; j < DEVRM_CGROUPS; j++) {
+		const struct cgroup_stat_stream_io *r = io_record(&before, dir_ino(paths[j]));
+
+		if (!r || (cgs[j].busy || !j) != !!io_rec_dev(r, ld.rdev)) {
+			ksft_print_msg("%s: %s the device\n", paths[j],
+				       r && io_rec_dev(r, ld.rdev) ? "lists" : "does not list");
+			goto cleanup;
+		}
+	}
+	for (i = 0; i < before.nr; i++)
+		if (before.rec[i]->hdr.size > max_size)
+			max_size = before.rec[i]->hdr.size;
+	seq_before = before.rec[0]->hdr.flush_seq;
+
+	/* the first record, then the device goes, then read(2) on */
+	len = before.rec[0]->hdr.size;
+	if (lseek(fd, 0, SEEK_SET))
+		goto cleanup;
+	n = read(fd, buf, len);
+	if (n != (ssize_t)len) {
+		ksft_print_msg("the first record: %zd bytes, want %zu\n", n, len);
+		goto cleanup;
+	}
+	if (loop_dev_remove(&ld))
+		goto cleanup;
+	for (;;) {
+		n = read(fd, buf + len, max_size);
+		if (n < 0) {
+			ksft_print_msg("read after the device was removed: %s\n",
+				       strerror(errno));
+			goto cleanup;
+		}
+		if (!n)
+			break;
+		if (check_io_records(buf + len, n) < 0)
+			goto cleanup;
+		len += n;
+		if (len + max_size > IO_SNAP_MAX)
+			goto cleanup;
+	}
+	if (check_io_records(buf, len) != DEVRM_CGROUPS) {
+		ksft_print_msg("the snapshot read across the removal: %d records, want %d\n",
+			       check_io_records(buf, len), DEVRM_CGROUPS);
+		goto cleanup;
+	}
+	for (i = 0, j = 0; i < len; i += io_size_at(buf + i), j++) {
+		const struct cgroup_stat_stream_io *r = (const void *)(buf + i);
+		const struct cgroup_stat_stream_io *was = before.rec[j];
+		const struct cgroup_stat_stream_io_device *d = io_rec_dev(r, ld.rdev);
+		const struct cgroup_stat_stream_io_device *w = io_rec_dev(was, ld.rdev);
+
+		if (r->hdr.cgroup_id != was->hdr.cgroup_id ||
+		    r->hdr.parent_id != was->hdr.parent_id) {
+			ksft_print_msg("record %d: id %llu, before the removal %llu\n",
+				       j, (unsigned long long)r->hdr.cgroup_id,
+				       (unsigned long long)was->hdr.cgroup_id);
+			goto cleanup;
+		}
+		/* still listed (a flush of before): the same values */
+		if (d && (!w || memcmp(d, w, sizeof(*d)))) {
+			ksft_print_msg("record %d: %u:%u after its removal: wbytes %llu, before %llu\n",
+				       j, major(ld.rdev), minor(ld.rdev),
+				       (unsigned long long)d->wbytes,
+				       w ? (unsigned long long)w->wbytes : 0);
+			goto cleanup;
+		}
+	}
+
+	/* a flush after the removal: gone from records, text and io.stat */
+	for (tries = 0; tries < IO_TRIES; tries++) {
+		bool listed = false;
+
+		if (wait_readable(fd, WAIT_MS) != 1 ||
+		    read_io_snap(fd, &after, 1 << 20) ||
+		    check_io_walk(&after, top, DEVRM_CGROUPS) ||
+		    read_io_stream(sfd, t))
+			goto cleanup;
+		if (after.rec[0]->hdr.flush_seq <= seq_before)
+			continue;
+		for (i = 0; i < after.nr; i++)
+			listed |= !!io_rec_dev(after.rec[i], ld.rdev);
+		listed |= !!io_text_dev(t, ld.rdev);
+		for (j = 0; j < DEVRM_CGROUPS; j++) {
+			err = io_stat_lists(paths[j], ld.rdev);
+			if (err < 0)
+				goto cleanup;
+			listed |= err;
+		}
+		if (!listed)
+			break;
+	}
+	if (tries == IO_TRIES) {
+		ksft_print_msg("%u:%u still listed %d flushes after its removal\n",
+			       major(ld.rdev), minor(ld.rdev), IO_TRIES);
+		goto cleanup;
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (sfd >= 0)
+		close(sfd);
+	io_snap_free(&before);
+	io_snap_free(&after);
+	destroy_tree(top);
+	for (j = 0; j < DEVRM_CGROUPS; j++)
+		free(paths[j]);
+	free(top);
+	free(buf);
+	free(t);
+	if (loop_dev_remove(&ld))
+		ret = KSFT_FAIL;
+	return restore_interval(root, saved, ret);
+}
+
+/*
+ * The io flusher is independent of the cpu and memory flushers: each
+ * sequence advances with its own interval only.
+ */
+static int test_io_stream_independent(const char *root)
+{
+	static const struct stream_ctl * const ctls[] = {
+		&ctl_cpu, &ctl_io, &ctl_memory,
+	};
+	char path[PATH_MAX + 64];
+	int n = ARRAY_SIZE(ctls);
+
+	/* without the memory stream, cpu and io */
+	snprintf(path, sizeof(path), "%s/%s", root, ctl_memory.interval_file);
+	if (access(path, F_OK))
+		n--;
+	return flushers_independent(root, ctls, n, &ctl_io);
+}
+
+/* Disabling io above an open, polled io.stat.stream: POLLERR, ENODEV. */
+static int test_io_stream_disable(const char *root)
+{
+	return stream_disable(root);
+}
+
+/* @n cgroups, all with io.stat, in one read; none lists a device */
+static int io_stream_many(const char *root, int n)
+{
+	struct io_snap snap = {};
+	char path[PATH_MAX];
+	int ret = KSFT_FAIL;
+	long long start;
+	int fd = -1, j;
+	size_t i;
+	char *top;
+
+	top = cg_name(root, "io_stream_many");
+	if (!top || cg_create(top) || enable_io(top))
+		goto cleanup;
+	start = now_usec();
+	if (make_tree(top, n, 100))
+		goto cleanup;
+	/* make_tree() puts the cgroups past the first 100 below c0, c1, ... */
+	for (j = 0; j < n / 100 - 1 && j < 100; j++) {
+		snprintf(path, sizeof(path), "%s/c%d", top, j);
+		if (enable_io(path))
+			goto cleanup;
+	}
+	ksft_print_msg("%d io cgroups made in %lld ms\n", n,
+		       (now_usec() - start) / 1000);
+	fd = open_subtree(top);
+	if (fd < 0)
+		goto cleanup;
+	start = now_usec();
+	if (read_io_snap(fd, &snap, IO_SNAP_MAX))
+		goto cleanup;
+	ksft_print_msg("%zu records (%zu bytes) in %d read(s), %lld us\n",
+		       snap.nr, snap.len, snap.reads, now_usec() - start);
+	if (snap.reads != 1 || check_io_walk(&snap, top, n + 1))
+		goto cleanup;
+	for (i = 0; i < snap.nr; i++) {
+		if (snap.rec[i]->nr_devices) {
+			ksft_print_msg("record %zu: %u devices in a cgroup that did no I/O\n",
+				       i, snap.rec[i]->nr_devices);
+			goto cleanup;
+		}
+	}
+	ret = KSFT_PASS;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	io_snap_free(&snap);
+	destroy_tree(top);
+	free(top);
+	return ret;
+}
+
+static int test_io_stream_subtree_many(const char *root)
+{
+	return io_stream_many(root, 1000);
+}
+
+/* run when named: as test_memory_stream_subtree_10k */
+static int test_io_stream_subtree_10k(const char *root)
+{
+	return io_stream_many(root, 10000);
+}
+
 /* which controllers' streams a test is about */
 #define CTL_CPU		0x01
 #define CTL_MEMORY	0x02
-#define CTL_ALL		(CTL_CPU | CTL_MEMORY)
+#define CTL_IO		0x04
+#define CTL_ALL		(CTL_CPU | CTL_MEMORY | CTL_IO)
 /* run only when named on the command line */
 #define CTL_NAMED	0x80
 
@@ -3568,7 +5280,7 @@ struct stat_stream_test {
 	T(test_stat_stream_poll, CTL_ALL),
 	T(test_stat_stream_idle, CTL_ALL),
 	T(test_stat_stream_values, CTL_CPU),
-	T(test_stat_stream_reads, CTL_CPU),
+	T(test_stat_stream_reads, CTL_CPU | CTL_IO),
 	T(test_stat_stream_rmdir, CTL_ALL),
 	T(test_stat_stream_rmdir_race, CTL_ALL),
 	T(test_stat_stream_stress, CTL_CPU),
@@ -3581,9 +5293,9 @@ struct stat_stream_test {
 	T(test_stat_stream_subtree_many, CTL_CPU),
 	T(test_stat_stream_subtree_churn, CTL_CPU),
 	T(test_stat_stream_subtree_resume, CTL_CPU),
-	T(test_stat_stream_subtree_rmdir, CTL_CPU),
+	T(test_stat_stream_subtree_rmdir, CTL_CPU | CTL_IO),
 	T(test_stat_stream_subtree_rmdir_race, CTL_ALL),
-	T(test_stat_stream_subtree_stop, CTL_CPU),
+	T(test_stat_stream_subtree_stop, CTL_CPU | CTL_IO),
 	T(test_memory_stream_keys, CTL_MEMORY),
 	T(test_memory_stream_values, CTL_MEMORY),
 	T(test_memory_stream_independent, CTL_MEMORY),
@@ -3591,6 +5303,14 @@ struct stat_stream_test {
 	T(test_memory_stream_disable, CTL_MEMORY),
 	T(test_memory_stream_subtree_many, CTL_MEMORY),
 	T(test_memory_stream_subtree_10k, CTL_MEMORY | CTL_NAMED),
+	T(test_io_stream_values, CTL_IO),
+	T(test_io_stream_agree, CTL_IO),
+	T(test_io_stream_subtree, CTL_IO),
+	T(test_io_stream_device_removed, CTL_IO),
+	T(test_io_stream_independent, CTL_IO),
+	T(test_io_stream_disable, CTL_IO),
+	T(test_io_stream_subtree_many, CTL_IO),
+	T(test_io_stream_subtree_10k, CTL_IO | CTL_NAMED),
 };
 
 #undef T
@@ -3625,9 +5345,29 @@ static const char *memory_unavailable(const char *root)
 	return NULL;
 }
 
+/*
+ * The io runs need the io stream and the io controller in the root's
+ * children (the tests that do I/O skip alone without loop devices):
+ * Returns NULL, or why they are skipped.
+ */
+static const char *io_unavailable(const char *root)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", root, ctl_io.interval_file);
+	if (access(path, F_OK))
+		return "no io.stat.stream support";
+	if (!has_word(root, "cgroup.controllers", "io"))
+		return "no io controller";
+	if (!has_word(root, "cgroup.subtree_control", "io") &&
+	    cg_write(root, "cgroup.subtree_control", "+io"))
+		return "the io controller can't be enabled";
+	return NULL;
+}
+
 int main(int argc, char *argv[])
 {
-	const struct stream_ctl *ctls[] = { &ctl_cpu, &ctl_memory };
+	const struct stream_ctl *ctls[] = { &ctl_cpu, &ctl_memory, &ctl_io };
 	char root[PATH_MAX], path[PATH_MAX + 64], name[128];
 	const char *skip = NULL;
 	int planned = 0;
@@ -3659,6 +5399,8 @@ int main(int argc, char *argv[])
 		ctl = ctls[c];
 		if (ctl == &ctl_memory)
 			skip = memory_unavailable(root);
+		else if (ctl == &ctl_io)
+			skip = io_unavailable(root);
 		for (i = 0; i < ARRAY_SIZE(tests); i++) {
 			snprintf(name, sizeof(name), "%s%s%s",
 				 c ? ctl->name : "", c ? ":" : "",

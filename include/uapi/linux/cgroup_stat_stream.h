@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * cgroup v2 <ctrl>.stat.stream (cpu, memory): limits of the root's
+ * cgroup v2 <ctrl>.stat.stream (cpu, memory, io): limits of the root's
  * <ctrl>.stat.stream_interval, the keys <ctrl>.stat.stream adds to the
  * keys of <ctrl>.stat, and the binary records of <ctrl>.stat.stream.subtree.
  *
@@ -24,6 +24,7 @@
 #define CGROUP_STAT_STREAM_RECORD_KEYS		0	/* struct cgroup_stat_stream_keys */
 #define CGROUP_STAT_STREAM_RECORD_CPU		1	/* struct cgroup_stat_stream_record */
 #define CGROUP_STAT_STREAM_RECORD_MEMORY	2	/* struct cgroup_stat_stream_memory */
+#define CGROUP_STAT_STREAM_RECORD_IO		3	/* struct cgroup_stat_stream_io */
 
 /* cgroup_stat_stream_record.flags */
 #define CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH	(1U << 0)	/* nr_periods..burst_usec valid */
@@ -100,6 +101,31 @@ struct cgroup_stat_stream_keys {
 struct cgroup_stat_stream_memory {
 	struct cgroup_stat_stream_header hdr;	/* type MEMORY, flags 0 */
 	__u64 values[];
+};
+
+/* one device of a CGROUP_STAT_STREAM_RECORD_IO record: io.stat's line for it */
+struct cgroup_stat_stream_io_device {
+	__u32 major;
+	__u32 minor;
+	__u64 rbytes;
+	__u64 wbytes;
+	__u64 rios;
+	__u64 wios;
+	__u64 dbytes;
+	__u64 dios;
+};
+
+/*
+ * IO: a cgroup's io.stat as of one flush: the devices io.stat lists for
+ * it, in its order (a device it lists without values has zeros).
+ * @size is 48 + 56 * @nr_devices; step through @devices by
+ * sizeof(struct cgroup_stat_stream_io_device).
+ */
+struct cgroup_stat_stream_io {
+	struct cgroup_stat_stream_header hdr;	/* type IO, flags 0 */
+	__u32 nr_devices;
+	__u32 reserved;				/* 0 */
+	struct cgroup_stat_stream_io_device devices[];
 };
 
 #endif /* _UAPI_LINUX_CGROUP_STAT_STREAM_H */
