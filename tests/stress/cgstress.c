@@ -1,48 +1,58 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cgstress: randomized stress of cpu.stat.stream, cpu.stat.stream.subtree
- * and the root's cpu.stat.stream_interval, and of their memory
+ * and the root's cpu.stat.stream_interval, and of their memory and io
  * counterparts (memory.stat.stream, memory.stat.stream.subtree,
- * memory.stat.stream_interval) while memory is charged and uncharged in
- * the cgroups it churns, with invariants checked as it goes.  Runs,
- * concurrently, for --seconds:
+ * memory.stat.stream_interval; io.stat.stream, io.stat.stream.subtree,
+ * io.stat.stream_interval) while memory is charged and uncharged and
+ * I/O is done in the cgroups it churns, with invariants checked as it
+ * goes.  Runs, concurrently, for --seconds:
  *
  *   churn (3 threads)  nested mkdir / rmdir of small random trees under a
- *                      private subtree, +cpu and +memory in some
+ *                      private subtree, +cpu, +memory and +io in some
  *                      subtree_control, cpu.max on some; every rmdir timed
  *   migrator           moves 4 CPU-burning child processes between leaves;
  *                      they also mmap, touch, partly drop and munmap up to
  *                      8 MiB of anonymous memory and fill and close memfds
  *                      of up to 2 MiB (at most 40 MiB in all), so pages are
  *                      charged in one cgroup and uncharged after a move, or
- *                      after their cgroup was removed
+ *                      after their cgroup was removed; and they read and
+ *                      write 64-512 KiB with O_DIRECT on two loop devices
+ *                      (backed by files on a tmpfs of cgstress's own), so
+ *                      that io.stat lists devices whose counters move
  *   poll (2), epoll, io_uring readers
  *                      keep ~10 stream and subtree files each open on random
- *                      cgroups (removed ones too), cpu and memory ones,
+ *                      cgroups (removed ones too), cpu, memory and io ones,
  *                      replace them, wait for flushes (POLLIN|POLLPRI; epoll
  *                      level and edge triggered; io_uring one-shot and
  *                      multishot) and read with small and large buffers
- *   walker             reads cpu and memory subtree snapshots without
+ *   walker             reads cpu, memory and io subtree snapshots without
  *                      waiting, in pieces from one record to 1 MiB, bad
  *                      sizes and offsets too
  *   quick              open/read/close of stream, subtree and classic
- *                      cpu.stat and memory.stat files (each of which flushes
- *                      on its own path), opens closed unread
- *   interval, memory interval
+ *                      cpu.stat, memory.stat and io.stat files (each of
+ *                      which flushes on its own path), opens closed unread
+ *   interval, memory interval, io interval
  *                      each writes valid intervals (the minimum 10 ms
  *                      often), invalid ones and 0 (streaming stops for a
- *                      moment) to its own knob, independently of the other
- *   monitor, memory monitor
- *                      the root's cpu.stat.stream and memory.stat.stream,
- *                      read at every flush of their stream: the timelines
- *                      the wake-up checks of each kind of file compare
- *                      against
+ *                      moment) to its own knob, independently of the others
+ *   monitor, memory monitor, io monitor
+ *                      the root's cpu.stat.stream, memory.stat.stream and
+ *                      io.stat.stream, read at every flush of their stream:
+ *                      the timelines the wake-up checks of each kind of
+ *                      file compare against
+ *   loop cycler        every 1-4 s, once no migrant uses it, removes the
+ *                      second loop device (LOOP_CLR_FD, LOOP_CTL_REMOVE)
+ *                      while readers read, and re-creates it (LOOP_CTL_ADD,
+ *                      LOOP_CONFIGURE): a new disk under the same number
  *
  * Invariants (each violation prints a FAIL line; the run fails), for the
- * cpu and the memory files alike, each against its own stream's flushes,
+ * cpu, memory and io files alike, each against its own stream's flushes,
  * stops and interval:
  *   - flush_seq never goes back for one open file, nor do usage/user/
- *     system/nice (cpu), pgfault and the sum of the events.* (memory)
+ *     system/nice (cpu), pgfault and the sum of the events.* (memory),
+ *     a device's rbytes, wbytes, rios, wios, dbytes and dios (io; while it
+ *     is one disk: not across a loop device's removal)
  *     (subtree: per cgroup within one open file);
  *   - no read, poll or open error except ENODEV / EPOLLERR / ENOENT once the
  *     cgroup's rmdir has started (and then: EPOLLERR with ENODEV reads; an
@@ -57,7 +67,7 @@
  *     sleeping through a completed flush, a stop or its cgroup's removal
  *     for more than a second is a missed wake-up;
  *   - while a stream is stopped its flush_seq stays put (one cycle that
- *     was under way may still complete): the other stream's flushes are
+ *     was under way may still complete): the other streams' flushes are
  *     not its own;
  *   - subtree snapshots: the opened cgroup first with parent_id 0, every
  *     other record's parent before it, no cgroup twice, the cgroups that
@@ -65,25 +75,40 @@
  *     controller is on (cpu); a KEYS record first, well formed (flags,
  *     for_type, padding), naming memory.stat's keys in its order, then
  *     "current", then only MEMORY records of 40 + 8 * nr_keys bytes, none
- *     for a cgroup without the memory controller (memory); every read
- *     returns whole records, a buffer smaller than the next record (or the
- *     KEYS record) and an offset inside one fail with EINVAL;
+ *     for a cgroup without the memory controller (memory); only IO records
+ *     of exactly 48 + 56 * nr_devices bytes, flags and reserved 0, no
+ *     device twice, none for a cgroup without the io controller (io);
+ *     every read returns whole records (io: each read's bytes on their
+ *     own, no record past them), a buffer smaller than the next record (or
+ *     the KEYS record) and an offset inside one fail with EINVAL (io: a
+ *     read with room then returns a record larger than the buffer, unless
+ *     an rmdir or a device's removal came between);
  *   - memory.stat.stream: memory.stat's keys in its order, then flush_seq,
  *     flush_time_usec and flush_missed;
+ *   - io.stat.stream and io.stat: "MAJ:MIN" lines, each device once, with
+ *     no counters or rbytes= .. dios= in order (then any policy's
+ *     key=value); io.stat.stream then exactly flush_seq and
+ *     flush_time_usec as its last two lines;
+ *   - the migrants' I/O never fails, and in a run of 30 s or more some
+ *     device counter of a cgroup below the root rises between two reads;
  *   - interval writes: valid values read back, invalid ones -EINVAL with
  *     the old value kept.
  *
  * usage: cgstress [--seconds N] [--seed S] [--max-failures N] [--no-zero-interval]
- *                 [--no-memory] [--help]
+ *                 [--no-memory] [--no-io] [--help]
  *        (--no-zero-interval: streaming is never stopped, to look past a
- *        failure that stops cause; --no-memory: the cpu stream only, as
- *        before the memory stream)
+ *        failure that stops cause; --no-memory, --no-io: without that
+ *        stream's files, and without the memory charged or the I/O done)
  * Exit: 0 pass, 1 fail, 77 skip (not root, no cgroup2, no cpu.stat.stream).
  * A kernel without memory.stat.stream, or a root where the memory
- * controller cannot be enabled, runs the cpu part only (with a message).
+ * controller cannot be enabled, runs without the memory part; one without
+ * io.stat.stream, without the io controller or without loop devices
+ * (CONFIG_BLK_DEV_LOOP, /dev/loop-control) without the io part (each with
+ * a message).
  * Everything runs under <cgroup2>/cgstress.<pid>, removed at the end (also
  * after a failure or SIGINT/SIGTERM); the intervals and the root's
- * subtree_control are restored.
+ * subtree_control are restored, the loop devices cleared and removed, the
+ * tmpfs (/tmp/cgstress-io.*) unmounted.
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -93,6 +118,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <liburing.h>
+#include <linux/loop.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -102,10 +128,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,6 +165,28 @@
 #define MIGRANT_ANON_MAX_MB	8
 #define MIGRANT_MEMFD_MAX_MB	2
 
+/* the io stream's files */
+#define IO_INTERVAL_FILE	"io.stat.stream_interval"
+#define IO_STREAM_FILE		"io.stat.stream"
+#define IO_SUBTREE_FILE		"io.stat.stream.subtree"
+/* a read of io.stat.stream or io.stat: a line per device */
+#define IO_TEXT_MAX		16384
+/* the devices one io.stat line or IO record may list here (the root: every disk) */
+#define IO_DEVS_MAX		256
+/* an IO record: 48 bytes, then 56 per device */
+#define IO_REC_MIN		sizeof(struct cgroup_stat_stream_io)
+#define IO_DEV_SIZE		sizeof(struct cgroup_stat_stream_io_device)
+/* rbytes wbytes rios wios dbytes dios */
+#define IO_NR_VALS		6
+/* the loop devices the migrants do I/O on; the last one is removed and re-created */
+#define NR_LOOPS		2
+#define LOOP_BACKING_MB		8
+/* one O_DIRECT read or write: 64 to 512 KiB */
+#define IO_MIN_KB		64
+#define IO_MAX_KB		512
+/* /dev/loop-control, for a node of our own where /dev has none */
+#define LOOP_CTRL_MISC_MINOR	237
+
 /* ------------------------------------------------------------------ */
 /* counters, failures                                                   */
 
@@ -164,7 +215,21 @@
 	X(mem_interval_stop_checks)					\
 	X(memstat_reads) X(mem_flushes_seen)				\
 	X(mem_maps) X(mem_touches) X(mem_dontneeds) X(mem_unmaps)	\
-	X(mem_memfd_fills) X(mem_memfd_closes) X(mem_touched_mib)
+	X(mem_memfd_fills) X(mem_memfd_closes) X(mem_touched_mib)	\
+	X(subtree_control_io)						\
+	X(io_stream_opens) X(io_subtree_opens)				\
+	X(io_stream_reads_large) X(io_stream_reads_small)		\
+	X(io_subtree_snapshots) X(io_subtree_records) X(io_subtree_devices) \
+	X(io_subtree_small_buf_einval) X(io_subtree_bad_offset_einval)	\
+	X(io_subtree_next_record_einval) X(io_subtree_einval_checked)	\
+	X(io_wakes) X(io_pri_wakes) X(io_gone)				\
+	X(io_interval_valid) X(io_interval_min) X(io_interval_zero)	\
+	X(io_interval_invalid) X(io_interval_empty) X(io_interval_reads) \
+	X(io_interval_stop_checks)					\
+	X(iostat_reads) X(io_flushes_seen) X(io_devices_read)		\
+	X(io_counter_rises) X(io_cgroup_counter_rises) X(io_epoch_skips)	\
+	X(io_writes) X(io_reads) X(io_kib) X(io_errors)			\
+	X(loop_removals) X(loop_recreates) X(loop_busy)
 
 enum counter {
 #define X(n) C_##n,
@@ -186,6 +251,10 @@ static atomic_long max_rmdir_ns, max_read_ns;
 static bool zero_interval = true;
 /* the memory stream is stressed too: --no-memory, or a kernel without it, clear it */
 static bool mem_on = true;
+/* the io stream too: --no-io, a kernel without it, no io controller or no loop devices clear it */
+static bool io_on = true;
+/* one loop device is removed and re-created now and then (there are two) */
+static bool loop_cycling;
 static atomic_long failures;
 static long max_failures = 20;
 static int64_t t_start;
@@ -247,6 +316,7 @@ struct cg {
 	bool leaf;		/* may hold processes */
 	int cpu;		/* cpu controller on: 1, off: 0, unknown: -1 */
 	bool mem;		/* memory controller on: it has memory.stat (fixed for life) */
+	bool io;		/* io controller on: it has io.stat (fixed for life) */
 	bool under_top;
 };
 
@@ -261,21 +331,27 @@ struct cg_pick {
 	int slot;
 	int cpu;
 	bool mem;
+	bool io;
 	bool under_top;
 };
 
+/* what a cgroup must have for a file: pick_cg()'s @need */
+#define NEED_MEM	(1u << 0)
+#define NEED_IO		(1u << 1)
+
 /*
  * A random live (or being removed) cgroup; leaves only if @leaf, ones with
- * the memory controller only if @mem.
+ * the memory or io controller only if @need says so.
  */
-static bool pick_cg(struct rng *r, bool leaf, bool removing_too, bool mem,
+static bool pick_cg(struct rng *r, bool leaf, bool removing_too, unsigned int need,
 		    struct cg_pick *out)
 {
 	int cand[MAX_CGS], n = 0, i;
 
 	pthread_mutex_lock(&cg_lock);
 	for (i = 0; i < MAX_CGS; i++) {
-		if (cgs[i].state == CG_FREE || (leaf && !cgs[i].leaf) || (mem && !cgs[i].mem))
+		if (cgs[i].state == CG_FREE || (leaf && !cgs[i].leaf) ||
+		    ((need & NEED_MEM) && !cgs[i].mem) || ((need & NEED_IO) && !cgs[i].io))
 			continue;
 		if (cgs[i].state == CG_REMOVING && !removing_too)
 			continue;
@@ -288,6 +364,7 @@ static bool pick_cg(struct rng *r, bool leaf, bool removing_too, bool mem,
 		out->slot = i;
 		out->cpu = cgs[i].cpu;
 		out->mem = cgs[i].mem;
+		out->io = cgs[i].io;
 		out->under_top = cgs[i].under_top;
 	}
 	pthread_mutex_unlock(&cg_lock);
@@ -305,6 +382,8 @@ struct removal {
 };
 static struct removal *rm_tab;
 static size_t rm_cap, rm_nr;
+/* rmdirs started: a cgroup may have gone offline between two reads when it moved */
+static atomic_ulong rm_starts;
 static pthread_mutex_t rm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct removal *rm_slot(uint64_t id)
@@ -344,6 +423,7 @@ static void rm_start(uint64_t id)
 	e->t_start = now_ns();
 	e->t_done = 0;
 	pthread_mutex_unlock(&rm_lock);
+	atomic_fetch_add(&rm_starts, 1);
 }
 
 static void rm_done(uint64_t id)
@@ -398,7 +478,7 @@ static bool rm_enodev_seen(uint64_t id)
 }
 
 /* ------------------------------------------------------------------ */
-/* per stream (cpu, memory): its monitor's timeline, its stops, its knob */
+/* per stream (cpu, memory, io): its monitor's timeline, its stops, its knob */
 
 struct mon_entry {
 	int64_t t_end;		/* the read returned then */
@@ -411,7 +491,7 @@ struct mon_entry {
  * them.
  */
 struct track {
-	const char *what;		/* in messages: "interval", "memory interval" */
+	const char *what;		/* in messages: "interval", "memory interval", "io interval" */
 	const char *interval_file;	/* the root's knob */
 	const char *stream_file;	/* what its monitor reads */
 	struct mon_entry *mon_log;
@@ -423,7 +503,7 @@ struct track {
 	enum counter c_valid, c_min, c_zero, c_invalid, c_empty, c_stop_checks;
 };
 
-enum { T_CPU, T_MEM, T_NR };
+enum { T_CPU, T_MEM, T_IO, T_NR };
 static struct track tracks[T_NR] = {
 	[T_CPU] = {
 		.what = "interval", .interval_file = INTERVAL_FILE, .stream_file = STREAM_FILE,
@@ -438,6 +518,13 @@ static struct track tracks[T_NR] = {
 		.c_valid = C_mem_interval_valid, .c_min = C_mem_interval_min,
 		.c_zero = C_mem_interval_zero, .c_invalid = C_mem_interval_invalid,
 		.c_empty = C_mem_interval_empty, .c_stop_checks = C_mem_interval_stop_checks,
+	},
+	[T_IO] = {
+		.what = "io interval", .interval_file = IO_INTERVAL_FILE,
+		.stream_file = IO_STREAM_FILE, .mon_lock = PTHREAD_MUTEX_INITIALIZER,
+		.c_valid = C_io_interval_valid, .c_min = C_io_interval_min,
+		.c_zero = C_io_interval_zero, .c_invalid = C_io_interval_invalid,
+		.c_empty = C_io_interval_empty, .c_stop_checks = C_io_interval_stop_checks,
 	},
 };
 
@@ -536,21 +623,30 @@ static int64_t track_seq_now(const struct track *t, char *buf, size_t len)
 		FAIL("read %s: %s", path, strerror(-n));
 		return -1;
 	}
-	p = strstr(buf, "\n" CGROUP_STAT_STREAM_KEY_SEQ " ");
+	/* io.stat.stream without devices starts with it */
+	if (!strncmp(buf, CGROUP_STAT_STREAM_KEY_SEQ " ", strlen(CGROUP_STAT_STREAM_KEY_SEQ) + 1))
+		p = buf;
+	else if ((p = strstr(buf, "\n" CGROUP_STAT_STREAM_KEY_SEQ " ")))
+		p++;
 	if (!p) {
 		FAIL("%s: no %s: %.60s", path, CGROUP_STAT_STREAM_KEY_SEQ, buf);
 		return -1;
 	}
-	return strtoll(p + strlen(CGROUP_STAT_STREAM_KEY_SEQ) + 2, NULL, 10);
+	return strtoll(p + strlen(CGROUP_STAT_STREAM_KEY_SEQ) + 1, NULL, 10);
 }
 
 /* ------------------------------------------------------------------ */
 /* per-file state of the readers                                        */
 
-/* last label and values of one cgroup in one open subtree file */
+/*
+ * Last label and values of one cgroup in one open subtree file, or (io)
+ * of one device of a cgroup in one open io file: keyed by @id and @dev.
+ */
 struct idmap_entry {
-	uint64_t id, label, usage, user, system, nice;
+	uint64_t id, dev, label, usage, user, system, nice;
 	uint64_t pgfault, events;	/* memory: pgfault, the sum of the events.* */
+	uint64_t io[IO_NR_VALS];	/* io: one device's counters */
+	uint64_t epoch;		/* io: its loop device's epoch (loop_epoch) then */
 	uint64_t snap;		/* the snapshot it was last seen in */
 };
 struct idmap {
@@ -558,7 +654,13 @@ struct idmap {
 	size_t cap, nr;
 };
 
-static struct idmap_entry *idmap_get(struct idmap *m, uint64_t id, bool *fresh)
+static size_t idmap_hash(const struct idmap *m, uint64_t id, uint64_t dev)
+{
+	return ((id ^ dev * 0xff51afd7ed558ccdULL) * 0x9e3779b97f4a7c15ULL) & (m->cap - 1);
+}
+
+/* @id's entry (@dev 0), or that of its device @dev (io), made if new (*@fresh) */
+static struct idmap_entry *idmap_get_dev(struct idmap *m, uint64_t id, uint64_t dev, bool *fresh)
 {
 	size_t i;
 
@@ -576,22 +678,28 @@ static struct idmap_entry *idmap_get(struct idmap *m, uint64_t id, bool *fresh)
 			if (old.e[i].id) {
 				bool f;
 
-				*idmap_get(m, old.e[i].id, &f) = old.e[i];
+				*idmap_get_dev(m, old.e[i].id, old.e[i].dev, &f) = old.e[i];
 			}
 		free(old.e);
 	}
-	i = (id * 0x9e3779b97f4a7c15ULL) & (m->cap - 1);
-	while (m->e[i].id && m->e[i].id != id)
+	i = idmap_hash(m, id, dev);
+	while (m->e[i].id && (m->e[i].id != id || m->e[i].dev != dev))
 		i = (i + 1) & (m->cap - 1);
 	*fresh = !m->e[i].id;
 	if (*fresh) {
 		m->e[i].id = id;
+		m->e[i].dev = dev;
 		m->nr++;
 	}
 	return &m->e[i];
 }
 
-enum file_kind { F_STREAM, F_SUBTREE, F_MEM_STREAM, F_MEM_SUBTREE };
+static struct idmap_entry *idmap_get(struct idmap *m, uint64_t id, bool *fresh)
+{
+	return idmap_get_dev(m, id, 0, fresh);
+}
+
+enum file_kind { F_STREAM, F_SUBTREE, F_MEM_STREAM, F_MEM_SUBTREE, F_IO_STREAM, F_IO_SUBTREE };
 
 /* the last events of an open file, printed when an invariant breaks */
 #define HIST 16
@@ -616,6 +724,7 @@ struct sfile {
 	bool mem_have_last;	/* memory.stat.stream: the last read's */
 	uint64_t mem_pgfault, mem_missed;
 	struct idmap ids;	/* subtree */
+	struct idmap devs;	/* io: per cgroup and device */
 	uint64_t snaps;
 	bool gone;		/* ENODEV/EPOLLERR seen: removed */
 	const char *via;	/* how it is waited on */
@@ -642,7 +751,9 @@ static const char *kind_name(enum file_kind k)
 	case F_STREAM: return STREAM_FILE;
 	case F_SUBTREE: return SUBTREE_FILE;
 	case F_MEM_STREAM: return MEM_STREAM_FILE;
-	default: return MEM_SUBTREE_FILE;
+	case F_MEM_SUBTREE: return MEM_SUBTREE_FILE;
+	case F_IO_STREAM: return IO_STREAM_FILE;
+	default: return IO_SUBTREE_FILE;
 	}
 }
 
@@ -651,17 +762,35 @@ static bool kind_mem(enum file_kind k)
 	return k == F_MEM_STREAM || k == F_MEM_SUBTREE;
 }
 
+static bool kind_io(enum file_kind k)
+{
+	return k == F_IO_STREAM || k == F_IO_SUBTREE;
+}
+
+/* what a cgroup needs for a file of @k (pick_cg()'s @need) */
+static unsigned int kind_need(enum file_kind k)
+{
+	return kind_mem(k) ? NEED_MEM : kind_io(k) ? NEED_IO : 0;
+}
+
 /* the stream whose flushes, stops and interval @f's wake-ups follow */
 static struct track *file_track(const struct sfile *f)
 {
-	return &tracks[kind_mem(f->kind) ? T_MEM : T_CPU];
+	return &tracks[kind_mem(f->kind) ? T_MEM : kind_io(f->kind) ? T_IO : T_CPU];
 }
 
-/* @subtree or not, cpu or (when stressed, 40%) memory */
+/*
+ * @subtree or not; cpu, or memory and io when stressed (35% each with
+ * both, 40% with one): the cost of the run stays that of the cpu stream's
+ */
 static enum file_kind pick_kind(struct rng *r, bool subtree)
 {
-	if (mem_on && rng_pct(r, 40))
+	unsigned int what = rng_below(r, 100), share = mem_on && io_on ? 35 : 40;
+
+	if (mem_on && what < share)
 		return subtree ? F_MEM_SUBTREE : F_MEM_STREAM;
+	if (io_on && what >= 100 - share)
+		return subtree ? F_IO_SUBTREE : F_IO_STREAM;
 	return subtree ? F_SUBTREE : F_STREAM;
 }
 
@@ -694,6 +823,8 @@ static void check_gone(struct sfile *f, const char *what)
 		     what, f->cg.path, kind_name(f->kind));
 	if (kind_mem(f->kind) && !f->gone)
 		COUNT(mem_gone);
+	if (kind_io(f->kind) && !f->gone)
+		COUNT(io_gone);
 	f->gone = true;
 }
 
@@ -719,9 +850,10 @@ static int reader_open(struct reader *rd, struct sfile *f, enum file_kind kind, 
 		f->cg.slot = slot;
 		f->cg.cpu = cgs[slot].cpu;
 		f->cg.mem = cgs[slot].mem;
+		f->cg.io = cgs[slot].io;
 		f->cg.under_top = cgs[slot].under_top;
 		pthread_mutex_unlock(&cg_lock);
-	} else if (!pick_cg(&rd->rng, false, true, kind_mem(kind), &f->cg)) {
+	} else if (!pick_cg(&rd->rng, false, true, kind_need(kind), &f->cg)) {
 		return -ENOENT;
 	}
 	f->stops_done_ref = atomic_load(&file_track(f)->stops_done);
@@ -761,6 +893,8 @@ static int reader_open(struct reader *rd, struct sfile *f, enum file_kind kind, 
 	case F_SUBTREE: COUNT(subtree_opens); break;
 	case F_MEM_STREAM: COUNT(mem_stream_opens); break;
 	case F_MEM_SUBTREE: COUNT(mem_subtree_opens); break;
+	case F_IO_STREAM: COUNT(io_stream_opens); break;
+	case F_IO_SUBTREE: COUNT(io_subtree_opens); break;
 	}
 	return 0;
 }
@@ -790,6 +924,8 @@ static void reader_close(struct sfile *f)
 	f->fd = -1;
 	free(f->ids.e);
 	f->ids = (struct idmap){ 0 };
+	free(f->devs.e);
+	f->devs = (struct idmap){ 0 };
 	COUNT(closes);
 }
 
@@ -891,9 +1027,9 @@ static int subtree_empty(struct sfile *f, const char *what)
 
 /*
  * The fixed cgroups under top must appear in every snapshot of top (of
- * memory: those with the memory controller, if @mem).
+ * memory or io: those with the controller @need names).
  */
-static void check_fixed_present(struct sfile *f, uint64_t snap, bool mem)
+static void check_fixed_present(struct sfile *f, uint64_t snap, unsigned int need)
 {
 	bool fresh;
 	int i;
@@ -901,7 +1037,8 @@ static void check_fixed_present(struct sfile *f, uint64_t snap, bool mem)
 	for (i = 0; i < NR_FIXED; i++) {
 		struct idmap_entry *e;
 
-		if (!cgs[i].fixed || !cgs[i].under_top || (mem && !cgs[i].mem))
+		if (!cgs[i].fixed || !cgs[i].under_top || ((need & NEED_MEM) && !cgs[i].mem) ||
+		    ((need & NEED_IO) && !cgs[i].io))
 			continue;
 		e = idmap_get(&f->ids, cgs[i].id, &fresh);
 		if (fresh || e->snap != snap)
@@ -976,7 +1113,7 @@ static int check_snapshot(struct sfile *f, const char *buf, size_t len)
 	if (!nr)
 		return subtree_empty(f, "an empty snapshot");
 	if (f->cg.id == cgs[0].id || f->cg.id == cgs[6].id)
-		check_fixed_present(f, snap, false);
+		check_fixed_present(f, snap, 0);
 	COUNT(subtree_snapshots);
 	atomic_fetch_add(&counters[C_subtree_records], nr);
 	return 0;
@@ -1310,8 +1447,8 @@ static struct idmap_entry *idmap_find(struct idmap *m, uint64_t id)
 
 	if (!m->cap)
 		return NULL;
-	i = (id * 0x9e3779b97f4a7c15ULL) & (m->cap - 1);
-	while (m->e[i].id && m->e[i].id != id)
+	i = idmap_hash(m, id, 0);
+	while (m->e[i].id && (m->e[i].id != id || m->e[i].dev))
 		i = (i + 1) & (m->cap - 1);
 	return m->e[i].id ? &m->e[i] : NULL;
 }
@@ -1400,7 +1537,7 @@ static int check_mem_snapshot(struct sfile *f, const char *buf, size_t len)
 		FAIL("%s/%s: flush_time_usec %llu is in the future", f->cg.path, MEM_SUBTREE_FILE,
 		     (unsigned long long)time_max);
 	if (f->cg.id == cgs[0].id || f->cg.id == cgs[6].id)
-		check_fixed_present(f, snap, true);
+		check_fixed_present(f, snap, NEED_MEM);
 	/* no record for a cgroup of ours without memory.stat */
 	pthread_mutex_lock(&cg_lock);
 	for (i = 0; i < MAX_CGS; i++)
@@ -1552,6 +1689,534 @@ static int read_mem_subtree(struct reader *rd, struct sfile *f)
 	return check_mem_snapshot(f, rd->snap, len);
 }
 
+/* ------------------------------------------------------------------ */
+/* io.stat.stream and io.stat.stream.subtree                            */
+
+/*
+ * The loop devices the migrants do I/O on (set up before any thread, the
+ * index and number never change).  A device removed and re-created is a
+ * new disk whose counters start at 0: its epoch moves on before the
+ * removal and before the re-creation, and a device's counters are only
+ * compared between reads that saw the same epoch from start to end.
+ */
+struct loopdev {
+	int index;		/* loop<index> */
+	unsigned int major, minor;
+	char node[PATH_MAX];	/* its block device node */
+	bool made_node;		/* ours, in io_dir: removed at the end */
+	int backing_fd;		/* its backing file on our tmpfs */
+	bool bound;		/* configured by us: cleared and removed at the end */
+};
+static struct loopdev loops[NR_LOOPS];
+static int nr_loops;
+static atomic_ulong loop_epoch[NR_LOOPS];
+#define IO_EPOCH_UNSTABLE	UINT64_MAX
+
+static void loop_epochs(uint64_t *e)
+{
+	for (int k = 0; k < nr_loops; k++)
+		e[k] = atomic_load(&loop_epoch[k]);
+}
+
+/* changes that may shrink the next record of a snapshot: an rmdir, a device removed */
+static uint64_t io_change_stamp(void)
+{
+	uint64_t e[NR_LOOPS], sum = atomic_load(&rm_starts);
+
+	loop_epochs(e);
+	for (int k = 0; k < nr_loops; k++)
+		sum += e[k];
+	return sum;
+}
+
+/* one device of io.stat(.stream) or of an IO record */
+struct io_dev {
+	uint32_t major, minor;
+	uint64_t v[IO_NR_VALS];
+};
+static const char *const io_val_names[IO_NR_VALS] = {
+	"rbytes", "wbytes", "rios", "wios", "dbytes", "dios",
+};
+
+struct io_sample {
+	uint64_t seq, time_usec;
+	unsigned int nr;
+	struct io_dev dev[IO_DEVS_MAX];
+};
+
+/* a decimal number of [p, end): 0, or -1 (not one, or overflowing) */
+static int parse_u64(const char *p, const char *end, uint64_t *v)
+{
+	*v = 0;
+	if (p == end)
+		return -1;
+	for (; p < end; p++) {
+		if (*p < '0' || *p > '9' || *v > (UINT64_MAX - 9) / 10)
+			return -1;
+		*v = *v * 10 + (*p - '0');
+	}
+	return 0;
+}
+
+/*
+ * One device line of io.stat (without its newline): "MAJ:MIN ", then
+ * either nothing (no I/O) or rbytes= wbytes= rios= wios= dbytes= dios= in
+ * that order, then any key=value fields of io policies.  0, or -EINVAL
+ * with a reason in @why (at least 128 bytes).
+ */
+static int parse_io_line(const char *line, const char *nl, struct io_dev *d, char *why)
+{
+	const char *colon = memchr(line, ':', nl - line), *sp, *p;
+	uint64_t maj, min;
+	int i = 0;
+
+	memset(d, 0, sizeof(*d));
+	sp = colon ? memchr(colon, ' ', nl - colon) : NULL;
+	if (!sp || parse_u64(line, colon, &maj) || parse_u64(colon + 1, sp, &min) ||
+	    maj > UINT32_MAX || min > UINT32_MAX) {
+		snprintf(why, 128, "line '%.*s' is not 'MAJ:MIN ...'", (int)(nl - line), line);
+		return -EINVAL;
+	}
+	d->major = maj;
+	d->minor = min;
+	for (p = sp + 1; p < nl; p = sp + 1) {
+		const char *eq;
+
+		sp = memchr(p, ' ', nl - p);
+		if (!sp)
+			sp = nl;
+		if (sp == p)	/* no counters, then a policy's " key=value" */
+			continue;
+		eq = memchr(p, '=', sp - p);
+		if (!eq || eq == p || eq + 1 == sp) {
+			snprintf(why, 128, "field '%.*s' of '%.*s' is not key=value", (int)(sp - p), p,
+				 (int)(nl - line), line);
+			return -EINVAL;
+		}
+		if (i < IO_NR_VALS && (size_t)(eq - p) == strlen(io_val_names[i]) &&
+		    !memcmp(p, io_val_names[i], eq - p)) {
+			if (parse_u64(eq + 1, sp, &d->v[i])) {
+				snprintf(why, 128, "bad value in '%.*s'", (int)(nl - line), line);
+				return -EINVAL;
+			}
+			i++;
+		} else if (i && i < IO_NR_VALS) {
+			snprintf(why, 128, "'%.*s' has %s but not the other counters in order",
+				 (int)(nl - line), line, io_val_names[0]);
+			return -EINVAL;
+		} else {
+			i = IO_NR_VALS;	/* a policy's field: the counters are behind */
+		}
+	}
+	return 0;
+}
+
+/*
+ * Parses io.stat (@stream false) or io.stat.stream: device lines, no
+ * device twice, then (stream) exactly "flush_seq N" and "flush_time_usec T"
+ * as the last two lines.  0, or -EINVAL with a reason in @why.
+ */
+static int parse_io_text(const char *text, size_t len, bool stream, struct io_sample *s,
+			 char *why)
+{
+	static const char seq_key[] = CGROUP_STAT_STREAM_KEY_SEQ " ";
+	static const char time_key[] = CGROUP_STAT_STREAM_KEY_TIME " ";
+	size_t pos = 0;
+	int flush_lines = 0;
+
+	s->nr = 0;
+	s->seq = s->time_usec = 0;
+	if (len && text[len - 1] != '\n') {
+		snprintf(why, 128, "%zu bytes not ending in a newline", len);
+		return -EINVAL;
+	}
+	while (pos < len) {
+		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+		size_t llen = nl - line;
+
+		pos = nl - text + 1;
+		if (stream && !flush_lines && llen > sizeof(seq_key) - 1 &&
+		    !memcmp(line, seq_key, sizeof(seq_key) - 1)) {
+			if (parse_u64(line + sizeof(seq_key) - 1, nl, &s->seq)) {
+				snprintf(why, 128, "bad %s line", CGROUP_STAT_STREAM_KEY_SEQ);
+				return -EINVAL;
+			}
+			flush_lines = 1;
+			continue;
+		}
+		if (flush_lines == 1 && llen > sizeof(time_key) - 1 &&
+		    !memcmp(line, time_key, sizeof(time_key) - 1)) {
+			if (parse_u64(line + sizeof(time_key) - 1, nl, &s->time_usec)) {
+				snprintf(why, 128, "bad %s line", CGROUP_STAT_STREAM_KEY_TIME);
+				return -EINVAL;
+			}
+			flush_lines = 2;
+			continue;
+		}
+		if (flush_lines) {
+			snprintf(why, 128, "'%.*s' after %s", (int)(llen < 60 ? llen : 60), line,
+				 flush_lines == 1 ? CGROUP_STAT_STREAM_KEY_SEQ :
+				 CGROUP_STAT_STREAM_KEY_TIME);
+			return -EINVAL;
+		}
+		if (s->nr == IO_DEVS_MAX) {
+			snprintf(why, 128, "more than %d devices", IO_DEVS_MAX);
+			return -EINVAL;
+		}
+		if (parse_io_line(line, nl, &s->dev[s->nr], why))
+			return -EINVAL;
+		for (unsigned int i = 0; i < s->nr; i++)
+			if (s->dev[i].major == s->dev[s->nr].major &&
+			    s->dev[i].minor == s->dev[s->nr].minor) {
+				snprintf(why, 128, "device %u:%u twice", s->dev[i].major, s->dev[i].minor);
+				return -EINVAL;
+			}
+		s->nr++;
+	}
+	if (stream && flush_lines != 2) {
+		snprintf(why, 128, "no %s and %s as the last two lines", CGROUP_STAT_STREAM_KEY_SEQ,
+			 CGROUP_STAT_STREAM_KEY_TIME);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Device @d of cgroup @id, as read through @f between the loop epochs @e0
+ * and @e1: its counters never go back while it is one device (in one
+ * epoch); rises are counted, as proof that the I/O shows.
+ */
+static void io_check_dev(struct sfile *f, uint64_t id, const struct io_dev *d,
+			 const uint64_t *e0, const uint64_t *e1, const char *what)
+{
+	uint64_t epoch = 0, dev = (uint64_t)d->major << 32 | d->minor;
+	struct idmap_entry *e;
+	bool fresh, rose = false;
+	int k, i;
+
+	for (k = 0; k < nr_loops; k++)
+		if (loops[k].major == d->major && loops[k].minor == d->minor)
+			epoch = e0[k] == e1[k] ? e0[k] : IO_EPOCH_UNSTABLE;
+	COUNT(io_devices_read);
+	/* dev + 1: the cgroup's own entry has dev 0 */
+	e = idmap_get_dev(&f->devs, id, dev + 1, &fresh);
+	if (!fresh && (e->epoch != epoch || epoch == IO_EPOCH_UNSTABLE)) {
+		COUNT(io_epoch_skips);
+	} else if (!fresh) {
+		for (i = 0; i < IO_NR_VALS; i++) {
+			if (d->v[i] < e->io[i]) {
+				FAIL("%s/%s (%s): cgroup %llu device %u:%u: %s went back from %llu to %llu",
+				     f->cg.path, kind_name(f->kind), what, (unsigned long long)id,
+				     d->major, d->minor, io_val_names[i],
+				     (unsigned long long)e->io[i], (unsigned long long)d->v[i]);
+				break;
+			}
+			rose |= d->v[i] > e->io[i];
+		}
+		if (rose) {
+			COUNT(io_counter_rises);
+			if (id != cgs[6].id)
+				COUNT(io_cgroup_counter_rises);
+		}
+	}
+	memcpy(e->io, d->v, sizeof(e->io));
+	e->epoch = epoch;
+}
+
+/* io.stat.stream, read whole or in pieces: 0, -ENODEV (removed, checked), or -EIO */
+static int read_io_stream(struct reader *rd, struct sfile *f)
+{
+	struct io_sample *s = malloc(sizeof(*s));
+	uint64_t e0[NR_LOOPS], e1[NR_LOOPS];
+	char why[128];
+	ssize_t len = 0, n;
+	int64_t t0 = now_ns();
+	bool small = rng_pct(&rd->rng, 40);
+	int ret = -EIO;
+
+	if (!s) {
+		perror("malloc");
+		exit(EXIT_FAIL);
+	}
+	loop_epochs(e0);
+	if (!small) {
+		len = pread(f->fd, rd->buf, IO_TEXT_MAX, 0);
+		n = len;
+		COUNT(io_stream_reads_large);
+	} else {
+		size_t chunk = rng_range(&rd->rng, 1, 128), room;
+
+		n = lseek(f->fd, 0, SEEK_SET);
+		while (n >= 0 && len < IO_TEXT_MAX) {
+			room = IO_TEXT_MAX - len;
+			n = read(f->fd, rd->buf + len, chunk < room ? chunk : room);
+			if (n <= 0)
+				break;
+			len += n;
+		}
+		COUNT(io_stream_reads_small);
+	}
+	note_read_time(t0);
+	loop_epochs(e1);
+	if (n < 0) {
+		if (errno == ENODEV) {
+			check_gone(f, "read failing with ENODEV");
+			COUNT(enodev_reads);
+			ret = -ENODEV;
+		} else {
+			FAIL("read %s/%s: %s", f->cg.path, IO_STREAM_FILE, strerror(errno));
+		}
+		goto out;
+	}
+	if (len >= IO_TEXT_MAX) {
+		FAIL("%s/%s: more than %d bytes", f->cg.path, IO_STREAM_FILE, IO_TEXT_MAX);
+		goto out;
+	}
+	if (parse_io_text(rd->buf, len, true, s, why)) {
+		FAIL("%s/%s: %s: %.*s", f->cg.path, IO_STREAM_FILE, why, (int)(len < 300 ? len : 300),
+		     rd->buf);
+		goto out;
+	}
+	check_label(f, s->seq, small ? "small reads" : "pread");
+	for (unsigned int i = 0; i < s->nr; i++)
+		io_check_dev(f, f->cg.id, &s->dev[i], e0, e1, "text");
+	if (s->seq && (int64_t)s->time_usec * 1000 > now_ns())
+		FAIL("%s/%s: flush_time_usec %llu is in the future", f->cg.path, IO_STREAM_FILE,
+		     (unsigned long long)s->time_usec);
+	ret = 0;
+out:
+	free(s);
+	return ret;
+}
+
+/*
+ * One io snapshot: IO records only, each exactly 48 + 56 * nr_devices
+ * bytes, flags and reserved 0, no device twice; the opened cgroup first,
+ * parents before children, no cgroup twice, none without the io
+ * controller; per cgroup and device, flush_seq and the counters never go
+ * back in one open file (between reads of one loop device epoch).
+ */
+static int check_io_snapshot(struct sfile *f, const char *buf, size_t len,
+			     const uint64_t *e0, const uint64_t *e1)
+{
+	struct cgstream_record rec;
+	uint64_t snap = ++f->snaps, noio[MAX_CGS], time_max = 0;
+	size_t off = 0, nr = 0, devices = 0;
+	int i, nnoio = 0, ret;
+
+	while ((ret = cgstream_records_next(buf, len, &off, &rec, sizeof(rec))) > 0) {
+		struct cgroup_stat_stream_io h = { 0 };
+		struct io_dev d[IO_DEVS_MAX];
+		struct idmap_entry *e;
+		const char *p = rec.data;
+		unsigned int k, j;
+		bool fresh;
+
+		/* the library decodes cpu records only: the header is read here */
+		if (rec.size >= IO_REC_MIN)
+			memcpy(&h, p, sizeof(h));
+		if (rec.type != CGROUP_STAT_STREAM_RECORD_IO || rec.size < IO_REC_MIN ||
+		    rec.flags || h.reserved || rec.size != IO_REC_MIN + IO_DEV_SIZE * (size_t)h.nr_devices) {
+			FAIL("%s/%s: record at offset %zu of %zu: size %u type %u flags %u nr_devices %u "
+			     "reserved %u, not an IO record of 48 + 56 * nr_devices bytes", f->cg.path,
+			     IO_SUBTREE_FILE, off - rec.size, len, rec.size, rec.type, rec.flags,
+			     rec.size >= IO_REC_MIN ? h.nr_devices : 0,
+			     rec.size >= IO_REC_MIN ? h.reserved : 0);
+			return -EIO;
+		}
+		if (h.nr_devices > IO_DEVS_MAX) {
+			FAIL("%s/%s: cgroup %llu has %u devices, more than this test takes (%d)",
+			     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
+			     h.nr_devices, IO_DEVS_MAX);
+			return -EIO;
+		}
+		nr++;
+		if (nr == 1) {
+			if (h.hdr.cgroup_id != f->cg.id || h.hdr.parent_id)
+				FAIL("%s/%s: first record is cgroup %llu parent %llu, not the opened %llu",
+				     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
+				     (unsigned long long)h.hdr.parent_id, (unsigned long long)f->cg.id);
+			check_label(f, h.hdr.flush_seq, "subtree");
+		} else {
+			struct idmap_entry *pe = idmap_get(&f->ids, h.hdr.parent_id, &fresh);
+
+			if (fresh || pe->snap != snap)
+				FAIL("%s/%s: record of %llu before (or without) its parent %llu",
+				     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
+				     (unsigned long long)h.hdr.parent_id);
+		}
+		if (h.hdr.flush_time_usec > time_max)
+			time_max = h.hdr.flush_time_usec;
+		e = idmap_get(&f->ids, h.hdr.cgroup_id, &fresh);
+		if (!fresh && e->snap == snap)
+			FAIL("%s/%s: cgroup %llu twice in one snapshot", f->cg.path, IO_SUBTREE_FILE,
+			     (unsigned long long)h.hdr.cgroup_id);
+		if (!fresh && h.hdr.flush_seq < e->label)
+			FAIL("%s/%s: cgroup %llu went back: flush_seq %llu -> %llu", f->cg.path,
+			     IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
+			     (unsigned long long)e->label, (unsigned long long)h.hdr.flush_seq);
+		e->label = h.hdr.flush_seq;
+		e->snap = snap;
+		for (k = 0; k < h.nr_devices; k++) {
+			struct cgroup_stat_stream_io_device dv;
+
+			memcpy(&dv, p + IO_REC_MIN + IO_DEV_SIZE * k, sizeof(dv));
+			d[k] = (struct io_dev){ dv.major, dv.minor,
+				{ dv.rbytes, dv.wbytes, dv.rios, dv.wios, dv.dbytes, dv.dios } };
+			for (j = 0; j < k; j++)
+				if (d[j].major == d[k].major && d[j].minor == d[k].minor)
+					FAIL("%s/%s: cgroup %llu lists device %u:%u twice", f->cg.path,
+					     IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
+					     d[k].major, d[k].minor);
+			io_check_dev(f, h.hdr.cgroup_id, &d[k], e0, e1, "record");
+		}
+		devices += h.nr_devices;
+	}
+	if (ret < 0) {
+		FAIL("%s/%s: a malformed record at offset %zu of %zu (%s)", f->cg.path,
+		     IO_SUBTREE_FILE, off, len, strerror(-ret));
+		return -EIO;
+	}
+	if (!nr)
+		return subtree_empty(f, "an empty snapshot");
+	if ((int64_t)time_max * 1000 > now_ns())
+		FAIL("%s/%s: flush_time_usec %llu is in the future", f->cg.path, IO_SUBTREE_FILE,
+		     (unsigned long long)time_max);
+	if (f->cg.id == cgs[0].id || f->cg.id == cgs[6].id)
+		check_fixed_present(f, snap, NEED_IO);
+	/* no record for a cgroup of ours without io.stat */
+	pthread_mutex_lock(&cg_lock);
+	for (i = 0; i < MAX_CGS; i++)
+		if (cgs[i].state != CG_FREE && !cgs[i].io && cgs[i].id)
+			noio[nnoio++] = cgs[i].id;
+	pthread_mutex_unlock(&cg_lock);
+	for (i = 0; i < nnoio; i++) {
+		struct idmap_entry *e = idmap_find(&f->ids, noio[i]);
+
+		if (e && e->snap == snap)
+			FAIL("%s/%s: a record of cgroup %llu, which has no io controller",
+			     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)noio[i]);
+	}
+	COUNT(io_subtree_snapshots);
+	atomic_fetch_add(&counters[C_io_subtree_records], nr);
+	atomic_fetch_add(&counters[C_io_subtree_devices], devices);
+	return 0;
+}
+
+/* room for @want more bytes after @len in the snapshot buffer */
+static void snap_reserve(struct reader *rd, size_t len, size_t want)
+{
+	if (len + want <= rd->snap_cap)
+		return;
+	rd->snap_cap = 2 * (len + want);
+	rd->snap = realloc(rd->snap, rd->snap_cap);
+	if (!rd->snap) {
+		perror("realloc");
+		exit(EXIT_FAIL);
+	}
+}
+
+/*
+ * One whole io snapshot, in pieces of random size: 0, -ENODEV or -EIO.
+ * Records differ in size (by their devices), so every read must return
+ * whole records, each read checked on its own; a buffer smaller than the
+ * next record fails with EINVAL, which a read with room then confirms
+ * (unless an rmdir or a device's removal may have shrunk the next one).
+ */
+static int read_io_subtree(struct reader *rd, struct sfile *f)
+{
+	uint64_t e0[NR_LOOPS], e1[NR_LOOPS];
+	size_t len = 0, chunk = BIG_BUF;
+	/* modes: 0 pread 1 MiB, 1 pread then read() on, 2 pread at the running offset,
+	 * 3 tight: room for one to four records without devices per read */
+	int mode = rng_below(&rd->rng, 4);
+	int64_t t0;
+	ssize_t n;
+
+	/* a buffer smaller than any record: EINVAL */
+	if (rng_pct(&rd->rng, 5)) {
+		n = pread(f->fd, rd->buf, rng_range(&rd->rng, 1, IO_REC_MIN - 1), 0);
+		if (!n)
+			return subtree_empty(f, "a read smaller than a record returned 0");
+		if (n >= 0 || errno != EINVAL) {
+			if (n < 0)
+				return subtree_error(f, "small-buffer pread of");
+			FAIL("%s/%s: a %zd-byte read of a buffer smaller than any record", f->cg.path,
+			     IO_SUBTREE_FILE, n);
+			return -EIO;
+		}
+		COUNT(io_subtree_small_buf_einval);
+	}
+	/* an offset inside the opened cgroup's record continues no snapshot: EINVAL */
+	if (rng_pct(&rd->rng, 5)) {
+		n = pread(f->fd, rd->buf, 4096, rng_range(&rd->rng, 1, IO_REC_MIN - 1));
+		if (n >= 0 || errno != EINVAL) {
+			if (n < 0)
+				return subtree_error(f, "bad-offset pread of");
+			FAIL("%s/%s: pread at an offset inside a record returned %zd", f->cg.path,
+			     IO_SUBTREE_FILE, n);
+			return -EIO;
+		}
+		COUNT(io_subtree_bad_offset_einval);
+	}
+	if (mode == 1 || mode == 2)
+		chunk = rng_range(&rd->rng, IO_REC_MIN + 4 * IO_DEV_SIZE, 16384);
+	else if (mode == 3)
+		chunk = rng_range(&rd->rng, IO_REC_MIN, 4 * IO_REC_MIN);
+	loop_epochs(e0);
+	do {
+		uint64_t stamp = io_change_stamp();
+		struct cgstream_record rec;
+		size_t off = 0;
+		int ret;
+
+		snap_reserve(rd, len, chunk);
+		t0 = now_ns();
+		if (!len || mode != 1)
+			n = pread(f->fd, rd->snap + len, chunk, len);
+		else
+			n = read(f->fd, rd->snap + len, chunk);
+		note_read_time(t0);
+		if (n < 0 && errno == EINVAL && chunk < BIG_BUF) {
+			uint16_t size;
+
+			/* the next record is larger than @chunk: with room, the same read works */
+			COUNT(io_subtree_next_record_einval);
+			snap_reserve(rd, len, BIG_BUF);
+			if (!len || mode != 1)
+				n = pread(f->fd, rd->snap + len, BIG_BUF, len);
+			else
+				n = read(f->fd, rd->snap + len, BIG_BUF);
+			if (n > 0 && stamp == io_change_stamp()) {
+				memcpy(&size, rd->snap + len, sizeof(size));
+				if (size <= chunk)
+					FAIL("%s/%s: a %zu-byte read at offset %zu failed with EINVAL, "
+					     "yet the next record has %u bytes", f->cg.path,
+					     IO_SUBTREE_FILE, chunk, len, size);
+				COUNT(io_subtree_einval_checked);
+			}
+		}
+		if (n < 0)
+			return subtree_error(f, len ? "continued read of" : "read of");
+		if (!len && !n)
+			return subtree_empty(f, "a read at offset 0 returned 0 bytes");
+		/* this read's bytes alone: whole records */
+		while ((ret = cgstream_records_next(rd->snap + len, n, &off, &rec, sizeof(rec))) > 0)
+			;
+		if (ret < 0) {
+			FAIL("%s/%s: a read at offset %zu returned %zd bytes, not whole records "
+			     "(one cut at %zu)", f->cg.path, IO_SUBTREE_FILE, len, n, off);
+			return -EIO;
+		}
+		/* read() goes on from the file position pread() did not move */
+		if (!len && mode == 1 && n && lseek(f->fd, n, SEEK_SET) != n)
+			return subtree_error(f, "lseek of");
+		len += n;
+	} while (n > 0);
+	loop_epochs(e1);
+	return check_io_snapshot(f, rd->snap, len, e0, e1);
+}
+
 /* a read after a wake-up or just like that; updates the stop bookkeeping */
 static int reader_read(struct reader *rd, struct sfile *f)
 {
@@ -1562,7 +2227,9 @@ static int reader_read(struct reader *rd, struct sfile *f)
 	case F_STREAM: ret = read_stream(rd, f); break;
 	case F_SUBTREE: ret = read_subtree(rd, f); break;
 	case F_MEM_STREAM: ret = read_mem_stream(rd, f); break;
-	default: ret = read_mem_subtree(rd, f); break;
+	case F_MEM_SUBTREE: ret = read_mem_subtree(rd, f); break;
+	case F_IO_STREAM: ret = read_io_stream(rd, f); break;
+	default: ret = read_io_subtree(rd, f); break;
 	}
 
 	if (!ret) {
@@ -1590,7 +2257,8 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 	if (revents & POLLERR) {
 		COUNT(err_wakes);
 		check_gone(f, "EPOLLERR");
-		if (pread(f->fd, rd->buf, kind_mem(f->kind) ? MEM_TEXT_MAX : 4096, 0) >= 0 ||
+		if (pread(f->fd, rd->buf, kind_mem(f->kind) ? MEM_TEXT_MAX :
+			  kind_io(f->kind) ? IO_TEXT_MAX : 4096, 0) >= 0 ||
 		    errno != ENODEV)
 			FAIL("%s/%s: EPOLLERR but a read did not fail with ENODEV (%s)",
 			     f->cg.path, kind_name(f->kind), strerror(errno));
@@ -1601,6 +2269,8 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 		COUNT(pri_wakes);
 		if (kind_mem(f->kind))
 			COUNT(mem_pri_wakes);
+		if (kind_io(f->kind))
+			COUNT(io_pri_wakes);
 		if (atomic_load(&t->stops_started) <= f->stops_done_ref) {
 			/*
 			 * An epoll or io_uring event is the file's state when it
@@ -1639,6 +2309,8 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 		atomic_fetch_add_explicit(&counters[wake_counter], 1, memory_order_relaxed);
 		if (kind_mem(f->kind))
 			COUNT(mem_wakes);
+		if (kind_io(f->kind))
+			COUNT(io_wakes);
 	}
 }
 
@@ -1969,21 +2641,26 @@ static void *uring_reader(void *arg)
 
 static void *walker(void *arg)
 {
+	enum file_kind kinds[3] = { F_SUBTREE };
+	int i, nkinds = 1;
 	struct reader rd;
-	int i;
 
+	if (mem_on)
+		kinds[nkinds++] = F_MEM_SUBTREE;
+	if (io_on)
+		kinds[nkinds++] = F_IO_SUBTREE;
 	reader_init(&rd, seed ^ (uintptr_t)arg);
 	while (running()) {
-		for (i = 0; i < (mem_on ? 4 : 2); i++) {
+		for (i = 0; i < 2 * nkinds; i++) {
 			struct sfile *f = &rd.f[i];
 
 			/*
-			 * cpu, then memory: one on top (the fixed cgroups must
-			 * be in it), one anywhere
+			 * cpu, then memory, then io: one on top (the fixed
+			 * cgroups must be in it), one anywhere
 			 */
 			if (f->fd < 0 || f->gone || rng_pct(&rd.rng, 2)) {
 				reader_close(f);
-				reader_open(&rd, f, i < 2 ? F_SUBTREE : F_MEM_SUBTREE, i & 1 ? -1 : 0);
+				reader_open(&rd, f, kinds[i / 2], i & 1 ? -1 : 0);
 			}
 			if (f->fd >= 0)
 				reader_read(&rd, f);
@@ -2026,7 +2703,30 @@ static void *quick(void *arg)
 				reader_close(f);
 			}
 			break;
-		case 3:	/* classic cpu.stat, or memory.stat: a flush of its own */
+		case 3:	/* classic cpu.stat, memory.stat or io.stat: a flush of its own */
+			if (io_on && rng_pct(&rd.rng, mem_on ? 33 : 50)) {
+				struct io_sample *s = malloc(sizeof(*s));
+				char why[128];
+
+				if (!s || !pick_cg(&rd.rng, false, true, NEED_IO, &cg)) {
+					free(s);
+					break;
+				}
+				snprintf(path, sizeof(path), "%s/io.stat", cg.path);
+				n = read_file(path, rd.buf, IO_TEXT_MAX);
+				if (n < 0 && (n == -ENOENT || n == -ENODEV) && rm_started(cg.id, NULL)) {
+					free(s);
+					break;
+				}
+				if (n < 0)
+					FAIL("read %s: %s", path, strerror(-n));
+				else if (parse_io_text(rd.buf, n, false, s, why))
+					FAIL("%s: %s", path, why);
+				else
+					COUNT(iostat_reads);
+				free(s);
+				break;
+			}
 			if (mem_on && rng_pct(&rd.rng, 50)) {
 				if (!pick_cg(&rd.rng, false, true, true, &cg))
 					break;
@@ -2056,6 +2756,15 @@ static void *quick(void *arg)
 				COUNT(cpustat_reads);
 			break;
 		case 4:
+			if (io_on && rng_pct(&rd.rng, mem_on ? 33 : 50)) {
+				ms = track_interval_get(&tracks[T_IO]);
+				if (ms < 0 || (ms && (ms < CGROUP_STAT_STREAM_INTERVAL_MIN_MS ||
+						      ms > CGROUP_STAT_STREAM_INTERVAL_MAX_MS)))
+					FAIL("%s/%s reads %ld", root, IO_INTERVAL_FILE, ms);
+				else
+					COUNT(io_interval_reads);
+				break;
+			}
 			if (mem_on && rng_pct(&rd.rng, 50)) {
 				ms = track_interval_get(&tracks[T_MEM]);
 				if (ms < 0 || (ms && (ms < CGROUP_STAT_STREAM_INTERVAL_MIN_MS ||
@@ -2097,6 +2806,7 @@ static void monitor_run(uint64_t rng_seed_value, enum file_kind kind, struct tra
 	f->cg.id = dir_id(root);
 	f->cg.cpu = -1;		/* whether the root shows bandwidth keys is not ours to say */
 	f->cg.mem = true;
+	f->cg.io = true;
 	f->t_open = now_ns();
 	f->fd = open(f->cg.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (f->fd >= 0) {
@@ -2139,6 +2849,12 @@ static void *monitor(void *arg)
 static void *mem_monitor(void *arg)
 {
 	monitor_run(seed ^ (uintptr_t)arg, F_MEM_STREAM, &tracks[T_MEM], C_mem_flushes_seen);
+	return NULL;
+}
+
+static void *io_monitor(void *arg)
+{
+	monitor_run(seed ^ (uintptr_t)arg, F_IO_STREAM, &tracks[T_IO], C_io_flushes_seen);
 	return NULL;
 }
 
@@ -2242,7 +2958,7 @@ static void interval_run(struct track *t, uint64_t rng_seed_value)
 		 * the time.  Meanwhile this stream's flush_seq stays put: a
 		 * cycle under way at the stop may still complete, and a read
 		 * labels at most one flush ahead of the completed ones; the
-		 * other stream's flushes go on and must not count here.
+		 * other streams' flushes go on and must not count here.
 		 */
 		if (cur == 0) {
 			int64_t s0 = track_seq_now(t, buf, sizeof(buf)), s1;
@@ -2276,6 +2992,12 @@ static void *interval_writer(void *arg)
 static void *mem_interval_writer(void *arg)
 {
 	interval_run(&tracks[T_MEM], seed ^ (uintptr_t)arg);
+	return NULL;
+}
+
+static void *io_interval_writer(void *arg)
+{
+	interval_run(&tracks[T_IO], seed ^ (uintptr_t)arg);
 	return NULL;
 }
 
@@ -2372,12 +3094,86 @@ static void migrant_memory(struct rng *rng, struct migrant_mem *m)
 }
 
 /*
+ * The loop devices as the migrants see them (MAP_SHARED, made before the
+ * fork): a migrant counts itself in @users, then uses the device only if
+ * it is still @ready; the loop cycler clears @ready, then waits for
+ * @users to drop to 0 before it removes the device (both sequentially
+ * consistent: one of the two sees the other).
+ */
+struct loop_shared {
+	atomic_int users;
+	atomic_int ready;
+};
+struct io_stats {
+	struct loop_shared loop[NR_LOOPS];
+	atomic_ulong writes, reads, kib, errors;
+	atomic_int first_errno;		/* of the first failed open, read or write */
+	atomic_int first_error_loop;
+};
+static struct io_stats *iostats;
+
+/*
+ * One O_DIRECT read or write of 64-512 KiB on a random loop device, from
+ * the cgroup the migrant is in now (where its io.stat counts it), through
+ * a file opened for it alone: the loop cycler can remove the device
+ * whenever no migrant is using it.
+ */
+static void migrant_io(struct rng *rng, void **buf)
+{
+	int k = rng_below(rng, nr_loops), fd, err = 0;
+	struct loop_shared *l = &iostats->loop[k];
+	size_t len = rng_range(rng, IO_MIN_KB / 4, IO_MAX_KB / 4) * 4096;
+	off_t off = rng_below(rng, ((size_t)LOOP_BACKING_MB << 20) / 4096 - len / 4096 + 1) * 4096;
+	bool wr = rng_pct(rng, 50);
+	ssize_t n;
+
+	if (!*buf) {
+		*buf = mmap(NULL, IO_MAX_KB << 10, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (*buf == MAP_FAILED) {
+			*buf = NULL;
+			return;
+		}
+		memset(*buf, 0xa5, IO_MAX_KB << 10);
+	}
+	if (!atomic_load(&l->ready))
+		return;
+	atomic_fetch_add(&l->users, 1);
+	if (atomic_load(&l->ready)) {
+		fd = open(loops[k].node, (wr ? O_WRONLY : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+		if (fd < 0) {
+			err = errno;
+		} else {
+			n = wr ? pwrite(fd, *buf, len, off) : pread(fd, *buf, len, off);
+			if (n != (ssize_t)len)
+				err = n < 0 ? errno : EIO;
+			else if (wr && rng_pct(rng, 20) && fdatasync(fd))
+				err = errno;
+			close(fd);
+		}
+		if (err) {
+			int none = 0;
+
+			if (atomic_compare_exchange_strong(&iostats->first_errno, &none, err))
+				atomic_store(&iostats->first_error_loop, k);
+			atomic_fetch_add(&iostats->errors, 1);
+		} else {
+			atomic_fetch_add(wr ? &iostats->writes : &iostats->reads, 1);
+			atomic_fetch_add(&iostats->kib, len >> 10);
+		}
+	}
+	atomic_fetch_sub(&l->users, 1);
+}
+
+/*
  * A child that burns CPU in bursts (user and system time), niced for some;
- * with the memory stream stressed, it charges and uncharges memory too.
+ * with the memory stream stressed, it charges and uncharges memory too,
+ * and with the io stream, it reads and writes loop devices.
  */
 static void migrant_main(int i)
 {
 	struct migrant_mem m = { .memfd = -1, .page = sysconf(_SC_PAGESIZE) };
+	void *io_buf = NULL;
 	struct rng rng;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -2394,6 +3190,8 @@ static void migrant_main(int i)
 			_exit(0);
 		if (mem_on && rng_pct(&rng, 5))
 			migrant_memory(&rng, &m);
+		if (io_on && rng_pct(&rng, 2))
+			migrant_io(&rng, &io_buf);
 		sleep_ms(rng_range(&rng, 2, 6));
 	}
 }
@@ -2440,6 +3238,7 @@ struct churn_node {
 	int parent, depth, slot;
 	bool cpu, children_cpu, leaf;
 	bool mem, children_mem;
+	bool io, children_io;
 	uint64_t id;
 };
 
@@ -2501,6 +3300,7 @@ static void churn_round(struct rng *rng, int w, unsigned long gen)
 	nodes[0].depth = 1;
 	nodes[0].cpu = true;		/* pool has +cpu */
 	nodes[0].mem = mem_on;		/* and +memory, when stressed */
+	nodes[0].io = io_on;		/* and +io */
 	nodes[0].leaf = true;
 
 	/* breadth first: a parent exists, and has its controllers, before its children */
@@ -2546,6 +3346,18 @@ static void churn_round(struct rng *rng, int w, unsigned long gen)
 				COUNT(subtree_control_memory);
 			}
 		}
+		if (p->io && rng_pct(rng, 50)) {
+			int err;
+
+			path_join(path, sizeof(path), p->path, "cgroup.subtree_control");
+			err = write_file(path, "+io");
+			if (err)
+				FAIL("+io in %s: %s", path, strerror(-err));
+			else {
+				p->children_io = true;
+				COUNT(subtree_control_io);
+			}
+		}
 		p->leaf = false;
 		for (j = 0; j < kids; j++) {
 			struct churn_node *c = &nodes[nr];
@@ -2556,6 +3368,7 @@ static void churn_round(struct rng *rng, int w, unsigned long gen)
 			c->depth = p->depth + 1;
 			c->cpu = p->children_cpu;
 			c->mem = p->children_mem;
+			c->io = p->children_io;
 			c->leaf = true;
 			nr++;
 		}
@@ -2574,6 +3387,7 @@ static void churn_round(struct rng *rng, int w, unsigned long gen)
 		cgs[s].leaf = nodes[i].leaf;
 		cgs[s].cpu = nodes[i].cpu;
 		cgs[s].mem = nodes[i].mem;
+		cgs[s].io = nodes[i].io;
 		cgs[s].under_top = true;
 	}
 	pthread_mutex_unlock(&cg_lock);
@@ -2612,8 +3426,8 @@ static void *churn(void *arg)
 /* ------------------------------------------------------------------ */
 /* setup, teardown                                                      */
 
-static bool root_cpu_enabled_by_us, root_mem_enabled_by_us;
-static long interval_saved = -1, mem_interval_saved = -1;
+static bool root_cpu_enabled_by_us, root_mem_enabled_by_us, root_io_enabled_by_us;
+static long interval_saved = -1, mem_interval_saved = -1, io_interval_saved = -1;
 
 /* is @word one of the blank-separated words of @list? */
 static bool has_word(const char *list, const char *word)
@@ -2629,60 +3443,304 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
-/* the memory part is left out, which is no failure: says why */
-static void __attribute__((format(printf, 1, 2))) mem_skip(const char *fmt, ...)
+/* @ctrl's part (memory, io) is left out, which is no failure: says why, clears *@on */
+static void __attribute__((format(printf, 3, 4)))
+part_skip(bool *on, const char *ctrl, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("cgstress: the memory stream is not stressed: ");
+	printf("cgstress: the %s stream is not stressed: ", ctrl);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
-	mem_on = false;
+	*on = false;
 }
 
 /*
- * The root's memory controller for our subtree: 0, or -1 (memory left
- * out, said why).  @subtree_control: the root's, as read.
+ * The root's @ctrl controller (memory, io) for our subtree: 0, or -1
+ * (the part left out, said why, *@on cleared).  @subtree_control: the
+ * root's, as read.
  */
-static int mem_setup_root(const char *subtree_control)
+static int ctrl_setup_root(const char *subtree_control, const char *ctrl, bool *on,
+			   bool *enabled_by_us)
 {
-	char path[PATH_MAX + 32], buf[512];
+	char path[PATH_MAX + 32], buf[512], plus[32];
 	ssize_t n;
 	int err;
 
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", root);
 	n = read_file(path, buf, sizeof(buf));
-	if (n < 0 || !has_word(buf, "memory")) {
-		mem_skip("no memory controller in %s", path);
+	if (n < 0 || !has_word(buf, ctrl)) {
+		part_skip(on, ctrl, "no %s controller in %s", ctrl, path);
 		return -1;
 	}
-	if (has_word(subtree_control, "memory"))
+	if (has_word(subtree_control, ctrl))
 		return 0;
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
-	err = write_file(path, "+memory");
+	snprintf(plus, sizeof(plus), "+%s", ctrl);
+	err = write_file(path, plus);
 	if (err) {
-		mem_skip("+memory in %s: %s", path, strerror(-err));
+		part_skip(on, ctrl, "%s in %s: %s", plus, path, strerror(-err));
 		return -1;
 	}
-	root_mem_enabled_by_us = true;
+	*enabled_by_us = true;
 	return 0;
 }
 
-/* +memory in @cg's cgroup.subtree_control: 0, or -1 (memory left out, said why) */
-static int mem_enable_children(const char *cg)
+/* +@ctrl in @cg's cgroup.subtree_control: 0, or -1 (the part left out, said why) */
+static int ctrl_enable_children(const char *cg, const char *ctrl, bool *on)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], plus[32];
 	int err;
 
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg);
-	err = write_file(path, "+memory");
+	snprintf(plus, sizeof(plus), "+%s", ctrl);
+	err = write_file(path, plus);
 	if (err) {
-		mem_skip("+memory in %s: %s", path, strerror(-err));
+		part_skip(on, ctrl, "%s in %s: %s", plus, path, strerror(-err));
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The loop devices: backing files on a tmpfs of our own (in /tmp), the
+ * devices got with LOOP_CTL_GET_FREE and bound with LOOP_CONFIGURE;
+ * device nodes of our own there when /dev lacks them.
+ */
+static char io_dir[PATH_MAX];
+static bool io_dir_mounted;
+static char loop_control[PATH_MAX];
+static bool made_loop_control;
+static int loop_ctl_fd = -1;
+
+/* a node of @type and @dev: @dflt if it is one, else made in io_dir as @name: 0 or -errno */
+static int dev_node(char *path, size_t len, const char *dflt, const char *name, mode_t type,
+		    dev_t dev, bool *made)
+{
+	struct stat st;
+
+	snprintf(path, len, "%s", dflt);
+	if (!stat(path, &st) && (st.st_mode & S_IFMT) == type && st.st_rdev == dev)
+		return 0;
+	path_join(path, len, io_dir, name);
+	if (mknod(path, type | 0600, dev))
+		return -errno;
+	*made = true;
+	return 0;
+}
+
+/* loop<index>'s device numbers (sysfs says; 7:index without it) and a node for it */
+static int loop_find(struct loopdev *l)
+{
+	char path[64], buf[32], name[32];
+	unsigned int maj = 7, min = l->index;
+
+	snprintf(path, sizeof(path), "/sys/block/loop%d/dev", l->index);
+	if (read_file(path, buf, sizeof(buf)) > 0 && sscanf(buf, "%u:%u", &maj, &min) != 2)
+		return -EINVAL;
+	l->major = maj;
+	l->minor = min;
+	snprintf(path, sizeof(path), "/dev/loop%d", l->index);
+	snprintf(name, sizeof(name), "loop%d", l->index);
+	return dev_node(l->node, sizeof(l->node), path, name, S_IFBLK, makedev(maj, min),
+			&l->made_node);
+}
+
+static int loop_bind(struct loopdev *l)
+{
+	struct loop_config cfg;
+	int fd = open(l->node, O_RDWR | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fd = l->backing_fd;
+	if (ioctl(fd, LOOP_CONFIGURE, &cfg))
+		err = -errno;
+	close(fd);
+	l->bound = !err;
+	return err;
+}
+
+/* LOOP_CLR_FD: done when our file, the last one open, is closed */
+static int loop_unbind(struct loopdev *l)
+{
+	int fd = open(l->node, O_RDWR | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, LOOP_CLR_FD, 0))
+		err = -errno;
+	close(fd);
+	if (!err)
+		l->bound = false;
+	return err;
+}
+
+/* LOOP_CTL_REMOVE, retried while another opener (udev probing it) holds it: 0 or -errno */
+static int loop_remove(struct loopdev *l)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		if (ioctl(loop_ctl_fd, LOOP_CTL_REMOVE, l->index) >= 0)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		sleep_ms(20);
+	}
+	return -EBUSY;
+}
+
+/* two bound loop devices: 0, or -1 (io left out, said why; io_teardown_loops() cleans up) */
+static int io_setup_loops(void)
+{
+	char path[PATH_MAX], name[32];
+	int k, err;
+
+	for (k = 0; k < NR_LOOPS; k++) {
+		loops[k].index = -1;
+		loops[k].backing_fd = -1;
+	}
+	snprintf(io_dir, sizeof(io_dir), "/tmp/cgstress-io.XXXXXX");
+	if (!mkdtemp(io_dir)) {
+		part_skip(&io_on, "io", "mkdtemp %s: %s", io_dir, strerror(errno));
+		io_dir[0] = '\0';
+		return -1;
+	}
+	if (!mount("cgstress", io_dir, "tmpfs", MS_NOSUID, "size=32m,mode=0700"))
+		io_dir_mounted = true;
+	else
+		printf("cgstress: no tmpfs on %s (%s): the loop devices' backing files are in /tmp\n",
+		       io_dir, strerror(errno));
+	err = dev_node(loop_control, sizeof(loop_control), "/dev/loop-control", "loop-control",
+		       S_IFCHR, makedev(10, LOOP_CTRL_MISC_MINOR), &made_loop_control);
+	if (!err) {
+		loop_ctl_fd = open(loop_control, O_RDWR | O_CLOEXEC);
+		err = loop_ctl_fd < 0 ? -errno : 0;
+	}
+	if (err) {
+		part_skip(&io_on, "io", "no loop devices: %s: %s", loop_control, strerror(-err));
+		return -1;
+	}
+	for (k = 0; k < NR_LOOPS; k++) {
+		struct loopdev *l = &loops[k];
+
+		snprintf(name, sizeof(name), "loop%d.img", k);
+		path_join(path, sizeof(path), io_dir, name);
+		l->backing_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (l->backing_fd < 0 || ftruncate(l->backing_fd, (off_t)LOOP_BACKING_MB << 20)) {
+			part_skip(&io_on, "io", "backing file %s: %s", path, strerror(errno));
+			return -1;
+		}
+		l->index = ioctl(loop_ctl_fd, LOOP_CTL_GET_FREE);
+		if (l->index < 0) {
+			part_skip(&io_on, "io", "no free loop device: %s", strerror(errno));
+			return -1;
+		}
+		err = loop_find(l);
+		if (!err)
+			err = loop_bind(l);
+		if (err) {
+			part_skip(&io_on, "io", "loop%d (%s): %s", l->index, l->node, strerror(-err));
+			return -1;
+		}
+		nr_loops++;
+	}
+	return 0;
+}
+
+/* the loop devices unbound and removed, their nodes, files and tmpfs gone */
+static void io_teardown_loops(void)
+{
+	char path[PATH_MAX], name[32];
+	int k, err;
+
+	for (k = 0; k < NR_LOOPS && io_dir[0]; k++) {
+		struct loopdev *l = &loops[k];
+
+		if (l->bound && (err = loop_unbind(l)))
+			fprintf(stderr, "cgstress: LOOP_CLR_FD of loop%d: %s\n", l->index, strerror(-err));
+		if (l->index >= 0 && loop_ctl_fd >= 0 && (err = loop_remove(l)) && err != -ENODEV)
+			fprintf(stderr, "cgstress: LOOP_CTL_REMOVE of loop%d: %s\n", l->index,
+				strerror(-err));
+		if (l->backing_fd >= 0)
+			close(l->backing_fd);
+		if (l->made_node)
+			unlink(l->node);
+		snprintf(name, sizeof(name), "loop%d.img", k);
+		path_join(path, sizeof(path), io_dir, name);
+		unlink(path);
+	}
+	if (loop_ctl_fd >= 0)
+		close(loop_ctl_fd);
+	if (made_loop_control)
+		unlink(loop_control);
+	if (io_dir_mounted && umount2(io_dir, MNT_DETACH))
+		fprintf(stderr, "cgstress: umount %s: %s\n", io_dir, strerror(errno));
+	if (io_dir[0] && rmdir(io_dir))
+		fprintf(stderr, "cgstress: rmdir %s: %s\n", io_dir, strerror(errno));
+	io_dir[0] = '\0';
+}
+
+/*
+ * Now and then the last loop device goes away while readers read (its
+ * blkgs with it: io.stat and the records stop listing it, the kernel must
+ * not trip over what it held) and comes back as a new disk with the same
+ * number and counters from 0.  Its epoch moves on before the removal and
+ * before the re-creation: counters are compared within one epoch only.
+ */
+static void *loop_cycler(void *arg)
+{
+	struct loopdev *l = &loops[nr_loops - 1];
+	struct loop_shared *sh = &iostats->loop[nr_loops - 1];
+	atomic_ulong *epoch = &loop_epoch[nr_loops - 1];
+	struct rng rng;
+	int err, waited;
+
+	rng_seed(&rng, seed ^ (uintptr_t)arg);
+	while (running()) {
+		sleep_ms(rng_range(&rng, 1000, 4000));
+		if (!running())
+			break;
+		atomic_store(&sh->ready, 0);
+		for (waited = 0; atomic_load(&sh->users) && waited < 2000; waited++)
+			sleep_ms(1);
+		if (atomic_load(&sh->users)) {
+			COUNT(loop_busy);
+			atomic_store(&sh->ready, 1);
+			continue;
+		}
+		atomic_fetch_add(epoch, 1);
+		err = loop_unbind(l);
+		if (!err)
+			err = loop_remove(l);
+		atomic_fetch_add(epoch, 1);
+		if (err == -EBUSY) {
+			/* held open by someone else: not ours to fight over */
+			COUNT(loop_busy);
+			printf("cgstress: loop%d stays busy: no more removals (and no I/O on it)\n",
+			       l->index);
+			break;
+		}
+		if (err) {
+			FAIL("removing loop%d: %s", l->index, strerror(-err));
+			break;
+		}
+		COUNT(loop_removals);
+		if (ioctl(loop_ctl_fd, LOOP_CTL_ADD, l->index) != l->index) {
+			FAIL("re-creating loop%d: %s", l->index, strerror(errno));
+			break;
+		}
+		err = loop_bind(l);
+		if (err) {
+			FAIL("binding the re-created loop%d: %s", l->index, strerror(-err));
+			break;
+		}
+		COUNT(loop_recreates);
+		atomic_store(&sh->ready, 1);
+	}
+	return NULL;
 }
 
 /*
@@ -2772,7 +3830,10 @@ static int setup(void)
 		root_cpu_enabled_by_us = true;
 	}
 	if (mem_on)
-		mem_setup_root(buf);
+		ctrl_setup_root(buf, "memory", &mem_on, &root_mem_enabled_by_us);
+	/* the io controller, and devices to do I/O on */
+	if (io_on && !ctrl_setup_root(buf, "io", &io_on, &root_io_enabled_by_us))
+		io_setup_loops();
 	snprintf(buf, sizeof(buf), "cgstress.%d", getpid());
 	path_join(top, sizeof(top), root, buf);
 	/* slot 0 must be top: snapshots of it are checked for the fixed ones */
@@ -2784,7 +3845,9 @@ static int setup(void)
 		return -1;
 	}
 	if (mem_on)
-		mem_enable_children(top);
+		ctrl_enable_children(top, "memory", &mem_on);
+	if (io_on)
+		ctrl_enable_children(top, "io", &io_on);
 	fixed_leaf_a = 1;
 	if (add_fixed(1, "fixed-a", true, 1, true) || add_fixed(2, "fixed-b", true, 1, true) ||
 	    add_fixed(3, "inner", false, 1, true) || add_fixed(4, "inner/nocpu", true, 0, true) ||
@@ -2801,7 +3864,9 @@ static int setup(void)
 		return -1;
 	}
 	if (mem_on)
-		mem_enable_children(cgs[5].path);
+		ctrl_enable_children(cgs[5].path, "memory", &mem_on);
+	if (io_on)
+		ctrl_enable_children(cgs[5].path, "io", &io_on);
 	/* the real root: read, never removed, processes never moved there */
 	snprintf(cgs[6].path, sizeof(cgs[6].path), "%s", root);
 	cgs[6].id = dir_id(root);
@@ -2811,8 +3876,11 @@ static int setup(void)
 	/* memory.stat: the root, top and its children but inner/nocpu (inner has no +memory) */
 	if (mem_on && mem_read_keys(top))
 		return -1;
-	for (i = 0; i < NR_FIXED; i++)
+	/* io.stat likewise: inner has no +io either */
+	for (i = 0; i < NR_FIXED; i++) {
 		cgs[i].mem = mem_on && i != 4;
+		cgs[i].io = io_on && i != 4;
+	}
 	for (i = 0; i < NR_FIXED; i++)
 		if (!cgs[i].id) {
 			fprintf(stderr, "cgstress: no id for %s\n", cgs[i].path);
@@ -2838,6 +3906,11 @@ static void teardown(void)
 	if (mem_interval_saved >= 0 && track_interval_set(&tracks[T_MEM], mem_interval_saved))
 		fprintf(stderr, "cgstress: could not restore the memory interval %ld\n",
 			mem_interval_saved);
+	if (io_interval_saved >= 0 && track_interval_set(&tracks[T_IO], io_interval_saved))
+		fprintf(stderr, "cgstress: could not restore the io interval %ld\n",
+			io_interval_saved);
+	/* the migrants, which did I/O on them, are gone */
+	io_teardown_loops();
 	/* busy if other cgroups use them meanwhile: then they stay */
 	if (root_cpu_enabled_by_us) {
 		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
@@ -2846,6 +3919,10 @@ static void teardown(void)
 	if (root_mem_enabled_by_us) {
 		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
 		write_file(path, "-memory");
+	}
+	if (root_io_enabled_by_us) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
+		write_file(path, "-io");
 	}
 }
 
@@ -2858,9 +3935,10 @@ static void on_signal(int sig)
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout, "usage: cgstress [--seconds N] [--seed S] [--max-failures N] "
-		"[--no-zero-interval] [--no-memory]\n"
+		"[--no-zero-interval] [--no-memory] [--no-io]\n"
 		"  --no-zero-interval  never set an interval to 0 (streaming never stops)\n"
-		"  --no-memory         stress the cpu stream only, not memory.stat.stream*\n"
+		"  --no-memory         do not stress memory.stat.stream* (nor charge memory)\n"
+		"  --no-io             do not stress io.stat.stream* (nor set up loop devices)\n"
 		"exit: 0 pass, 1 fail, 77 skip (not root, no cgroup2, no cpu.stat.stream)\n");
 	exit(status);
 }
@@ -2873,27 +3951,32 @@ int main(int argc, char **argv)
 		{ "max-failures", required_argument, NULL, 'm' },
 		{ "no-zero-interval", no_argument, NULL, 'z' },
 		{ "no-memory", no_argument, NULL, 'M' },
+		{ "no-io", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct {
 		void *(*fn)(void *);
 		const char *name;
+		const bool *on;		/* run only if *on (NULL: always) */
 	} roles[] = {
-		{ monitor, "monitor" }, { interval_writer, "interval" },
-		{ churn, "churn" }, { churn, "churn" }, { churn, "churn" },
-		{ migrator, "migrator" }, { poll_reader, "poll" }, { poll_reader, "poll" },
-		{ epoll_reader, "epoll" }, { uring_reader, "io_uring" }, { walker, "walker" },
-		{ quick, "quick" },
-		/* the memory stream's: last, left out without it */
-		{ mem_monitor, "memory monitor" }, { mem_interval_writer, "memory interval" },
+		{ monitor, "monitor", NULL }, { interval_writer, "interval", NULL },
+		{ churn, "churn", NULL }, { churn, "churn", NULL }, { churn, "churn", NULL },
+		{ migrator, "migrator", NULL }, { poll_reader, "poll", NULL },
+		{ poll_reader, "poll", NULL }, { epoll_reader, "epoll", NULL },
+		{ uring_reader, "io_uring", NULL }, { walker, "walker", NULL }, { quick, "quick", NULL },
+		/* the memory and io streams': left out without them */
+		{ mem_monitor, "memory monitor", &mem_on },
+		{ mem_interval_writer, "memory interval", &mem_on },
+		{ io_monitor, "io monitor", &io_on }, { io_interval_writer, "io interval", &io_on },
+		{ loop_cycler, "loop cycler", &loop_cycling },
 	};
-	enum { NR_ROLES = sizeof(roles) / sizeof(roles[0]), NR_MEM_ROLES = 2 };
+	enum { NR_ROLES = sizeof(roles) / sizeof(roles[0]) };
 	pthread_t th[NR_ROLES];
 	struct sigaction sa = { .sa_handler = on_signal };
 	long seconds = 60;
 	char path[PATH_MAX + 32];
-	int c, i, err, nchurn = 0, nr_roles;
+	int c, i, k, err, nchurn = 0, nr_threads = 0;
 	int64_t end, next_note;
 
 	seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
@@ -2906,6 +3989,7 @@ int main(int argc, char **argv)
 		case 'm': max_failures = strtol(optarg, &e, 10); if (*e || max_failures <= 0) usage(2); break;
 		case 'z': zero_interval = false; break;
 		case 'M': mem_on = false; break;
+		case 'I': io_on = false; break;
 		case 'h': usage(0); break;
 		default: usage(2);
 		}
@@ -2928,7 +4012,10 @@ int main(int argc, char **argv)
 	       seconds, (unsigned long long)seed);
 	snprintf(path, sizeof(path), "%s/%s", root, MEM_INTERVAL_FILE);
 	if (mem_on && access(path, W_OK))
-		mem_skip("no %s: a kernel without it", path);
+		part_skip(&mem_on, "memory", "no %s: a kernel without it", path);
+	snprintf(path, sizeof(path), "%s/%s", root, IO_INTERVAL_FILE);
+	if (io_on && access(path, W_OK))
+		part_skip(&io_on, "io", "no %s: a kernel without it", path);
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -2944,6 +4031,14 @@ int main(int argc, char **argv)
 		if (mem_interval_saved < 0) {
 			printf("FAIL: read %s/%s: %s\n", root, MEM_INTERVAL_FILE,
 			       strerror(-mem_interval_saved));
+			return EXIT_FAIL;
+		}
+	}
+	if (io_on) {
+		io_interval_saved = track_interval_get(&tracks[T_IO]);
+		if (io_interval_saved < 0) {
+			printf("FAIL: read %s/%s: %s\n", root, IO_INTERVAL_FILE,
+			       strerror(-io_interval_saved));
 			return EXIT_FAIL;
 		}
 	}
@@ -2965,6 +4060,24 @@ int main(int argc, char **argv)
 		       "%d migrants charge up to %d MiB each\n", MEM_INTERVAL_FILE, MEM_STREAM_FILE,
 		       MEM_SUBTREE_FILE, mem_nr_keys, NR_MIGRANTS,
 		       MIGRANT_ANON_MAX_MB + MIGRANT_MEMFD_MAX_MB);
+	}
+	if (io_on) {
+		iostats = mmap(NULL, sizeof(*iostats), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (iostats == MAP_FAILED) {
+			perror("mmap");
+			iostats = NULL;
+			teardown();
+			return EXIT_FAIL;
+		}
+		for (k = 0; k < nr_loops; k++)
+			atomic_store(&iostats->loop[k].ready, 1);
+		loop_cycling = nr_loops == NR_LOOPS;
+		printf("cgstress: the io stream too (%s, %s, %s); the migrants read and write "
+		       "%d-%d KiB with O_DIRECT on loop%d (%u:%u) and loop%d (%u:%u), which is "
+		       "removed and re-created every 1-4 s\n", IO_INTERVAL_FILE, IO_STREAM_FILE,
+		       IO_SUBTREE_FILE, IO_MIN_KB, IO_MAX_KB, loops[0].index, loops[0].major,
+		       loops[0].minor, loops[1].index, loops[1].major, loops[1].minor);
 	}
 	/* before any thread: fork() of a threaded process copies one thread */
 	fflush(NULL);
@@ -2989,19 +4102,27 @@ int main(int argc, char **argv)
 		if (err)
 			FAIL("setting the memory interval to 20 ms: %s", strerror(-err));
 	}
+	if (io_on) {
+		err = track_interval_set(&tracks[T_IO], 20);
+		if (err)
+			FAIL("setting the io interval to 20 ms: %s", strerror(-err));
+	}
 
-	nr_roles = mem_on ? NR_ROLES : NR_ROLES - NR_MEM_ROLES;
-	for (i = 0; i < nr_roles; i++) {
+	for (i = 0; i < NR_ROLES; i++) {
 		uintptr_t arg = roles[i].fn == churn ? (uintptr_t)nchurn++ : (uintptr_t)(i + 1) << 20;
-		err = pthread_create(&th[i], NULL, roles[i].fn, (void *)arg);
+
+		if (roles[i].on && !*roles[i].on)
+			continue;
+		err = pthread_create(&th[nr_threads], NULL, roles[i].fn, (void *)arg);
 		if (err) {
 			FAIL("pthread_create %s: %s", roles[i].name, strerror(err));
 			atomic_store(&stopping, true);
-			while (i-- > 0)
-				pthread_join(th[i], NULL);
+			while (nr_threads-- > 0)
+				pthread_join(th[nr_threads], NULL);
 			teardown();
 			return EXIT_FAIL;
 		}
+		nr_threads++;
 	}
 	end = t_start + seconds * NSEC_PER_SEC;
 	next_note = t_start + 30 * NSEC_PER_SEC;
@@ -3029,11 +4150,22 @@ int main(int argc, char **argv)
 			       atomic_load(&counters[C_mem_wakes]),
 			       atomic_load(&counters[C_memstat_reads]),
 			       atomic_load(&counters[C_mem_flushes_seen]));
+		if (io_on)
+			printf("cgstress: %.0f s: io: %lu stream reads, %lu snapshots, %lu wake-ups, "
+			       "%lu io.stat reads, %lu flushes, %lu counter rises, %lu loop removals\n",
+			       elapsed(), atomic_load(&counters[C_io_stream_reads_large]) +
+			       atomic_load(&counters[C_io_stream_reads_small]),
+			       atomic_load(&counters[C_io_subtree_snapshots]),
+			       atomic_load(&counters[C_io_wakes]),
+			       atomic_load(&counters[C_iostat_reads]),
+			       atomic_load(&counters[C_io_flushes_seen]),
+			       atomic_load(&counters[C_io_counter_rises]),
+			       atomic_load(&counters[C_loop_removals]));
 	}
 	if (stop_signal)
 		FAIL("interrupted by a signal after %.1f s", elapsed());
 	atomic_store(&stopping, true);
-	for (i = 0; i < nr_roles; i++)
+	for (i = 0; i < nr_threads; i++)
 		pthread_join(th[i], NULL);
 	teardown();
 	if (mstats) {
@@ -3045,6 +4177,23 @@ int main(int argc, char **argv)
 		atomic_store(&counters[C_mem_memfd_closes], atomic_load(&mstats->memfd_closes));
 		atomic_store(&counters[C_mem_touched_mib],
 			     atomic_load(&mstats->touched_pages) * sysconf(_SC_PAGESIZE) >> 20);
+	}
+	if (iostats) {
+		atomic_store(&counters[C_io_writes], atomic_load(&iostats->writes));
+		atomic_store(&counters[C_io_reads], atomic_load(&iostats->reads));
+		atomic_store(&counters[C_io_kib], atomic_load(&iostats->kib));
+		atomic_store(&counters[C_io_errors], atomic_load(&iostats->errors));
+		/* on a device that was ready and no migrant's to remove meanwhile */
+		if (atomic_load(&iostats->errors))
+			FAIL("%lu O_DIRECT opens, reads or writes of the loop devices failed, the "
+			     "first on loop%d with %s", atomic_load(&iostats->errors),
+			     loops[atomic_load(&iostats->first_error_loop)].index,
+			     strerror(atomic_load(&iostats->first_errno)));
+		/* the I/O must show: top's counters, at least, rise as the migrants work */
+		if (seconds >= 30 && atomic_load(&iostats->kib) &&
+		    !atomic_load(&counters[C_io_cgroup_counter_rises]))
+			FAIL("%lu KiB of I/O in %ld s, yet no io counter of a cgroup below the root "
+			     "ever rose between two reads", atomic_load(&iostats->kib), seconds);
 	}
 
 	printf("cgstress: ran %.1f s, seed %#llx\n", elapsed(), (unsigned long long)seed);
