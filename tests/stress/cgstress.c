@@ -2276,11 +2276,14 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 			 * An epoll or io_uring event is the file's state when it
 			 * was queued: one queued for a stop that a read has
 			 * taken since is stale.  Only a POLLPRI the file still
-			 * reports now, with no stop since its last read, is wrong.
+			 * reports now, with no stop since its last read, is wrong;
+			 * unless it comes with POLLERR: the cgroup was removed
+			 * since the event was queued (checked at the next event).
 			 */
 			struct pollfd p = { .fd = f->fd, .events = POLLPRI };
 
 			if (poll(&p, 1, 0) == 1 && (p.revents & POLLPRI) &&
+			    !(p.revents & POLLERR) &&
 			    atomic_load(&t->stops_started) <= f->stops_done_ref)
 				FAIL("%s/%s: EPOLLPRI but streaming was not stopped since its last read "
 				     "(the %s was not set to 0)", f->cg.path, kind_name(f->kind), t->what);
