@@ -4772,6 +4772,16 @@ static int test_io_stream_subtree(const char *root)
 	}
 	if (cg_create(top) || enable_io(top) || make_tree(top, 30, 5))
 		goto cleanup;
+	/*
+	 * c0..c4's I/O before they enable io for their children (a cgroup
+	 * that does cannot hold tasks), their children's after (or it would
+	 * be charged to the parent).
+	 */
+	for (j = 0; j < ARRAY_SIZE(busy); j++) {
+		tree_path(path, sizeof(path), top, busy[j], 5);
+		if (busy[j] < 5 && run_io(path, &ld, IO_SMALL, 0))
+			goto cleanup;
+	}
 	for (j = 0; j < 5; j++) {
 		tree_path(path, sizeof(path), top, j, 5);
 		if (enable_io(path))
@@ -4779,7 +4789,7 @@ static int test_io_stream_subtree(const char *root)
 	}
 	for (j = 0; j < ARRAY_SIZE(busy); j++) {
 		tree_path(path, sizeof(path), top, busy[j], 5);
-		if (run_io(path, &ld, IO_SMALL, 0))
+		if (busy[j] >= 5 && run_io(path, &ld, IO_SMALL, 0))
 			goto cleanup;
 	}
 
@@ -5041,12 +5051,16 @@ static int test_io_stream_device_removed(const char *root)
 		paths[j] = j ? cg_name(top, cgs[j].name) : strdup(top);
 		if (!paths[j] || cg_create(paths[j]))
 			goto cleanup;
-		if ((j == 0 || !strcmp(cgs[j].name, "a")) && enable_io(paths[j]))
+		if (j == 0 && enable_io(paths[j]))
 			goto cleanup;
 	}
-	for (j = 0; j < DEVRM_CGROUPS; j++)
+	/* a does its I/O before it enables io for a1: then it has no tasks */
+	for (j = 0; j < DEVRM_CGROUPS; j++) {
 		if (cgs[j].busy && run_io(paths[j], &ld, IO_SMALL, IO_SMALL))
 			goto cleanup;
+		if (!strcmp(cgs[j].name, "a") && enable_io(paths[j]))
+			goto cleanup;
+	}
 	fd = open_subtree(top);
 	sfd = open_stream(top);
 	if (fd < 0 || sfd < 0 || set_interval(root, IO_INTERVAL_MS))
