@@ -1,7 +1,8 @@
 #!/bin/bash
 # One `make stress` boot: the randomized stress, then the 10,000-file scale
-# test, the kselftest's 10,000-memory-cgroup subtree read (too slow to
-# remove for make check under TCG) and the interval fuzzer, each logged to OUT/<name>.log with its exit
+# test, the kselftest's 10,000-cgroup subtree reads of memory and io, and
+# pycgstream's 10,000-cgroup Tree test (too slow to remove for make check
+# under TCG), and the interval fuzzer, each logged to OUT/<name>.log with its exit
 # status and duration in OUT/results (lines "name rc seconds"), and the
 # kernel release in OUT/release.  Runs inside the VM as root.
 #
@@ -28,5 +29,7 @@ run() {
 run stress env CGSTREAM_STRESS_BIN="$bin/cgstress" "$here/run-stress.sh" --seconds "$stress_seconds"
 run scale "$bin/scale"
 run memory-scale "$here/../kselftest/build/test_stat_stream" memory:test_memory_stream_subtree_10k
+run io-scale "$here/../kselftest/build/test_stat_stream" io:test_io_stream_subtree_10k
+run pycgstream-scale "$here/../vm/40-pycgstream" tests/vm/test_tree.py -k 10000
 run interval-fuzz "$bin/interval-fuzz" --seconds "$fuzz_seconds"
 exit $fail

@@ -75,19 +75,21 @@ accel() {
 	echo "- checkout: $(per_kernel commit); kernel tree (build/linux) $(per_kernel kernel_tree)"
 	echo "- ran: $(for k in $kernels; do echo -n "$k $(kfield "$k" started) to $(kfield "$k" finished); "; done | sed 's/; $//'), on a host with $(field host)"
 	echo "- per kernel: one boot of 2 vCPUs under QEMU ($(for k in $kernels; do echo -n "$k: $(accel "$k"); "; done | sed 's/; $//')),"
-	echo "  running \`tests/stress/in-vm.sh\`: cgstress for $(per_kernel seconds) s, the scale test, the"
+	echo "  running \`tests/stress/in-vm.sh\`: cgstress for $(per_kernel seconds) s, the scale test,"
+	echo "  the 10,000-cgroup subtree reads (memory, io, pycgstream), the"
 	echo "  interval fuzzer for $(per_kernel fuzz_seconds) s. Times are wall-clock times of emulated"
 	echo "  guests: they say how long the run took, not how fast the kernel is."
 	echo
 	echo "## Results"
 	echo
-	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | interval fuzz |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | memory 10k | io 10k | pycgstream 10k | interval fuzz |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	for k in $kernels; do
 		d=$res/$k
 		echo "| $k | $(val "$d/release") | $(val "$d/verdict" "did not run") |" \
 			"$(val "$d/build-seconds") s ($(val "$d/build-kind")) | $(val "$d/boot-seconds") s |" \
-			"$(prog "$k" stress) | $(prog "$k" scale) | $(prog "$k" interval-fuzz) |"
+			"$(prog "$k" stress) | $(prog "$k" scale) | $(prog "$k" memory-scale) |" \
+			"$(prog "$k" io-scale) | $(prog "$k" pycgstream-scale) | $(prog "$k" interval-fuzz) |"
 	done
 	echo
 	echo "A verdict of \`kernel-report\` means the guest's kernel log held a WARNING,"
@@ -99,15 +101,17 @@ accel() {
 	echo "## What ran"
 	echo
 	echo "- **cgstress** (tests/stress/cgstress.c): three threads make and remove"
-	echo "  small nested trees of cgroups (some with \`+cpu\` in"
-	echo "  \`cgroup.subtree_control\` and a \`cpu.max\`), a migrator moves four"
-	echo "  CPU-burning processes between leaves, two poll readers, an epoll reader"
-	echo "  (level and edge triggered) and an io_uring reader (one-shot and"
-	echo "  multishot polls) keep ten \`cpu.stat.stream\` and"
-	echo "  \`cpu.stat.stream.subtree\` files each open on random cgroups (removed"
+	echo "  small nested trees of cgroups (some with \`+cpu\`, \`+memory\` and"
+	echo "  \`+io\` in \`cgroup.subtree_control\` and a \`cpu.max\`), a migrator"
+	echo "  moves four CPU-burning processes between leaves, which charge and"
+	echo "  uncharge memory and do O_DIRECT I/O on two loop devices (one of them"
+	echo "  removed and re-created every few seconds), two poll readers, an epoll"
+	echo "  reader (level and edge triggered) and an io_uring reader (one-shot and"
+	echo "  multishot polls) keep ten cpu, memory and io stream and subtree files"
+	echo "  each open on random cgroups (removed"
 	echo "  ones too) and read them with small and large buffers, a walker reads"
 	echo "  subtree snapshots in pieces, another thread opens, reads and closes"
-	echo "  stream, subtree and classic \`cpu.stat\` files, and one writes valid"
+	echo "  stream, subtree and classic \`*.stat\` files, and one per stream writes valid"
 	echo "  (the 10 ms minimum often), invalid and 0 intervals. Its invariants:"
 	echo "  flush_seq and the counters never go back for an open file; no error"
 	echo "  but ENODEV/EPOLLERR/ENOENT once a cgroup's rmdir began; every rmdir"
@@ -147,6 +151,11 @@ accel() {
 	echo "## 10,000 open files"
 	echo
 	log_lines scale.log '^(scale|FAIL)'
+	echo "## 10,000-cgroup subtree reads"
+	echo
+	log_lines memory-scale.log '^# |^(ok|not ok) '
+	log_lines io-scale.log '^# |^(ok|not ok) '
+	log_lines pycgstream-scale.log 'passed|failed|FAIL|Error'
 	echo "## Interval fuzzer"
 	echo
 	log_lines interval-fuzz.log '^(interval-fuzz|FAIL)'
