@@ -57,6 +57,18 @@ static bool stat_stream_css_live(struct cgroup_subsys_state *css)
 	       css_is_online(css);
 }
 
+/*
+ * A descendant has a record in a subtree snapshot while it is live and
+ * has the controller's files: on for it in its parent's
+ * cgroup.subtree_control, not only implicitly, as memory is where only a
+ * controller that depends on it (io) is.
+ */
+static bool stat_stream_css_listed(struct cgroup_subsys_state *css)
+{
+	return stat_stream_css_live(css) &&
+	       (READ_ONCE(css->flags) & CSS_VISIBLE);
+}
+
 static bool stat_stream_active(struct cgroup_stat_stream *stream)
 {
 	lockdep_assert_held(&stream->mutex);
@@ -453,8 +465,8 @@ static ssize_t stat_stream_subtree_keys(struct cgroup_stat_stream *stream,
  *	 read of this open file ended
  *
  * Fills @buf with whole records: the controller's KEYS record first where
- * it has one, then one record per online cgroup that has the controller:
- * the opened cgroup, then its descendants in pre-order, continuing at the
+ * it has one, then one record per online cgroup that has the controller's
+ * files: the opened cgroup, then its descendants in pre-order, continuing at the
  * cgroup the last read stopped at.  A reference on that cgroup keeps the
  * place even if it is removed in between.  Never flushes, never blocks,
  * takes no global lock.  Called again by kernfs (read_fill) until the
@@ -521,7 +533,7 @@ ssize_t cgroup_stat_stream_subtree_read(struct kernfs_open_file *of,
 			cond_resched();
 		rcu_read_lock();
 		for (; pos; pos = css_next_descendant_pre(pos, top)) {
-			bool online = pos == top || stat_stream_css_live(pos);
+			bool online = pos == top || stat_stream_css_listed(pos);
 			bool no_room = false;
 			size_t size = 0;
 

@@ -3530,13 +3530,31 @@ static int test_memory_stream_subtree(const char *root)
 	if (mkdir(path, 0755))
 		goto cleanup;
 	snprintf(path, sizeof(path), "%s/nomem/memory.stat", sub);
-	free(sub);
 	if (!access(path, F_OK) || read_mem_snap(fd, &big, 1 << 20) ||
 	    big.nr != 31) {
 		ksft_print_msg("with a cgroup lacking memory.stat: %zu records\n",
 			       big.nr);
+		free(sub);
 		goto cleanup;
 	}
+	/*
+	 * Nor when memory is on for it only implicitly: io depends on
+	 * memory, so +io gives nomem a memory css, but no memory.stat.
+	 */
+	snprintf(path, sizeof(path), "%s/c0", top);
+	if (!cg_write(top, "cgroup.subtree_control", "+io") &&
+	    !cg_write(path, "cgroup.subtree_control", "+io") &&
+	    !cg_write(sub, "cgroup.subtree_control", "+io")) {
+		snprintf(path, sizeof(path), "%s/nomem/memory.stat", sub);
+		if (!access(path, F_OK) || read_mem_snap(fd, &big, 1 << 20) ||
+		    big.nr != 31) {
+			ksft_print_msg("with memory implicit (+io) for a cgroup: %zu records\n",
+				       big.nr);
+			free(sub);
+			goto cleanup;
+		}
+	}
+	free(sub);
 
 	/* resume: the cgroups the last read ended at and after removed */
 	close(fd);
