@@ -217,7 +217,7 @@
 	X(mem_maps) X(mem_touches) X(mem_dontneeds) X(mem_unmaps)	\
 	X(mem_memfd_fills) X(mem_memfd_closes) X(mem_touched_mib)	\
 	X(subtree_control_io)						\
-	X(io_stream_opens) X(io_subtree_opens)				\
+	X(io_stream_opens) X(io_subtree_opens) X(io_stat_unknown_lines)	\
 	X(io_stream_reads_large) X(io_stream_reads_small)		\
 	X(io_subtree_snapshots) X(io_subtree_records) X(io_subtree_devices) \
 	X(io_subtree_small_buf_einval) X(io_subtree_bad_offset_einval)	\
@@ -1858,6 +1858,15 @@ static int parse_io_text(const char *text, size_t len, bool stream, struct io_sa
 				 flush_lines == 1 ? CGROUP_STAT_STREAM_KEY_SEQ :
 				 CGROUP_STAT_STREAM_KEY_TIME);
 			return -EINVAL;
+		}
+		/*
+		 * Classic io.stat names a disk being removed (its bdi
+		 * unregistered, its blkgs not yet gone) "(unknown)"; the
+		 * stream lists only devices that exist.
+		 */
+		if (!stream && llen >= 10 && !memcmp(line, "(unknown) ", 10)) {
+			COUNT(io_stat_unknown_lines);
+			continue;
 		}
 		if (s->nr == IO_DEVS_MAX) {
 			snprintf(why, 128, "more than %d devices", IO_DEVS_MAX);
