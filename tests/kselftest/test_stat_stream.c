@@ -3742,7 +3742,7 @@ static int test_memory_stream_subtree_10k(const char *root)
  * io.stat.stream and io.stat.stream.subtree
  */
 #define IO_INTERVAL_MS		100
-#define IO_CHUNK		(1 << 20)	/* bytes per O_DIRECT read or write */
+#define IO_CHUNK		(1024 * 1024)	/* bytes per O_DIRECT read or write */
 #define IO_BYTES		(16 << 20)	/* written, then read, by the values test */
 #define IO_SMALL		(2 << 20)	/* written by the other tests' children */
 #define IO_LOOP_BYTES		(64 << 20)	/* the loop device's size */
@@ -3946,7 +3946,7 @@ static int check_io_records(const char *buf, size_t len)
 		    r->hdr.type != CGROUP_STAT_STREAM_RECORD_IO ||
 		    r->hdr.size != io_rec_size(r->nr_devices) ||
 		    r->hdr.size > len - off || r->hdr.flags || r->reserved) {
-			ksft_print_msg("record %d at %zu of %zu bytes: type %u size %u flags %u, %u devices, reserved %u\n",
+			ksft_print_msg("rec %d at %zu/%zu: type %u size %u flg %u devs %u rsv %u\n",
 				       n, off, len, r->hdr.type, r->hdr.size,
 				       r->hdr.flags, r->nr_devices, r->reserved);
 			return -1;
@@ -3994,7 +3994,7 @@ static int read_io_snap_by(int fd, struct io_snap *snap, size_t first,
 		if (!ret)
 			break;
 		if (check_io_records(snap->buf + snap->len, ret) < 0) {
-			ksft_print_msg("read %d (%zu bytes at %zu) returned %zd bytes: not whole records\n",
+			ksft_print_msg("read %d (%zu at %zu) returned %zd: not whole records\n",
 				       snap->reads, want, snap->len, ret);
 			return -1;
 		}
@@ -4086,7 +4086,7 @@ static bool io_rec_matches(const struct cgroup_stat_stream_io *r,
 		}
 		for (j = 0; j < IO_NR_STATS; j++) {
 			if (io_dev_stat(d, j) != l->stat[j]) {
-				ksft_print_msg("%s: %u:%u %s %llu in the record, %llu in the text\n",
+				ksft_print_msg("%s: %u:%u %s %llu in the record, %llu in text\n",
 					       what, l->major, l->minor,
 					       io_stats[j].name, io_dev_stat(d, j),
 					       l->stat[j]);
@@ -4125,7 +4125,7 @@ static bool io_texts_match(const struct io_text *a, const struct io_text *b,
 			goto differ;
 	return true;
 differ:
-	ksft_print_msg("%s: line %d differs: %u:%u %s %llu/%llu, then %u:%u %s %llu/%llu (rbytes/wbytes)\n",
+	ksft_print_msg("%s: line %d: %u:%u %s r/w %llu/%llu, then %u:%u %s %llu/%llu\n",
 		       what, i, a->dev[i].major, a->dev[i].minor,
 		       a->dev[i].has_stats ? "stats" : "no stats",
 		       a->dev[i].stat[IO_RBYTES], a->dev[i].stat[IO_WBYTES],
@@ -4463,7 +4463,7 @@ static int test_io_stream_values(const char *root)
 	if (t->seq != t0->seq || !rec || (long long)rec->hdr.flush_seq != t0->seq ||
 	    (l && (l->stat[IO_WBYTES] || l->stat[IO_RBYTES])) ||
 	    (d && (d->wbytes || d->rbytes))) {
-		ksft_print_msg("streaming off: flush %lld before the I/O, then text of %lld (wbytes %llu), record of %lld (wbytes %llu)\n",
+		ksft_print_msg("off: flush %lld, then text %lld (wbytes %llu), rec %lld (%llu)\n",
 			       t0->seq, t->seq, l ? l->stat[IO_WBYTES] : 0,
 			       rec ? (long long)rec->hdr.flush_seq : -1,
 			       d ? (unsigned long long)d->wbytes : 0);
@@ -4479,7 +4479,7 @@ static int test_io_stream_values(const char *root)
 	    !io_near(l->stat[IO_RBYTES], IO_BYTES) ||
 	    l->stat[IO_WIOS] < IO_BYTES / IO_CHUNK ||
 	    l->stat[IO_RIOS] < IO_BYTES / IO_CHUNK) {
-		ksft_print_msg("%u:%u: wbytes %llu rbytes %llu wios %llu rios %llu, want about %d bytes and %d ios each\n",
+		ksft_print_msg("%u:%u: w/rbytes %llu/%llu w/rios %llu/%llu, want ~%d B, %d ios\n",
 			       l->major, l->minor, l->stat[IO_WBYTES],
 			       l->stat[IO_RBYTES], l->stat[IO_WIOS],
 			       l->stat[IO_RIOS], IO_BYTES, IO_BYTES / IO_CHUNK);
@@ -4618,7 +4618,7 @@ static int test_io_stream_agree(const char *root)
 			matched++;
 		}
 		if (matched < AGREE_FLUSHES || !moved) {
-			ksft_print_msg("%s: text and record of one flush %d times in %d tries, wbytes moved %d times\n",
+			ksft_print_msg("%s: text = record %d of %d tries, wbytes moved %d times\n",
 				       cgs[i], matched, tries, moved);
 			goto cleanup;
 		}
@@ -4973,7 +4973,7 @@ static int test_io_stream_subtree(const char *root)
 
 		if (r->hdr.cgroup_id != ids[j + 2] ||
 		    (j + 2 == 3) != !!io_rec_dev(r, ld.rdev)) {
-			ksft_print_msg("resumed record %d: id %llu with %u devices, want c%d's %llu\n",
+			ksft_print_msg("resumed record %d: id %llu, %u devices, want c%d's %llu\n",
 				       j, (unsigned long long)r->hdr.cgroup_id,
 				       r->nr_devices, j + 2, ids[j + 2]);
 			goto cleanup;
@@ -5151,7 +5151,7 @@ static int test_io_stream_device_removed(const char *root)
 		}
 		/* still listed (a flush of before): the same values */
 		if (d && (!w || memcmp(d, w, sizeof(*d)))) {
-			ksft_print_msg("record %d: %u:%u after its removal: wbytes %llu, before %llu\n",
+			ksft_print_msg("record %d: %u:%u after removal: wbytes %llu, before %llu\n",
 				       j, major(ld.rdev), minor(ld.rdev),
 				       (unsigned long long)d->wbytes,
 				       w ? (unsigned long long)w->wbytes : 0);
