@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The one parser of cpu.stat / cpu.stat.stream text; the keys it knows
- * are the cpu field table's (fields.c).  The binary records have their
- * own decoder, records.c.
+ * The parsers of the text files: cpu.stat / cpu.stat.stream (the keys it
+ * knows are the cpu field table's, fields.c), memory's flat-keyed files
+ * (every key is a value: its names are the text's), single values
+ * (memory.current) and io.stat / io.stat.stream (a line per device).  The
+ * binary records have their own decoder, records.c.
  *
+ * cpu's text:
  * The format is flat-keyed: "key value\n" lines, one space between key and
  * value, the value a decimal u64.  The rules, strict because a silent zero
  * is worse than an error:
@@ -20,6 +23,7 @@
  *    cpu.stat and treating a full buffer as -EOVERFLOW.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -44,6 +48,26 @@ static int cgs_parse_u64(const char *s, size_t len, uint64_t *ret)
 	return 0;
 }
 
+/* one line of a text: [start, eol), the first blank in it (or NULL) */
+struct cgs_line {
+	const char *start, *eol, *sp;
+};
+
+/* the line at *@p before @end, and *@p past it; false at the end */
+static bool cgs_next_line(const char **p, const char *end, struct cgs_line *l)
+{
+	const char *nl;
+
+	if (*p >= end)
+		return false;
+	nl = memchr(*p, '\n', (size_t)(end - *p));
+	l->start = *p;
+	l->eol = nl ? nl : end;
+	l->sp = memchr(l->start, ' ', (size_t)(l->eol - l->start));
+	*p = nl ? nl + 1 : end;
+	return true;
+}
+
 CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 			      struct cgstream_sample *sample, size_t sample_size)
 {
@@ -57,29 +81,25 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 	if (len == 0 || memchr(buf, '\0', len))
 		return -EBADMSG;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		const char *sp = memchr(p, ' ', (size_t)(eol - p));
+	for (struct cgs_line l; cgs_next_line(&p, end, &l);) {
 		const struct cgs_field *f;
 		uint64_t v;
 		int r;
 
-		if (!sp || sp == p)
+		if (!l.sp || l.sp == l.start)
 			return -EBADMSG;	/* no value, or no key */
-		f = cgs_field_by_key(&cgs_cpu, p, (size_t)(sp - p));
+		f = cgs_field_by_key(&cgs_cpu, l.start, (size_t)(l.sp - l.start));
 		if (f) {
-			r = cgs_parse_u64(sp + 1, (size_t)(eol - sp - 1), &v);
+			r = cgs_parse_u64(l.sp + 1, (size_t)(l.eol - l.sp - 1), &v);
 			if (r < 0)
 				return r;
 			if (s.present & f->bit)
 				return -EBADMSG;
 			memcpy((char *)&s + f->sample_off, &v, sizeof(v));
 			s.present |= f->bit;
-		} else if (sp + 1 == eol) {
+		} else if (l.sp + 1 == l.eol) {
 			return -EBADMSG;	/* unknown key, empty value */
 		}
-		p = nl ? nl + 1 : end;
 	}
 	if (!(s.present & CGSTREAM_F_USAGE))
 		return -EBADMSG;
@@ -88,7 +108,7 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 	return 0;
 }
 
-int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sample *smp)
+int cgs_read_result(ssize_t res, size_t size)
 {
 	if (res == -EINTR || res == -EAGAIN || res == -ECANCELED)
 		return -EAGAIN;
@@ -96,5 +116,175 @@ int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sa
 		return cgs_read_errno((int)-res);
 	if ((size_t)res >= size)
 		return -EOVERFLOW;
-	return cgstream_parse(buf, (size_t)res, smp, sizeof(*smp));
+	return 0;
+}
+
+int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sample *smp)
+{
+	int r = cgs_read_result(res, size);
+
+	return r < 0 ? r : cgstream_parse(buf, (size_t)res, smp, sizeof(*smp));
+}
+
+/* a stream's own key: 1 (stored in @fl), 0 (another key), -EBADMSG */
+static int cgs_parse_flush_key(const char *key, size_t klen, const char *val, size_t vlen,
+			       struct cgs_flush *fl)
+{
+	static const struct { const char *key; unsigned int bit; size_t off; } keys[] = {
+		{ CGROUP_STAT_STREAM_KEY_SEQ, CGSTREAM_F_SEQ, offsetof(struct cgs_flush, seq) },
+		{ CGROUP_STAT_STREAM_KEY_TIME, CGSTREAM_F_FLUSH_TIME,
+		  offsetof(struct cgs_flush, time_usec) },
+		{ CGROUP_STAT_STREAM_KEY_MISSED, CGSTREAM_F_FLUSH_MISSED,
+		  offsetof(struct cgs_flush, missed) },
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strlen(keys[i].key) != klen || memcmp(keys[i].key, key, klen))
+			continue;
+		if (cgs_parse_u64(val, vlen, &v) < 0 || (fl->present & keys[i].bit))
+			return -EBADMSG;
+		memcpy((char *)fl + keys[i].off, &v, sizeof(v));
+		fl->present |= keys[i].bit;
+		return 1;
+	}
+	return 0;
+}
+
+int cgs_kvs_push(struct cgs_kvs *kvs, const char *prefix, const char *key, size_t len,
+			uint64_t v)
+{
+	if (cgs_grow((void **)&kvs->v, &kvs->cap, kvs->n + 1, sizeof(*kvs->v), 128) < 0)
+		return -ENOMEM;
+	kvs->v[kvs->n++] = (struct cgs_kv){ .prefix = prefix, .key = key, .len = (uint32_t)len,
+					    .v = v };
+	return 0;
+}
+
+int cgs_parse_keyed(const char *buf, size_t len, const char *prefix, struct cgs_kvs *kvs,
+		    struct cgs_flush *fl)
+{
+	const char *p = buf, *end = buf + len;
+
+	if (len && memchr(buf, '\0', len))
+		return -EBADMSG;
+	for (struct cgs_line l; cgs_next_line(&p, end, &l);) {
+		size_t klen, vlen;
+		uint64_t v;
+		int r;
+
+		if (!l.sp || l.sp == l.start)
+			return -EBADMSG;	/* no value, or no key */
+		klen = (size_t)(l.sp - l.start);
+		vlen = (size_t)(l.eol - l.sp - 1);
+		r = fl ? cgs_parse_flush_key(l.start, klen, l.sp + 1, vlen, fl) : 0;
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			if (cgs_parse_u64(l.sp + 1, vlen, &v) < 0 || klen > UINT16_MAX)
+				return -EBADMSG;
+			r = cgs_kvs_push(kvs, prefix, l.start, klen, v);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int cgs_parse_value(const char *buf, size_t len, uint64_t *v)
+{
+	if (len && buf[len - 1] == '\n')
+		len--;
+	return cgs_parse_u64(buf, len, v);
+}
+
+/* "MAJ:MIN" at @p[0..@len): 1; 0: not a device ("(unknown)") */
+static int cgs_parse_devno(const char *p, size_t len, uint32_t *major, uint32_t *minor)
+{
+	const char *colon = memchr(p, ':', len);
+	uint64_t a, b;
+
+	if (!colon || cgs_parse_u64(p, (size_t)(colon - p), &a) < 0 ||
+	    cgs_parse_u64(colon + 1, len - (size_t)(colon - p) - 1, &b) < 0 ||
+	    a > UINT32_MAX || b > UINT32_MAX)
+		return 0;
+	*major = (uint32_t)a;
+	*minor = (uint32_t)b;
+	return 1;
+}
+
+/* one "key=value" of a device's line: its counter set, or skipped */
+static int cgs_parse_io_field(const char *p, size_t len, struct cgstream_io_device *d)
+{
+	static const struct { const char *key; size_t off; } counters[] = {
+		{ "rbytes", offsetof(struct cgstream_io_device, rbytes) },
+		{ "wbytes", offsetof(struct cgstream_io_device, wbytes) },
+		{ "rios", offsetof(struct cgstream_io_device, rios) },
+		{ "wios", offsetof(struct cgstream_io_device, wios) },
+		{ "dbytes", offsetof(struct cgstream_io_device, dbytes) },
+		{ "dios", offsetof(struct cgstream_io_device, dios) },
+	};
+	const char *eq = memchr(p, '=', len);
+	size_t klen;
+	uint64_t v;
+
+	if (!eq || eq == p)
+		return -EBADMSG;
+	klen = (size_t)(eq - p);
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		if (strlen(counters[i].key) != klen || memcmp(counters[i].key, p, klen))
+			continue;
+		if (cgs_parse_u64(eq + 1, len - klen - 1, &v) < 0)
+			return -EBADMSG;
+		memcpy((char *)d + counters[i].off, &v, sizeof(v));
+		return 0;
+	}
+	return 0;	/* a policy's field: "cost.vrate=1.00", "depth=max" */
+}
+
+int cgs_parse_io(const char *buf, size_t len, struct cgs_devs *devs, struct cgs_flush *fl)
+{
+	const char *p = buf, *end = buf + len;
+
+	devs->n = 0;
+	if (len && memchr(buf, '\0', len))
+		return -EBADMSG;
+	for (struct cgs_line l; cgs_next_line(&p, end, &l);) {
+		const char *tok_end = l.sp ? l.sp : l.eol;
+		struct cgstream_io_device d = { 0 };
+		int r;
+
+		if (tok_end == l.start)
+			return -EBADMSG;	/* a blank line, or one starting with a blank */
+		if (fl && l.sp) {
+			r = cgs_parse_flush_key(l.start, (size_t)(l.sp - l.start), l.sp + 1,
+						(size_t)(l.eol - l.sp - 1), fl);
+			if (r < 0)
+				return r;
+			if (r > 0)
+				continue;
+		}
+		if (!cgs_parse_devno(l.start, (size_t)(tok_end - l.start), &d.major, &d.minor)) {
+			/* "(unknown)": a disk being removed; anything else is junk */
+			if (*l.start != '(')
+				return -EBADMSG;
+			continue;
+		}
+		for (const char *f = tok_end, *fe; f < l.eol; f = fe) {
+			if (*f == ' ') {
+				fe = f + 1;	/* io.stat puts two blanks before some policies */
+				continue;
+			}
+			for (fe = f; fe < l.eol && *fe != ' '; fe++)
+				;
+			r = cgs_parse_io_field(f, (size_t)(fe - f), &d);
+			if (r < 0)
+				return r;
+		}
+		r = cgs_devs_reserve(devs, devs->n + 1);
+		if (r < 0)
+			return r;
+		devs->v[devs->n++] = d;
+	}
+	return 0;
 }
