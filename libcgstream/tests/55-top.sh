@@ -39,7 +39,9 @@ expect 0 '' "$cgstream" --help
 grep -q 'cgstream top' "$tmp/out" || fail "--help lacks top"
 expect 2 "^cgstream: --iterations wants a number >= 1, not '0'$" "$cgstream" top -b -n 0
 expect 2 'iterations' "$cgstream" top -b --iterations x
-expect 2 "^cgstream: --sort is cpu, user, sys, throttled or name, not 'mem'$" "$cgstream" top -b --sort mem
+expect 2 "^cgstream: --sort is cpu, user, sys, throttled, mem, io or name, not 'disk'$" "$cgstream" top -b --sort disk
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io, not 'cpu,disk'$" \
+	"$cgstream" top -b --controllers cpu,disk
 expect 2 '^cgstream: top shows one subtree: give at most one cgroup$' "$cgstream" top -b a b
 expect 2 '--mode is auto, subtree, kernel or fallback' "$cgstream" top -b --mode bogus
 expect 2 'fallback-interval' "$cgstream" top -b --fallback-interval 5
@@ -75,9 +77,18 @@ burn "$parent/busy"
 
 # -n 2: two tables, each with CPU% (the first cycle only gives the base)
 expect 0 '' "$cgstream" top -b -n 2 --fallback-interval 200 "$parent"
-mode='emulation (cpu.stat read on a timer)'
-$has_stream || mode='emulation (this kernel has no cpu.stat.stream)'
-tables "$tmp/out" 2 "mode=$mode" interval=200 first=busy idle=busy nothr=1 seqs=1 \
+# the controllers read by default: cpu, and memory and io where enabled
+# (MEM and IO/s columns); a hybrid host's cgroup2 may have neither
+names=cpu cols=
+for c in memory io; do
+	[[ -e $parent/$c.stat ]] || continue
+	names+=",$c"
+	[[ $c == memory ]] && cols+=${cols:+,}MEM || cols+=${cols:+,}IO/s
+done
+[[ $names == *,* ]] && names="{$names}"
+mode="emulation ($names.stat read on a timer)"
+$has_stream || mode="emulation (this kernel has no $names.stat.stream)"
+tables "$tmp/out" 2 "mode=$mode" interval=200 first=busy idle=busy nothr=1 seqs=1 "cols=$cols" \
 	"sort=CPU% (highest first)" rows=busy,app-idle,cache-idle,cache-idle/nested ||
 	fail "top -b -n 2"
 grep -q "^cgstream top: $parent\$" "$tmp/out" || fail "no title with $parent"
