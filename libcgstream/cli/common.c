@@ -218,6 +218,11 @@ int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r)
 		return cli_no_stream(opts, missing_stream(opts), opts->mode == CGSTREAM_MODE_SUBTREE);
 	case -ENODEV:
 		return cli_no_cgroup2();
+	case -ENOMEDIUM:
+		/* a controller asked for is not enabled there (after our check: it went) */
+		fprintf(stderr, "cgstream: %s: a controller asked for is not enabled for this cgroup\n",
+			shown);
+		return EXIT_NO_KERNEL;
 	}
 	fprintf(stderr, "cgstream: %s: %s\n", shown, strerror(-r));
 	return EXIT_RUNTIME;
