@@ -6,6 +6,10 @@
 #
 #   fail, expect                from cli-lib.sh (beside this file)
 #   burn CGROUP                 a busy loop in CGROUP (burners_stop ends them)
+#   ctrl_names CGROUP           the controllers top reads there by default,
+#                               as its mode line names them: "cpu",
+#                               "{cpu,memory,io}"; $ctrl_cols: the columns
+#                               they add ("MEM,IO/s"), for tables' cols=
 #   tables FILE N CHECK...      FILE holds N tables of top -b, as CHECKs say
 #   tmux_start TMPDIR           a detached 80x24 session running bash (a
 #                               server of its own: socket TMPDIR/tmux.sock,
@@ -36,6 +40,18 @@ burn() {
 		sleep 0.1
 	done
 	fail "the busy loop in $1 did not run"
+}
+
+ctrl_names() {
+	local names=cpu c
+	ctrl_cols=
+	for c in memory io; do
+		[[ -e $1/$c.stat ]] || continue
+		names+=",$c"
+		[[ $c == memory ]] && ctrl_cols+=${ctrl_cols:+,}MEM || ctrl_cols+=${ctrl_cols:+,}IO/s
+	done
+	[[ $names == *,* ]] && names="{$names}"
+	echo "$names"
 }
 
 burners_stop() {
@@ -103,6 +119,7 @@ pane_flag_wait() {
 # HEIGHT, every line fits the width, the column heading, the footer on the
 # last line.  CHECKs:
 #   first=NAME      the first row is NAME, with a number in CPU%
+#   top=NAME        the first row is NAME
 #   last=NAME       the last row shown is NAME
 #   order=name      rows in name order (a..z; names cut short not
 #                   compared); order=name-rev: z..a
@@ -166,6 +183,9 @@ for c in checks:
     if k == "first":
         if not order or order[0] != v or not number(rows[v]["CPU%"]):
             fail("first row %r, want %s with a CPU%%" % (order[:1], v))
+    elif k == "top":
+        if not order or order[0] != v:
+            fail("first row %r, want %s" % (order[:1], v))
     elif k == "last":
         if not order or order[-1] != v:
             fail("last row %r, want %s" % (order[-1:], v))
@@ -219,6 +239,7 @@ pane_wait_check() {
 #   mode=TEXT interval=MS sort=TEXT   the header says so
 #   rows=A,B,C      the rows, in this order
 #   first=NAME      the first row is NAME, with CPU% > 0
+#   top=NAME        the first row is NAME
 #   idle=NAME       every row but NAME has CPU% 0.0
 #   nothr=1         no row has throttling numbers (all "-")
 #   note=REGEX      the note line matches
@@ -301,6 +322,8 @@ for c in checks:
         if k == "first" and (not names or names[0] != v or not num(t["rows"][0][1]["CPU%"])
                              or float(t["rows"][0][1]["CPU%"]) <= 0):
             fail("table %d: first row %r, want %s with CPU%% > 0" % (i, t["rows"][:1], v))
+        if k == "top" and (not names or names[0] != v):
+            fail("table %d: first row %r, want %s" % (i, names[:1], v))
         if k == "idle":
             for name, r in t["rows"]:
                 if name != v and r["CPU%"] != "0.0":
