@@ -476,17 +476,11 @@ struct fmt_cg **fmt_cgroups(const struct fmt *f)
 /* the table's cells of memory and io, after the CPU ones */
 static void table_others(const struct fmt *f, const struct fmt_cg *c)
 {
-	char a[16], b[16], d[16];
+	char a[16], b[16];
 
-	if (f->controllers & CGSTREAM_CTRL_MEMORY) {
-		if (c->have_mem)
-			fprintf(f->out, " %7s %7s %7s",
-				c->mem_has_current ? fmt_bytes(a, sizeof(a), (double)c->mem_current) : "-",
-				fmt_bytes(b, sizeof(b), (double)c->mem_anon),
-				fmt_bytes(d, sizeof(d), (double)c->mem_file));
-		else
-			fprintf(f->out, " %7s %7s %7s", "-", "-", "-");
-	}
+	if (f->controllers & CGSTREAM_CTRL_MEMORY)
+		fprintf(f->out, " %7s", c->have_mem && c->mem_has_current ?
+			fmt_bytes(a, sizeof(a), (double)c->mem_current) : "-");
 	if (f->controllers & CGSTREAM_CTRL_IO) {
 		if (c->have_io_delta)
 			fprintf(f->out, " %7s %7s", fmt_bytes(a, sizeof(a), c->io_rbps),
@@ -511,18 +505,18 @@ void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
 	fputs("\033[H\033[2J", out);
 	fprintf(out, "cgstream: %zu cgroups, %s mode, seq %llu  (Ctrl-C quits)\n\n", n, mode,
 		(unsigned long long)seq);
-	fprintf(out, "%-40s", "CGROUP");
+	fprintf(out, "%-32s", "CGROUP");
 	if (f->controllers & CGSTREAM_CTRL_CPU)
 		fprintf(out, " %7s %7s %7s %10s %10s", "CPU%", "USER%", "SYS%", "THROTTLED", "THR-MS");
 	if (f->controllers & CGSTREAM_CTRL_MEMORY)
-		fprintf(out, " %7s %7s %7s", "MEM", "ANON", "FILE");
+		fprintf(out, " %7s", "MEM");
 	if (f->controllers & CGSTREAM_CTRL_IO)
 		fprintf(out, " %7s %7s", "READ/s", "WRITE/s");
 	fputc('\n', out);
 	for (size_t i = 0; i < n; i++) {
 		const struct fmt_cg *c = v[i];
 
-		fprintf(out, "%-40s", fmt_shown(f, c->path));
+		fprintf(out, "%-32s", fmt_shown(f, c->path));
 		if ((f->controllers & CGSTREAM_CTRL_CPU) && !c->have_delta)
 			fprintf(out, " %7s %7s %7s %10s %10s", "-", "-", "-", "-", "-");
 		else if ((f->controllers & CGSTREAM_CTRL_CPU) && c->has_thr)
