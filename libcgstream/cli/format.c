@@ -194,10 +194,11 @@ static void json_io(FILE *out, const struct cgstream_io *io)
 
 /*
  * "<ctrl>_mode", "<ctrl>_seq", "<ctrl>_flush_time_usec": a controller
- * other than cpu (whose keys are the sample's own, unprefixed); null
- * where this cgroup has none of its values.
+ * other than cpu (whose keys are the sample's own, unprefixed); null, and
+ * "<ctrl>": null, where this cgroup has none of its values.  True when
+ * the caller is to print "<ctrl>".
  */
-static void json_ctrl_head(FILE *out, const char *ctrl, const char *mode, bool have, uint64_t seq,
+static bool json_ctrl_head(FILE *out, const char *ctrl, const char *mode, bool have, uint64_t seq,
 			   uint64_t time)
 {
 	fprintf(out, ", \"%s_mode\": \"%s\"", ctrl, mode ? mode : "");
@@ -205,7 +206,9 @@ static void json_ctrl_head(FILE *out, const char *ctrl, const char *mode, bool h
 		fprintf(out, ", \"%s_seq\": %llu, \"%s_flush_time_usec\": %llu", ctrl,
 			(unsigned long long)seq, ctrl, (unsigned long long)time);
 	else
-		fprintf(out, ", \"%s_seq\": null, \"%s_flush_time_usec\": null", ctrl, ctrl);
+		fprintf(out, ", \"%s_seq\": null, \"%s_flush_time_usec\": null, \"%s\": null", ctrl,
+			ctrl, ctrl);
+	return have;
 }
 
 static void fmt_json_sample(const struct fmt *f, const struct fmt_cg *c,
@@ -224,22 +227,14 @@ static void fmt_json_sample(const struct fmt *f, const struct fmt_cg *c,
 			fputs(", \"cpu_percent\": null", out);
 	}
 	fprintf(out, ", \"mode\": \"%s\"", src->mode);
-	if (src->controllers & CGSTREAM_CTRL_MEMORY) {
-		json_ctrl_head(out, "memory", src->ctrl_mode[FMT_MEMORY], m, m ? m->seq : 0,
-			       m ? m->flush_time_usec : 0);
-		if (m)
-			json_memory(out, m);
-		else
-			fputs(", \"memory\": null", out);
-	}
-	if (src->controllers & CGSTREAM_CTRL_IO) {
-		json_ctrl_head(out, "io", src->ctrl_mode[FMT_IO], io, io ? io->seq : 0,
-			       io ? io->flush_time_usec : 0);
-		if (io)
-			json_io(out, io);
-		else
-			fputs(", \"io\": null", out);
-	}
+	if ((src->controllers & CGSTREAM_CTRL_MEMORY) &&
+	    json_ctrl_head(out, "memory", src->ctrl_mode[FMT_MEMORY], m, m ? m->seq : 0,
+			   m ? m->flush_time_usec : 0))
+		json_memory(out, m);
+	if ((src->controllers & CGSTREAM_CTRL_IO) &&
+	    json_ctrl_head(out, "io", src->ctrl_mode[FMT_IO], io, io ? io->seq : 0,
+			   io ? io->flush_time_usec : 0))
+		json_io(out, io);
 	fputs("}\n", out);
 }
 
