@@ -240,6 +240,7 @@ pane_wait_check() {
 #   rows=A,B,C      the rows, in this order
 #   first=NAME      the first row is NAME, with CPU% > 0
 #   top=NAME        the first row is NAME
+#   sorted=COL      rows in falling order of COL, "-" last
 #   idle=NAME       every row but NAME has CPU% 0.0
 #   nothr=1         no row has throttling numbers (all "-")
 #   note=REGEX      the note line matches
@@ -324,6 +325,11 @@ for c in checks:
             fail("table %d: first row %r, want %s with CPU%% > 0" % (i, t["rows"][:1], v))
         if k == "top" and (not names or names[0] != v):
             fail("table %d: first row %r, want %s" % (i, names[:1], v))
+        if k == "sorted":
+            vals = [r[v] for _, r in t["rows"]]
+            key = [nbytes(x) if v in ("MEM", "IO/s") else float(x) for x in vals if x != "-"]
+            if key != sorted(key, reverse=True) or "-" in vals[:len(key)]:
+                fail("table %d: %s not in falling order: %s" % (i, v, vals))
         if k == "idle":
             for name, r in t["rows"]:
                 if name != v and r["CPU%"] != "0.0":

@@ -246,8 +246,8 @@ print("ok: --controllers memory: memory's keys only, kernel mode")
 PY
 expect 5 "^cgstream: $parent/mio/plain/leaf: the memory controller is not enabled for this cgroup" \
 	"$cgstream" watch --controllers cpu,memory "$parent/mio/plain/leaf"
-expect 5 'the io controller is not enabled' "$cgstream" watch --recursive --controllers io "$parent/mio/plain"
-expect 5 'the io controller is not enabled' "$cgstream" top -b --controllers io "$parent/mio/plain"
+expect 5 'the io controller is not enabled' "$cgstream" watch --recursive --controllers io "$parent/mio/plain/leaf"
+expect 5 'the io controller is not enabled' "$cgstream" top -b --controllers io "$parent/mio/plain/leaf"
 # by default a cgroup without them is watched for cpu alone
 expect 0 '' "$cgstream" watch --json --count 1 "$parent/mio/plain/leaf"
 grep -q '"memory"' "$tmp/out" && fail "memory of a cgroup without it: $(cat "$tmp/out")"

@@ -110,7 +110,7 @@ for mode in auto kernel fallback; do
 	fallback) m='emulation ({cpu,memory,io}.stat read on a timer)' ;;
 	esac
 	expect 0 '' "$cgstream" top -b -n 3 --mode $mode --sort mem "$mio"
-	tables "$tmp/out" 3 "mode=$m" cols=MEM,IO/s top=memhog "sort=MEM (highest first)" \
+	tables "$tmp/out" 3 "mode=$m" cols=MEM,IO/s top=memhog sorted=MEM "sort=MEM (highest first)" \
 		num=memhog:MEM num=iohog:MEM num=idle:MEM dash=idle/leaf:MEM dash=idle/leaf:IO/s \
 		'total=  mem [0-9.]+[KMG]  io [0-9.]+[BKMG]/s' anyabove=memhog:MEM:41943040 \
 		anyabove=iohog:IO/s:100000 || fail "MEM and IO/s, --mode $mode"
@@ -118,7 +118,8 @@ for mode in auto kernel fallback; do
 done
 sed -n '1,/^$/p' "$tmp/out" | sed 's/^/  | /'
 expect 0 '' "$cgstream" top -b -n 2 --sort io "$mio"
-tables "$tmp/out" 2 top=iohog "sort=IO/s (highest first)" || fail "--sort io"
+tables "$tmp/out" 2 sorted=IO/s "sort=IO/s (highest first)" anyabove=iohog:IO/s:100000 ||
+	fail "--sort io"
 expect 0 '' "$cgstream" top -b -n 1 --controllers cpu,io "$mio"
 tables "$tmp/out" 1 cols=IO/s 'mode=kernel subtree ({cpu,io}.stat.stream.subtree)' ||
 	fail "--controllers cpu,io"
