@@ -105,6 +105,13 @@ if [[ -n $loop ]]; then
 		sleep 0.05; done' "$loop"
 fi
 
+# until the loads are under way (a TCG guest starts python slowly)
+for ((i = 0; i < 600; i++)); do
+	(($(cat "$demo/batch.slice/light/memory.current" 2>/dev/null || echo 0) > 60 << 20)) &&
+		{ [[ -z $loop ]] || grep -qs 'wbytes=[1-9]' "$demo/db.slice/busy/io.stat"; } && break
+	sleep 0.1
+done
+
 echo "cgstream demo: $(find "$demo" -type d | wc -l) cgroups under $demo; the kernel flushes cpu, memory" \
 	"and io statistics every $interval ms and cgstream reads the whole subtree once per flush" \
 	"(one read of each controller's *.stat.stream.subtree). Loaded: web.slice/busy and" \

@@ -328,11 +328,41 @@ static void cpu_numbers(struct fmt_cg *c, const struct cgstream_event *ev)
 		      s->throttled_usec - p->throttled_usec : 0;
 }
 
-/* memory as it is now; io rates since the last printed sample */
+/*
+ * io rates since the last printed sample.  Each controller's values are as
+ * of its own latest flush: a cycle (begun by the lead controller's flush)
+ * may find io's flush the one it already had; the rate over io's last two
+ * flushes then still holds.
+ */
+static void io_numbers(struct fmt_cg *c, const struct cgstream_io *io)
+{
+	uint64_t r, w;
+
+	if (!io) {
+		c->have_io = c->have_io_delta = false;
+		return;
+	}
+	if (c->have_io && io->flush_time_usec == c->io_time)
+		return;
+	io_sums(io, &r, &w);
+	c->have_io_delta = c->have_io && io->flush_time_usec > c->io_time;
+	if (c->have_io_delta) {
+		double dt = (double)(io->flush_time_usec - c->io_time) / 1e6;
+
+		/* a device gone makes the sum shrink: no negative rates */
+		c->io_rbps = r >= c->io_rbytes ? (double)(r - c->io_rbytes) / dt : 0.0;
+		c->io_wbps = w >= c->io_wbytes ? (double)(w - c->io_wbytes) / dt : 0.0;
+	}
+	c->io_rbytes = r;
+	c->io_wbytes = w;
+	c->io_time = io->flush_time_usec;
+	c->have_io = true;
+}
+
+/* memory as it is now; io rates */
 static void other_numbers(struct fmt_cg *c, const struct cgstream_event *ev)
 {
 	const struct cgstream_memory *m = ev_memory(ev);
-	const struct cgstream_io *io = ev_io(ev);
 
 	c->have_mem = m != NULL;
 	if (m) {
@@ -342,24 +372,7 @@ static void other_numbers(struct fmt_cg *c, const struct cgstream_event *ev)
 		if (cgstream_memory_get(m, "file", &c->mem_file) < 0)
 			c->mem_file = 0;
 	}
-	c->have_io_delta = false;
-	if (io) {
-		uint64_t r, w;
-
-		io_sums(io, &r, &w);
-		if (c->have_io && io->flush_time_usec > c->io_time) {
-			double dt = (double)(io->flush_time_usec - c->io_time) / 1e6;
-
-			/* a device gone makes the sum shrink: no negative rates */
-			c->io_rbps = r >= c->io_rbytes ? (double)(r - c->io_rbytes) / dt : 0.0;
-			c->io_wbps = w >= c->io_wbytes ? (double)(w - c->io_wbytes) / dt : 0.0;
-			c->have_io_delta = true;
-		}
-		c->io_rbytes = r;
-		c->io_wbytes = w;
-		c->io_time = io->flush_time_usec;
-	}
-	c->have_io = io != NULL;
+	io_numbers(c, ev_io(ev));
 }
 
 /* the base of the next numbers: this sample */

@@ -54,7 +54,7 @@ expect 0 '' as_nobody "$nobody_dir/cgstream" interval
 
 # per controller: one value sets all three; CTRL=MS one; --controller
 # limits; lines 'CTRL MS' once they differ; nothing written on a bad value
-intervals() { echo "$(cat "$root"/{cpu,memory,io}.stat.stream_interval)"; }
+intervals() { cat "$root"/{cpu,memory,io}.stat.stream_interval | paste -sd " "; }
 [[ $(intervals) == "300 300 300" ]] || fail "interval 300 set $(intervals)"
 expect 0 '' "$cgstream" interval memory=600
 [[ $(intervals) == "300 600 300" ]] || fail "memory=600 set $(intervals)"
