@@ -52,7 +52,7 @@ struct fmt_cg {
 	/* memory: the last sample's (have_mem) */
 	bool have_mem;
 	uint64_t mem_current, mem_anon, mem_file;
-	bool mem_has_current;		/* emulation of the root: no memory.current */
+	bool mem_has_current;		/* the root has no memory.current but in subtree mode */
 	/* io: all devices summed; rates once two samples came (have_io_delta) */
 	bool have_io, have_io_delta;
 	uint64_t io_rbytes, io_wbytes, io_time;
