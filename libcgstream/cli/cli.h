@@ -34,8 +34,23 @@ int cli_parse_fallback_interval(const char *arg, uint32_t *ms);
 int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r);
 /* says there is no cgroup2 mount; returns the exit status for it */
 int cli_no_cgroup2(void);
-/* why kernel mode cannot run here (no cpu.stat.stream), with a way out */
-extern const char cli_msg_no_kernel[];
+/*
+ * Says the kernel lacks the stream file of @ctrl (a CGSTREAM_CTRL_* bit;
+ * @subtree: its subtree file), with a way out, or that the cgroup2
+ * hierarchy of @opts lacks the controller itself; returns the exit status.
+ */
+int cli_no_stream(const struct cgstream_opts *opts, unsigned int ctrl, bool subtree);
+/* --OPT LIST ("cpu,memory,io", "all") into *mask; 0, or EXIT_USAGE after saying why */
+int cli_parse_controllers(const char *opt, const char *arg, uint32_t *mask);
+/*
+ * The controllers to read for the cgroups @paths (absolute, as resolved):
+ * @asked (CGSTREAM_CTRL_*) when the user named them, each of which must be
+ * enabled for every one of them (else said: EXIT_NO_KERNEL); with @asked
+ * 0, cpu and whichever of memory and io are enabled for any of them (a
+ * cgroup has a controller's <name>.stat).  0 or an exit status.
+ */
+int cli_controllers(const struct cgstream_opts *opts, uint32_t asked, char *const *paths,
+		    size_t n, uint32_t *out);
 /* trees in the kernel and fallback modes, and groups, hold an fd per cgroup */
 void cli_raise_fd_limit(void);
 

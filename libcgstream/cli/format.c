@@ -13,10 +13,10 @@
 #include "format.h"
 
 int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
-	     size_t rootlen)
+	     uint32_t controllers, size_t rootlen)
 {
 	*f = (struct fmt){ .out = out, .style = style, .every = every, .parents = parents,
-			   .rootlen = rootlen };
+			   .controllers = controllers, .rootlen = rootlen };
 	return cgs_hash_init(&f->by_id);
 }
 
@@ -122,52 +122,282 @@ static double pct(uint64_t a, uint64_t b, uint64_t dt)
 	return b >= a ? 100.0 * (double)(b - a) / (double)dt : 0.0;
 }
 
-static void fmt_json_sample(const struct fmt *f, const struct fmt_cg *c,
-			    const struct cgstream_event *ev, const char *mode)
+const char *fmt_bytes(char *buf, size_t size, double bytes)
 {
-	const struct cgstream_sample *s = &ev->sample;
+	static const char units[] = "BKMGTPE";
+	size_t u = 0;
+
+	while (bytes >= 1000.0 && u + 1 < sizeof(units) - 1) {
+		bytes /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%.0fB", bytes);
+	else if (bytes < 9.995)
+		snprintf(buf, size, "%.2f%c", bytes, units[u]);
+	else if (bytes < 99.95)
+		snprintf(buf, size, "%.1f%c", bytes, units[u]);
+	else
+		snprintf(buf, size, "%.0f%c", bytes, units[u]);
+	return buf;
+}
+
+uint64_t fmt_event_seq(const struct cgstream_event *ev)
+{
+	if (ev->controllers & CGSTREAM_CTRL_CPU)
+		return ev->sample.seq;
+	if ((ev->controllers & CGSTREAM_CTRL_MEMORY) && ev->memory)
+		return ev->memory->seq;
+	if ((ev->controllers & CGSTREAM_CTRL_IO) && ev->io)
+		return ev->io->seq;
+	return ev->sample.seq;
+}
+
+static const struct cgstream_memory *ev_memory(const struct cgstream_event *ev)
+{
+	return ev->controllers & CGSTREAM_CTRL_MEMORY ? ev->memory : NULL;
+}
+
+static const struct cgstream_io *ev_io(const struct cgstream_event *ev)
+{
+	return ev->controllers & CGSTREAM_CTRL_IO ? ev->io : NULL;
+}
+
+/* "memory": {"anon": N, ...}: every value, by the names the library gives */
+static void json_memory(FILE *out, const struct cgstream_memory *m)
+{
+	fputs(", \"memory\": {", out);
+	for (uint32_t i = 0; i < m->nr; i++) {
+		fputs(i ? ", " : "", out);
+		json_string(out, m->names[i]);
+		fprintf(out, ": %llu", (unsigned long long)m->values[i]);
+	}
+	fputc('}', out);
+}
+
+/* "io": [{"major": 7, "minor": 0, "rbytes": N, ...}, ...]: as io.stat lists them */
+static void json_io(FILE *out, const struct cgstream_io *io)
+{
+	fputs(", \"io\": [", out);
+	for (uint32_t i = 0; i < io->nr_devices; i++) {
+		const struct cgstream_io_device *d = &io->devices[i];
+
+		fprintf(out, "%s{\"major\": %u, \"minor\": %u, \"rbytes\": %llu, \"wbytes\": %llu, "
+			"\"rios\": %llu, \"wios\": %llu, \"dbytes\": %llu, \"dios\": %llu}",
+			i ? ", " : "", d->major, d->minor, (unsigned long long)d->rbytes,
+			(unsigned long long)d->wbytes, (unsigned long long)d->rios,
+			(unsigned long long)d->wios, (unsigned long long)d->dbytes,
+			(unsigned long long)d->dios);
+	}
+	fputc(']', out);
+}
+
+/*
+ * "<ctrl>_mode", "<ctrl>_seq", "<ctrl>_flush_time_usec": a controller
+ * other than cpu (whose keys are the sample's own, unprefixed); null, and
+ * "<ctrl>": null, where this cgroup has none of its values.  True when
+ * the caller is to print "<ctrl>".
+ */
+static bool json_ctrl_head(FILE *out, const char *ctrl, const char *mode, bool have, uint64_t seq,
+			   uint64_t time)
+{
+	fprintf(out, ", \"%s_mode\": \"%s\"", ctrl, mode ? mode : "");
+	if (have)
+		fprintf(out, ", \"%s_seq\": %llu, \"%s_flush_time_usec\": %llu", ctrl,
+			(unsigned long long)seq, ctrl, (unsigned long long)time);
+	else
+		fprintf(out, ", \"%s_seq\": null, \"%s_flush_time_usec\": null, \"%s\": null", ctrl,
+			ctrl, ctrl);
+	return have;
+}
+
+static void fmt_json_sample(const struct fmt *f, const struct fmt_cg *c,
+			    const struct cgstream_event *ev, const struct fmt_src *src)
+{
+	const struct cgstream_memory *m = ev_memory(ev);
+	const struct cgstream_io *io = ev_io(ev);
 	FILE *out = f->out;
 
 	json_head(f, ev);
-	json_fields(out, s);
-	if (c->have_delta)
-		fprintf(out, ", \"cpu_percent\": %.2f", c->cpu);
-	else
-		fputs(", \"cpu_percent\": null", out);
-	fprintf(out, ", \"mode\": \"%s\"}\n", mode);
+	if (src->controllers & CGSTREAM_CTRL_CPU) {
+		json_fields(out, &ev->sample);
+		if (c->have_delta)
+			fprintf(out, ", \"cpu_percent\": %.2f", c->cpu);
+		else
+			fputs(", \"cpu_percent\": null", out);
+	}
+	fprintf(out, ", \"mode\": \"%s\"", src->mode);
+	if ((src->controllers & CGSTREAM_CTRL_MEMORY) &&
+	    json_ctrl_head(out, "memory", src->ctrl_mode[FMT_MEMORY], m, m ? m->seq : 0,
+			   m ? m->flush_time_usec : 0))
+		json_memory(out, m);
+	if ((src->controllers & CGSTREAM_CTRL_IO) &&
+	    json_ctrl_head(out, "io", src->ctrl_mode[FMT_IO], io, io ? io->seq : 0,
+			   io ? io->flush_time_usec : 0))
+		json_io(out, io);
+	fputs("}\n", out);
+}
+
+/* "; memory 1.20G (anon 1.00G, file 200M); io read 1.20M/s, write 0B/s" */
+static void fmt_line_others(const struct fmt *f, const struct fmt_cg *c, const struct fmt_src *src,
+			    const char *sep)
+{
+	char a[16], b[16], d[16];
+
+	if ((src->controllers & CGSTREAM_CTRL_MEMORY) && c->have_mem) {
+		fputs(sep, f->out);
+		sep = "; ";
+		if (c->mem_has_current)
+			fprintf(f->out, "memory %s (anon %s, file %s)",
+				fmt_bytes(a, sizeof(a), (double)c->mem_current),
+				fmt_bytes(b, sizeof(b), (double)c->mem_anon),
+				fmt_bytes(d, sizeof(d), (double)c->mem_file));
+		else
+			fprintf(f->out, "memory anon %s, file %s",
+				fmt_bytes(b, sizeof(b), (double)c->mem_anon),
+				fmt_bytes(d, sizeof(d), (double)c->mem_file));
+	}
+	if ((src->controllers & CGSTREAM_CTRL_IO) && c->have_io) {
+		fputs(sep, f->out);
+		if (c->have_io_delta)
+			fprintf(f->out, "io read %s/s, write %s/s", fmt_bytes(a, sizeof(a), c->io_rbps),
+				fmt_bytes(b, sizeof(b), c->io_wbps));
+		else
+			fprintf(f->out, "io %s read, %s written so far",
+				fmt_bytes(a, sizeof(a), (double)c->io_rbytes),
+				fmt_bytes(b, sizeof(b), (double)c->io_wbytes));
+	}
 }
 
 static void fmt_line_sample(const struct fmt *f, const struct fmt_cg *c,
-			    const struct cgstream_sample *s)
+			    const struct cgstream_event *ev, const struct fmt_src *src)
 {
-	fprintf(f->out, "seq %llu %s: ", (unsigned long long)s->seq, fmt_shown(f, c->path));
-	if (!c->have_delta) {
-		fprintf(f->out, "first sample, %.3f s of CPU so far\n", (double)s->usage_usec / 1e6);
+	const struct cgstream_sample *s = &ev->sample;
+
+	fprintf(f->out, "seq %llu %s: ", (unsigned long long)fmt_event_seq(ev),
+		fmt_shown(f, c->path));
+	if (!(src->controllers & CGSTREAM_CTRL_CPU)) {
+		fmt_line_others(f, c, src, "");
+		fputc('\n', f->out);
 		return;
 	}
-	fprintf(f->out, "cpu %.1f%% (user %.1f%%, system %.1f%%)", c->cpu, c->user, c->sys);
-	if (c->has_thr)
-		fprintf(f->out, ", throttled %llu times for %.1f ms",
-			(unsigned long long)c->thr_n, (double)c->thr_usec / 1000.0);
+	if (!c->have_delta) {
+		fprintf(f->out, "first sample, %.3f s of CPU so far", (double)s->usage_usec / 1e6);
+	} else {
+		fprintf(f->out, "cpu %.1f%% (user %.1f%%, system %.1f%%)", c->cpu, c->user, c->sys);
+		if (c->has_thr)
+			fprintf(f->out, ", throttled %llu times for %.1f ms",
+				(unsigned long long)c->thr_n, (double)c->thr_usec / 1000.0);
+	}
+	fmt_line_others(f, c, src, "; ");
 	fputc('\n', f->out);
 }
 
-static bool fmt_sample(struct fmt *f, const struct cgstream_event *ev, const char *mode)
+/* the io devices' bytes, summed */
+static void io_sums(const struct cgstream_io *io, uint64_t *r, uint64_t *w)
 {
-	const struct cgstream_sample *s = &ev->sample;
+	*r = *w = 0;
+	for (uint32_t i = 0; i < io->nr_devices; i++) {
+		*r += io->devices[i].rbytes;
+		*w += io->devices[i].wbytes;
+	}
+}
+
+/* since the last printed sample (or the base): CPU% and throttling */
+static void cpu_numbers(struct fmt_cg *c, const struct cgstream_event *ev)
+{
+	const struct cgstream_sample *s = &ev->sample, *p = &c->prev;
+	uint64_t dt;
+
+	c->have_delta = (ev->controllers & CGSTREAM_CTRL_CPU) && c->have_prev &&
+			(p->present & CGSTREAM_F_USAGE) && s->flush_time_usec > p->flush_time_usec;
+	if (!c->have_delta)
+		return;
+	dt = s->flush_time_usec - p->flush_time_usec;
+	c->cpu = pct(p->usage_usec, s->usage_usec, dt);
+	c->user = pct(p->user_usec, s->user_usec, dt);
+	c->sys = pct(p->system_usec, s->system_usec, dt);
+	c->has_thr = (s->present & p->present & CGSTREAM_F_NR_PERIODS) &&
+		     (s->present & p->present & CGSTREAM_F_NR_THROTTLED) &&
+		     (s->present & p->present & CGSTREAM_F_THROTTLED);
+	c->thr_periods = c->has_thr && s->nr_periods >= p->nr_periods ?
+			 s->nr_periods - p->nr_periods : 0;
+	c->thr_n = c->has_thr && s->nr_throttled >= p->nr_throttled ?
+		   s->nr_throttled - p->nr_throttled : 0;
+	c->thr_usec = c->has_thr && s->throttled_usec >= p->throttled_usec ?
+		      s->throttled_usec - p->throttled_usec : 0;
+}
+
+/*
+ * io rates since the last printed sample.  Each controller's values are as
+ * of its own latest flush: a cycle (begun by the lead controller's flush)
+ * may find io's flush the one it already had; the rate over io's last two
+ * flushes then still holds.
+ */
+static void io_numbers(struct fmt_cg *c, const struct cgstream_io *io)
+{
+	uint64_t r, w;
+
+	if (!io) {
+		c->have_io = c->have_io_delta = false;
+		return;
+	}
+	if (c->have_io && io->flush_time_usec == c->io_time)
+		return;
+	io_sums(io, &r, &w);
+	c->have_io_delta = c->have_io && io->flush_time_usec > c->io_time;
+	if (c->have_io_delta) {
+		double dt = (double)(io->flush_time_usec - c->io_time) / 1e6;
+
+		/* a device gone makes the sum shrink: no negative rates */
+		c->io_rbps = r >= c->io_rbytes ? (double)(r - c->io_rbytes) / dt : 0.0;
+		c->io_wbps = w >= c->io_wbytes ? (double)(w - c->io_wbytes) / dt : 0.0;
+	}
+	c->io_rbytes = r;
+	c->io_wbytes = w;
+	c->io_time = io->flush_time_usec;
+	c->have_io = true;
+}
+
+/* memory as it is now; io rates */
+static void other_numbers(struct fmt_cg *c, const struct cgstream_event *ev)
+{
+	const struct cgstream_memory *m = ev_memory(ev);
+
+	c->have_mem = m != NULL;
+	if (m) {
+		c->mem_has_current = cgstream_memory_get(m, "current", &c->mem_current) == 0;
+		if (cgstream_memory_get(m, "anon", &c->mem_anon) < 0)
+			c->mem_anon = 0;
+		if (cgstream_memory_get(m, "file", &c->mem_file) < 0)
+			c->mem_file = 0;
+	}
+	io_numbers(c, ev_io(ev));
+}
+
+/* the base of the next numbers: this sample */
+static void take_base(struct fmt_cg *c, const struct cgstream_event *ev)
+{
+	if (ev->controllers & CGSTREAM_CTRL_CPU)
+		c->prev = ev->sample;
+	else
+		c->prev.present = 0;
+	c->have_prev = true;
+}
+
+static bool fmt_sample(struct fmt *f, const struct cgstream_event *ev, const struct fmt_src *src)
+{
 	struct fmt_cg *c = fmt_get(f, ev);
-	const struct cgstream_sample *p;
 
 	if (!c)
 		return false;	/* no memory: this one is not shown */
-	p = &c->prev;
 	if (f->every > 1) {
-		uint64_t window = s->seq / f->every;
+		uint64_t window = fmt_event_seq(ev) / f->every;
 
 		if (!c->have_prev) {
-			/* the base of the first printed CPU% */
-			c->prev = *s;
-			c->have_prev = true;
+			/* the base of the first printed CPU% and io rates */
+			take_base(c, ev);
+			other_numbers(c, ev);
 			c->window = window;
 			return false;
 		}
@@ -177,29 +407,13 @@ static bool fmt_sample(struct fmt *f, const struct cgstream_event *ev, const cha
 		c->window = window;
 	}
 
-	c->have_delta = c->have_prev && s->flush_time_usec > p->flush_time_usec;
-	if (c->have_delta) {
-		uint64_t dt = s->flush_time_usec - p->flush_time_usec;
-
-		c->cpu = pct(p->usage_usec, s->usage_usec, dt);
-		c->user = pct(p->user_usec, s->user_usec, dt);
-		c->sys = pct(p->system_usec, s->system_usec, dt);
-		c->has_thr = (s->present & p->present & CGSTREAM_F_NR_PERIODS) &&
-			     (s->present & p->present & CGSTREAM_F_NR_THROTTLED) &&
-			     (s->present & p->present & CGSTREAM_F_THROTTLED);
-		c->thr_periods = c->has_thr && s->nr_periods >= p->nr_periods ?
-				 s->nr_periods - p->nr_periods : 0;
-		c->thr_n = c->has_thr && s->nr_throttled >= p->nr_throttled ?
-			   s->nr_throttled - p->nr_throttled : 0;
-		c->thr_usec = c->has_thr && s->throttled_usec >= p->throttled_usec ?
-			      s->throttled_usec - p->throttled_usec : 0;
-	}
+	cpu_numbers(c, ev);
+	other_numbers(c, ev);
 	if (f->style == FMT_JSON)
-		fmt_json_sample(f, c, ev, mode);
+		fmt_json_sample(f, c, ev, src);
 	else if (f->style == FMT_LINES)
-		fmt_line_sample(f, c, s);
-	c->prev = *s;
-	c->have_prev = true;
+		fmt_line_sample(f, c, ev, src);
+	take_base(c, ev);
 	return true;
 }
 
@@ -235,11 +449,11 @@ static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
 		fmt_forget(f, c);
 }
 
-bool fmt_event(struct fmt *f, const struct cgstream_event *ev, const char *mode)
+bool fmt_event(struct fmt *f, const struct cgstream_event *ev, const struct fmt_src *src)
 {
 	switch (ev->type) {
 	case CGSTREAM_EVENT_SAMPLE:
-		return fmt_sample(f, ev, mode);
+		return fmt_sample(f, ev, src);
 	case CGSTREAM_EVENT_REMOVED:
 	case CGSTREAM_EVENT_ERROR:
 	case CGSTREAM_EVENT_ADDED:
@@ -267,6 +481,23 @@ struct fmt_cg **fmt_cgroups(const struct fmt *f)
 	return v;
 }
 
+/* the table's cells of memory and io, after the CPU ones */
+static void table_others(const struct fmt *f, const struct fmt_cg *c)
+{
+	char a[16], b[16];
+
+	if (f->controllers & CGSTREAM_CTRL_MEMORY)
+		fprintf(f->out, " %7s", c->have_mem && c->mem_has_current ?
+			fmt_bytes(a, sizeof(a), (double)c->mem_current) : "-");
+	if (f->controllers & CGSTREAM_CTRL_IO) {
+		if (c->have_io_delta)
+			fprintf(f->out, " %7s %7s", fmt_bytes(a, sizeof(a), c->io_rbps),
+				fmt_bytes(b, sizeof(b), c->io_wbps));
+		else
+			fprintf(f->out, " %7s %7s", "-", "-");
+	}
+}
+
 void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
 {
 	struct fmt_cg **v;
@@ -282,22 +513,27 @@ void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
 	fputs("\033[H\033[2J", out);
 	fprintf(out, "cgstream: %zu cgroups, %s mode, seq %llu  (Ctrl-C quits)\n\n", n, mode,
 		(unsigned long long)seq);
-	fprintf(out, "%-40s %7s %7s %7s %10s %10s\n", "CGROUP", "CPU%", "USER%", "SYS%",
-		"THROTTLED", "THR-MS");
+	fprintf(out, "%-32s", "CGROUP");
+	if (f->controllers & CGSTREAM_CTRL_CPU)
+		fprintf(out, " %7s %7s %7s %10s %10s", "CPU%", "USER%", "SYS%", "THROTTLED", "THR-MS");
+	if (f->controllers & CGSTREAM_CTRL_MEMORY)
+		fprintf(out, " %7s", "MEM");
+	if (f->controllers & CGSTREAM_CTRL_IO)
+		fprintf(out, " %7s %7s", "READ/s", "WRITE/s");
+	fputc('\n', out);
 	for (size_t i = 0; i < n; i++) {
 		const struct fmt_cg *c = v[i];
 
-		fprintf(out, "%-40s ", fmt_shown(f, c->path));
-		if (!c->have_delta) {
-			fprintf(out, "%7s %7s %7s %10s %10s\n", "-", "-", "-", "-", "-");
-			continue;
-		}
-		fprintf(out, "%7.1f %7.1f %7.1f ", c->cpu, c->user, c->sys);
-		if (c->has_thr)
-			fprintf(out, "%10llu %10.1f\n", (unsigned long long)c->thr_n,
-				(double)c->thr_usec / 1000.0);
-		else
-			fprintf(out, "%10s %10s\n", "-", "-");
+		fprintf(out, "%-32s", fmt_shown(f, c->path));
+		if ((f->controllers & CGSTREAM_CTRL_CPU) && !c->have_delta)
+			fprintf(out, " %7s %7s %7s %10s %10s", "-", "-", "-", "-", "-");
+		else if ((f->controllers & CGSTREAM_CTRL_CPU) && c->has_thr)
+			fprintf(out, " %7.1f %7.1f %7.1f %10llu %10.1f", c->cpu, c->user, c->sys,
+				(unsigned long long)c->thr_n, (double)c->thr_usec / 1000.0);
+		else if (f->controllers & CGSTREAM_CTRL_CPU)
+			fprintf(out, " %7.1f %7.1f %7.1f %10s %10s", c->cpu, c->user, c->sys, "-", "-");
+		table_others(f, c);
+		fputc('\n', out);
 	}
 	if (f->removed_note[0])
 		fprintf(out, "\nremoved: %s\n", f->removed_note);

@@ -3,8 +3,8 @@
  * The one printer of cgstream's samples and events, for every way of
  * watching (a group of named cgroups, trees) and every output (JSON lines,
  * plain lines, the live table).  It keeps each cgroup's last printed
- * sample, by cgroup id, for the CPU percentages and --every; cgstream top
- * takes its numbers from here too (FMT_NONE).
+ * sample, by cgroup id, for the CPU percentages, the io rates and --every;
+ * cgstream top takes its numbers from here too (FMT_NONE).
  */
 #ifndef CGSTREAM_FORMAT_H
 #define CGSTREAM_FORMAT_H
@@ -18,26 +18,45 @@
 
 enum fmt_style {
 	FMT_JSON,	/* one JSON object per sample or event per line */
-	FMT_LINES,	/* "seq N /path: cpu ..." */
+	FMT_LINES,	/* "seq N /path: cpu ...; memory ...; io ..." */
 	FMT_TABLE,	/* a table redrawn per cycle (a terminal) */
 	FMT_NONE,	/* keep the numbers, print nothing: cgstream top draws */
 };
 
+/* the controllers, by the index of their CGSTREAM_CTRL_* bit */
+enum { FMT_CPU, FMT_MEMORY, FMT_IO, FMT_NCTRL };
+
+/* where a batch of events comes from: what it reads, in which modes */
+struct fmt_src {
+	uint32_t controllers;		/* CGSTREAM_CTRL_* asked for */
+	const char *mode;		/* the lead controller's mode's name */
+	const char *ctrl_mode[FMT_NCTRL]; /* each controller's, NULL if not read */
+};
+
 /*
  * A cgroup's numbers: its last printed cycle (with FMT_NONE: its last
- * sample), in percent of one CPU over the time between that sample's
- * flush and the one before it (with --every: the last printed one).
+ * sample).  CPU in percent of one CPU over the time between that sample's
+ * flush and the one before it (with --every: the last printed one); io
+ * in bytes per second over its own flushes' times; memory as it is.
  */
 struct fmt_cg {
 	struct cgs_hnode node;		/* by cgroup id: node.key */
 	char *path;			/* absolute */
-	bool have_prev, have_delta;	/* have_delta: two samples, the numbers below */
+	bool have_prev, have_delta;	/* have_delta: two cpu samples, the numbers below */
 	struct cgstream_sample prev;	/* the last printed sample (or the first seen) */
-	uint64_t window;		/* --every: flush_seq / N of prev */
+	uint64_t window;		/* --every: lead seq / N of prev */
 	double cpu, user, sys;
 	bool has_thr;			/* the cpu controller's fields, in both samples */
 	uint64_t thr_periods;		/* nr_periods in the cycle */
 	uint64_t thr_n, thr_usec;	/* nr_throttled, throttled_usec in the cycle */
+	/* memory: the last sample's (have_mem) */
+	bool have_mem;
+	uint64_t mem_current, mem_anon, mem_file;
+	bool mem_has_current;		/* the root has no memory.current but in subtree mode */
+	/* io: all devices summed; rates once two samples came (have_io_delta) */
+	bool have_io, have_io_delta;
+	uint64_t io_rbytes, io_wbytes, io_time;
+	double io_rbps, io_wbps;
 };
 
 struct fmt {
@@ -45,6 +64,7 @@ struct fmt {
 	enum fmt_style style;
 	uint64_t every;		/* print one cycle in N (0, 1: all) */
 	bool parents;		/* JSON: parent_id (trees) */
+	uint32_t controllers;	/* of every source: the table's columns */
 	size_t rootlen;		/* the cgroup2 mount, cut from shown paths */
 	struct cgs_hash by_id;
 	size_t n_cgroups;
@@ -53,13 +73,15 @@ struct fmt {
 
 /* 0 or -ENOMEM */
 int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
-	     size_t rootlen);
+	     uint32_t controllers, size_t rootlen);
 void fmt_fini(struct fmt *f);
 /*
- * One event of a batch from a source in @mode; true when it printed a
- * sample (--every may skip one).
+ * One event of a batch from @src; true when it printed a sample (--every
+ * may skip one).
  */
-bool fmt_event(struct fmt *f, const struct cgstream_event *ev, const char *mode);
+bool fmt_event(struct fmt *f, const struct cgstream_event *ev, const struct fmt_src *src);
+/* the sequence number a sample is counted by: its lead controller's */
+uint64_t fmt_event_seq(const struct cgstream_event *ev);
 /* a batch ended: the table is redrawn */
 void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq);
 /*
@@ -68,5 +90,15 @@ void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq);
  * is no memory.
  */
 struct fmt_cg **fmt_cgroups(const struct fmt *f);
+/*
+ * @bytes as at most 5 characters, powers of 1024: "512B", "1.50K",
+ * "12.3M", "123G"; into @buf, returned.
+ */
+const char *fmt_bytes(char *buf, size_t size, double bytes);
+/* the sum of the io devices' reads and writes, in bytes per second */
+static inline double fmt_io_bps(const struct fmt_cg *c)
+{
+	return c->io_rbps + c->io_wbps;
+}
 
 #endif

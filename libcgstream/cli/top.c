@@ -39,15 +39,15 @@
 #include "format.h"
 
 #define BATCH		256
-/* the columns after CGROUP: " %7s %7s %7s %6s %8s" */
-#define NUM_WIDTH	40
+/* the columns after CGROUP: " %7s %7s %7s %6s %8s", then " %6s" for MEM and IO/s */
+#define CPU_WIDTH	40
+#define OTHER_WIDTH	7
 #define MIN_PATH_WIDTH	10
-#define MIN_COLS	(MIN_PATH_WIDTH + NUM_WIDTH)
 /* six header lines and the column heading, then rows, then the footer */
 #define HEAD_LINES	7
 #define MIN_ROWS	(HEAD_LINES + 2)
 
-enum sort_key { SORT_CPU, SORT_USER, SORT_SYS, SORT_THROTTLED, SORT_NAME };
+enum sort_key { SORT_CPU, SORT_USER, SORT_SYS, SORT_THROTTLED, SORT_MEM, SORT_IO, SORT_NAME };
 
 static const struct {
 	char key;		/* the key that picks it */
@@ -58,6 +58,8 @@ static const struct {
 	[SORT_USER] = { 'u', "user", "USER%" },
 	[SORT_SYS] = { 's', "sys", "SYS%" },
 	[SORT_THROTTLED] = { 't', "throttled", "THR-MS" },
+	[SORT_MEM] = { 'm', "mem", "MEM" },
+	[SORT_IO] = { 'i', "io", "IO/s" },
 	[SORT_NAME] = { 'n', "name", "CGROUP" },
 };
 #define N_SORTS (sizeof(sorts) / sizeof(sorts[0]))
@@ -71,10 +73,12 @@ static const char term_leave_seq[] = "\033[?25h\033[?1049l";
 
 struct top {
 	struct cgstream_opts opts;
+	uint32_t asked;			/* --controllers; 0: the default */
 	struct cgstream_tree *t;
-	int mode;			/* the tree's */
-	const char *mode_name;		/* for fmt_event */
-	char mode_text[96];		/* as the header says it */
+	int mode;			/* the tree's (its lead controller's) */
+	unsigned int lead;		/* that controller */
+	struct fmt_src src;		/* for fmt_event */
+	char mode_text[128];		/* as the header says it */
 	const char *root;		/* the tree's path */
 	size_t rootlen;
 	struct fmt fmt;
@@ -109,26 +113,34 @@ static void usage_top(FILE *f)
 		"Usage: cgstream top [OPTIONS] [CGROUP]\n"
 		"\n"
 		"A live table of CGROUP's subtree (default: the whole hierarchy): each cgroup\n"
-		"below it with its CPU use in the last flush interval, busiest first, redrawn\n"
-		"once per flush.  CGROUP is absolute or relative to the cgroup2 mount.\n"
+		"below it with its CPU use in the last flush interval, busiest first, its\n"
+		"memory (MEM: memory.current) and io (IO/s: bytes read and written per\n"
+		"second), redrawn once per flush.  CGROUP is absolute or relative to the\n"
+		"cgroup2 mount.\n"
 		"\n"
 		"  -b, --batch               plain tables on standard output, one per flush\n"
 		"                            (from the second: the first has no CPU%% yet)\n"
 		"  -n, --iterations N        stop after N tables that can show CPU%%\n"
-		"  -s, --sort KEY            cpu (default), user, sys, throttled or name\n"
+		"  -s, --sort KEY            cpu (default), user, sys, throttled, mem, io or\n"
+		"                            name\n"
 		"      --reverse             the other way round (lowest first, or z..a)\n"
+		"      --controllers LIST    cpu,memory,io (or all): the columns; each must be\n"
+		"                            enabled for CGROUP.  Default: cpu, and memory and\n"
+		"                            io where they are enabled\n"
 		"      --mode auto|subtree|kernel|fallback\n"
 		"                            as for watch --recursive (default: auto)\n"
 		"      --fallback-interval MS\n"
 		"                            timer period of fallback mode (default: the\n"
 		"                            kernel's interval if set, else 1000)\n"
 		"\n"
-		"Keys: c u s t n sort by CPU%%, USER%%, SYS%%, throttled time, name;\n"
+		"Keys: c u s t m i n sort by CPU%%, USER%%, SYS%%, throttled time, MEM, IO/s,\n"
+		"      name;\n"
 		"      r reverses; q (or Ctrl-C) quits.\n"
 		"\n"
 		"Exit status: 0 ok, 1 failure, 2 usage error (also: not a terminal without\n"
 		"--batch), 3 no such cgroup (or it was removed while shown), 4 permission\n"
-		"denied, 5 the kernel lacks the stream (or subtree) file --mode asked for.\n");
+		"denied, 5 the kernel lacks the stream (or subtree) file --mode asked for, or\n"
+		"a controller --controllers asked for is not enabled for CGROUP.\n");
 }
 
 /* --- output: a frame of lines, written at once --- */
@@ -356,7 +368,18 @@ static const char *relative(const struct top *tp, const char *path)
 
 static bool has_value(const struct fmt_cg *c, enum sort_key k)
 {
-	return k == SORT_NAME || (c->have_delta && (k != SORT_THROTTLED || c->has_thr));
+	switch (k) {
+	case SORT_NAME:
+		return true;
+	case SORT_MEM:
+		return c->have_mem && c->mem_has_current;
+	case SORT_IO:
+		return c->have_io_delta;
+	case SORT_THROTTLED:
+		return c->have_delta && c->has_thr;
+	default:
+		return c->have_delta;
+	}
 }
 
 static double thr_pct(const struct fmt_cg *c)
@@ -375,6 +398,10 @@ static double sort_value(const struct fmt_cg *c, enum sort_key k)
 		return c->sys;
 	case SORT_THROTTLED:
 		return (double)c->thr_usec;
+	case SORT_MEM:
+		return (double)c->mem_current;
+	case SORT_IO:
+		return fmt_io_bps(c);
 	case SORT_NAME:
 		break;
 	}
@@ -421,10 +448,50 @@ static void cell(char *buf, size_t size, bool ok, double v)
 		snprintf(buf, size, "-");
 }
 
+/* the columns of memory and io, where the tree reads them */
+static bool has_mem(const struct top *tp)
+{
+	return tp->opts.controllers & CGSTREAM_CTRL_MEMORY;
+}
+
+static bool has_io(const struct top *tp)
+{
+	return tp->opts.controllers & CGSTREAM_CTRL_IO;
+}
+
+/* the width of the columns after CGROUP */
+static unsigned int num_width(const struct top *tp)
+{
+	return CPU_WIDTH + (has_mem(tp) ? OTHER_WIDTH : 0) + (has_io(tp) ? OTHER_WIDTH : 0);
+}
+
+static unsigned int min_cols(const struct top *tp)
+{
+	return MIN_PATH_WIDTH + num_width(tp);
+}
+
+/* " %6s" cells of MEM and IO/s into @buf (an empty string without them) */
+static void other_cells(char *buf, size_t size, const struct top *tp, const struct fmt_cg *c,
+			bool heading)
+{
+	char mem[16] = "-", io[16] = "-";
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!heading && has_value(c, SORT_MEM))
+		fmt_bytes(mem, sizeof(mem), (double)c->mem_current);
+	if (!heading && has_value(c, SORT_IO))
+		fmt_bytes(io, sizeof(io), fmt_io_bps(c));
+	if (has_mem(tp))
+		n += (size_t)snprintf(buf + n, size - n, " %6s", heading ? "MEM" : mem);
+	if (has_io(tp) && n < size)
+		snprintf(buf + n, size - n, " %6s", heading ? "IO/s" : io);
+}
+
 static void draw_row(struct frame *fr, const struct top *tp, const struct fmt_cg *c,
 		     size_t pathw)
 {
-	char name[PATH_MAX + 8], cpu[32], user[32], sys[32], thr[32], thr_ms[32];
+	char name[PATH_MAX + 8], cpu[32], user[32], sys[32], thr[32], thr_ms[32], others[32];
 	bool d = c->have_delta, t = d && c->has_thr;
 
 	shown_path(name, sizeof(name), relative(tp, c->path), fr->cols ? pathw : 0);
@@ -433,24 +500,35 @@ static void draw_row(struct frame *fr, const struct top *tp, const struct fmt_cg
 	cell(sys, sizeof(sys), d, c->sys);
 	cell(thr, sizeof(thr), t, thr_pct(c));
 	cell(thr_ms, sizeof(thr_ms), t, (double)c->thr_usec / 1000.0);
-	frame_line(fr, false, true, "%-*s %7s %7s %7s %6s %8s", (int)pathw, name, cpu, user,
-		   sys, thr, thr_ms);
+	other_cells(others, sizeof(others), tp, c, false);
+	frame_line(fr, false, true, "%-*s %7s %7s %7s %6s %8s%s", (int)pathw, name, cpu, user,
+		   sys, thr, thr_ms, others);
 }
 
-/* "subtree total: cpu 99.5%  user 98.9%  sys 0.6%  throttled 3.1% 12.0 ms" */
-static void draw_total(struct frame *fr, const struct fmt_cg *root)
+/*
+ * "subtree total: cpu 99.5%  user 98.9%  sys 0.6%  mem 1.21G  io 12.3M/s
+ * throttled 3.1% 12.0 ms" (throttling last: on a narrow terminal it is
+ * what is cut)
+ */
+static void draw_total(struct frame *fr, const struct top *tp, const struct fmt_cg *root)
 {
-	char cpu[32], user[32], sys[32], thr[96] = "";
+	char cpu[32], user[32], sys[32], thr[96] = "", mem[48] = "", io[48] = "", b[16];
 	bool d = root && root->have_delta;
 
 	cell(cpu, sizeof(cpu), d, d ? root->cpu : 0);
 	cell(user, sizeof(user), d, d ? root->user : 0);
 	cell(sys, sizeof(sys), d, d ? root->sys : 0);
+	if (has_mem(tp))
+		snprintf(mem, sizeof(mem), "  mem %s", root && has_value(root, SORT_MEM) ?
+			 fmt_bytes(b, sizeof(b), (double)root->mem_current) : "-");
+	if (has_io(tp))
+		snprintf(io, sizeof(io), "  io %s/s", root && has_value(root, SORT_IO) ?
+			 fmt_bytes(b, sizeof(b), fmt_io_bps(root)) : "-");
 	if (d && root->has_thr)
 		snprintf(thr, sizeof(thr), "  throttled %.1f%% %.1f ms", thr_pct(root),
 			 (double)root->thr_usec / 1000.0);
-	frame_line(fr, false, true, "subtree total: cpu %s%%  user %s%%  sys %s%%%s", cpu, user,
-		   sys, thr);
+	frame_line(fr, false, true, "subtree total: cpu %s%%  user %s%%  sys %s%%%s%s%s", cpu, user,
+		   sys, mem, io, thr);
 }
 
 /*
@@ -460,7 +538,7 @@ static void draw_total(struct frame *fr, const struct fmt_cg *root)
 static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 {
 	struct fmt_cg **v = fmt_cgroups(&tp->fmt), *root = NULL;
-	char path[PATH_MAX + 8], interval[96], missed[32], unreadable[48] = "";
+	char path[PATH_MAX + 8], interval[96], missed[32], unreadable[48] = "", others[32];
 	size_t n = 0, shown, pathw;
 
 	if (!v) {
@@ -483,8 +561,8 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 
 		pathw = l > pathw ? l : pathw;
 	}
-	if (fr->cols && pathw > fr->cols - NUM_WIDTH)
-		pathw = fr->cols - NUM_WIDTH;
+	if (fr->cols && pathw > fr->cols - num_width(tp))
+		pathw = fr->cols - num_width(tp);
 
 	if (!tp->interval_known)
 		snprintf(interval, sizeof(interval), "interval ?");
@@ -515,11 +593,12 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 		   sorts[tp->sort].column,
 		   tp->sort == SORT_NAME ? (tp->reverse ? "(z-a)" : "(a-z)")
 					 : (tp->reverse ? "(lowest first)" : "(highest first)"));
-	draw_total(fr, root);
+	draw_total(fr, tp, root);
 	if (tp->note[0] || fr->term)
 		frame_line(fr, false, true, "%s", tp->note);
-	frame_line(fr, true, true, "%-*s %7s %7s %7s %6s %8s", (int)pathw, "CGROUP", "CPU%",
-		   "USER%", "SYS%", "THR%", "THR-MS");
+	other_cells(others, sizeof(others), tp, NULL, true);
+	frame_line(fr, true, true, "%-*s %7s %7s %7s %6s %8s%s", (int)pathw, "CGROUP", "CPU%",
+		   "USER%", "SYS%", "THR%", "THR-MS", others);
 	for (size_t i = 0; i < shown; i++)
 		draw_row(fr, tp, v[i], pathw);
 	free(v);
@@ -540,9 +619,9 @@ static int top_draw(struct top *tp)
 	term_size(tp);
 	fr.cols = tp->cols;
 	frame_put(&fr, "\033[H");
-	if (tp->cols < MIN_COLS || tp->rows < MIN_ROWS) {
+	if (tp->cols < min_cols(tp) || tp->rows < MIN_ROWS) {
 		frame_line(&fr, false, true, "terminal too small (%ux%u)", tp->cols, tp->rows);
-		frame_line(&fr, false, true, "cgstream top needs %ux%u", MIN_COLS, MIN_ROWS);
+		frame_line(&fr, false, true, "cgstream top needs %ux%u", min_cols(tp), MIN_ROWS);
 		frame_line(&fr, false, false, "q quits");
 		frame_put(&fr, "\033[J");
 	} else {
@@ -550,8 +629,13 @@ static int top_draw(struct top *tp)
 		frame_put(&fr, "\033[J");
 		snprintf(pos, sizeof(pos), "\033[%u;1H", tp->rows);
 		frame_put(&fr, pos);
-		frame_line(&fr, false, false,
-			   "q quit   sort: c cpu  u user  s sys  t throttled  n name   r reverse");
+		if (has_mem(tp) || has_io(tp))
+			frame_line(&fr, false, false, "q quit  sort: c cpu  u user  s sys  t thr%s%s"
+				   "  n name  r reverse", has_mem(tp) ? "  m mem" : "",
+				   has_io(tp) ? "  i io" : "");
+		else
+			frame_line(&fr, false, false, "q quit   sort: c cpu  u user  s sys  "
+				   "t throttled  n name   r reverse");
 	}
 	r = fr.nomem ? -ENOMEM : write_all(STDOUT_FILENO, fr.buf, fr.len);
 	free(fr.buf);
@@ -581,36 +665,82 @@ static void top_read_interval(struct top *tp)
 		/* the library's rule (cgstream.h), taken once at open as it does */
 		if (!tp->interval_known) {
 			ms = tp->opts.fallback_interval_ms;
-			if (!ms && (cgstream_get_interval(&tp->opts, &ms) < 0 || ms == 0))
+			if (!ms && (cgstream_get_ctrl_interval(&tp->opts, tp->lead, &ms) < 0 || ms == 0))
 				ms = 1000;
 			tp->interval_ms = ms;
 			tp->interval_known = true;
 		}
 		return;
 	}
-	tp->interval_known = cgstream_get_interval(&tp->opts, &ms) == 0;
+	tp->interval_known = cgstream_get_ctrl_interval(&tp->opts, tp->lead, &ms) == 0;
 	if (tp->interval_known)
 		tp->interval_ms = ms;
 }
 
+/*
+ * The header's mode line.  One controller: "kernel subtree
+ * (cpu.stat.stream.subtree)"; several in the same mode: "kernel subtree
+ * ({cpu,memory,io}.stat.stream.subtree)"; in different modes: "cpu subtree,
+ * memory streams, io emulation".  With --mode auto, a mode below the best
+ * says what the kernel lacks.
+ */
 static void top_describe_mode(struct top *tp, int asked)
 {
-	static const char *const why[] = {
-		[CGSTREAM_MODE_SUBTREE] = "kernel subtree (cpu.stat.stream.subtree)",
-		[CGSTREAM_MODE_KERNEL] = "streams (cpu.stat.stream per cgroup)",
-		[CGSTREAM_MODE_FALLBACK] = "emulation (cpu.stat read on a timer)",
+	static const char *const word[] = {
+		[CGSTREAM_MODE_SUBTREE] = "subtree",
+		[CGSTREAM_MODE_KERNEL] = "streams",
+		[CGSTREAM_MODE_FALLBACK] = "emulation",
 	};
+	char names[48] = "";
+	size_t n = 0, len = 0;
+	int modes[FMT_NCTRL], same = -1;
+	bool mixed = false;
 
-	if (asked == CGSTREAM_MODE_AUTO && tp->mode == CGSTREAM_MODE_KERNEL)
+	for (unsigned int k = 0; k < FMT_NCTRL; k++) {
+		unsigned int b = 1u << k;
+
+		modes[k] = -1;
+		if (!(tp->opts.controllers & b))
+			continue;
+		modes[k] = cgstream_tree_ctrl_mode(tp->t, b);
+		if (modes[k] < CGSTREAM_MODE_KERNEL || modes[k] > CGSTREAM_MODE_SUBTREE)
+			modes[k] = tp->mode;
+		mixed |= same >= 0 && modes[k] != same;
+		same = modes[k];
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", n++ ? "," : "",
+					cgstream_controller_name(b));
+	}
+	if (n > 1) {
+		/* {cpu,memory,io} */
+		memmove(names + 1, names, strlen(names) + 1);
+		names[0] = '{';
+		strcat(names, "}");
+	}
+	if (mixed) {
+		len = 0;
+		for (unsigned int k = 0; k < FMT_NCTRL; k++)
+			if (modes[k] >= 0)
+				len += (size_t)snprintf(tp->mode_text + len, sizeof(tp->mode_text) - len,
+							"%s%s %s", len ? ", " : "",
+							cgstream_controller_name(1u << k),
+							word[modes[k]]);
+		return;
+	}
+	if (asked == CGSTREAM_MODE_AUTO && same == CGSTREAM_MODE_KERNEL)
 		snprintf(tp->mode_text, sizeof(tp->mode_text),
-			 "streams (this kernel has no cpu.stat.stream.subtree)");
-	else if (asked == CGSTREAM_MODE_AUTO && tp->mode == CGSTREAM_MODE_FALLBACK)
+			 "streams (this kernel has no %s.stat.stream.subtree)", names);
+	else if (asked == CGSTREAM_MODE_AUTO && same == CGSTREAM_MODE_FALLBACK)
 		snprintf(tp->mode_text, sizeof(tp->mode_text),
-			 "emulation (this kernel has no cpu.stat.stream)");
+			 "emulation (this kernel has no %s.stat.stream)", names);
+	else if (same == CGSTREAM_MODE_SUBTREE)
+		snprintf(tp->mode_text, sizeof(tp->mode_text),
+			 "kernel subtree (%s.stat.stream.subtree)", names);
+	else if (same == CGSTREAM_MODE_KERNEL)
+		snprintf(tp->mode_text, sizeof(tp->mode_text),
+			 "streams (%s.stat.stream per cgroup)", names);
 	else
-		snprintf(tp->mode_text, sizeof(tp->mode_text), "%s",
-			 tp->mode >= 0 && tp->mode <= CGSTREAM_MODE_SUBTREE && why[tp->mode] ?
-			 why[tp->mode] : tp->mode_name);
+		snprintf(tp->mode_text, sizeof(tp->mode_text), "emulation (%s.stat read on a timer)",
+			 names);
 }
 
 static void note_add(struct top *tp, const char *what, const char *path, int err)
@@ -656,6 +786,7 @@ static void free_unreadable(struct top *tp)
 static void top_event(struct top *tp, const struct cgstream_event *ev)
 {
 	const struct cgstream_sample *s = &ev->sample;
+	uint64_t seq;
 
 	set_unreadable(tp, s->cgroup_id, ev->type == CGSTREAM_EVENT_ERROR);
 
@@ -677,13 +808,14 @@ static void top_event(struct top *tp, const struct cgstream_event *ev)
 	case CGSTREAM_EVENT_SAMPLE:
 		if (s->cgroup_id != tp->root_id)
 			break;
+		seq = fmt_event_seq(ev);
 		/* flushes this program did not see (it fell behind) */
-		if (tp->have_seq && s->seq > tp->seq + 1)
-			tp->gaps += s->seq - tp->seq - 1;
-		tp->seq = s->seq;
+		if (tp->have_seq && seq > tp->seq + 1)
+			tp->gaps += seq - tp->seq - 1;
+		tp->seq = seq;
 		tp->have_seq = true;
 		/* cycles the kernel's flusher (or the emulation's timer) skipped */
-		if (s->present & CGSTREAM_F_FLUSH_MISSED) {
+		if ((ev->controllers & CGSTREAM_CTRL_CPU) && (s->present & CGSTREAM_F_FLUSH_MISSED)) {
 			if (!tp->have_missed)
 				tp->missed_base = s->flush_missed;
 			tp->have_missed = true;
@@ -691,7 +823,7 @@ static void top_event(struct top *tp, const struct cgstream_event *ev)
 		}
 		break;
 	}
-	fmt_event(&tp->fmt, ev, tp->mode_name);
+	fmt_event(&tp->fmt, ev, &tp->src);
 }
 
 /* 1: a cycle came in, 0: nothing yet, -errno (-ENODEV: the root went) */
@@ -732,7 +864,8 @@ static int parse_sort(const char *name, enum sort_key *k)
 			return 0;
 		}
 	}
-	fprintf(stderr, "cgstream: --sort is cpu, user, sys, throttled or name, not '%s'\n", name);
+	fprintf(stderr, "cgstream: --sort is cpu, user, sys, throttled, mem, io or name, not '%s'\n",
+		name);
 	return EXIT_USAGE;
 }
 
@@ -894,6 +1027,7 @@ static int top_options(struct top *tp, int argc, char **argv)
 		{ "reverse", no_argument, NULL, 'R' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "fallback-interval", required_argument, NULL, 'f' },
+		{ "controllers", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -928,6 +1062,10 @@ static int top_options(struct top *tp, int argc, char **argv)
 			if (cli_parse_fallback_interval(optarg, &tp->opts.fallback_interval_ms))
 				return EXIT_USAGE;
 			break;
+		case 'C':
+			if (cli_parse_controllers("controllers", optarg, &tp->asked))
+				return EXIT_USAGE;
+			break;
 		case 'h':
 			usage_top(stdout);
 			return EXIT_OK;
@@ -956,6 +1094,7 @@ static int top_options(struct top *tp, int argc, char **argv)
 int cmd_top(int argc, char **argv)
 {
 	struct top tp = { .opts = { .sz = sizeof(struct cgstream_opts) } };
+	char path[PATH_MAX];
 	const char *arg;
 	int sfd = -1, r, ret = EXIT_RUNTIME;
 	sigset_t mask;
@@ -966,11 +1105,24 @@ int cmd_top(int argc, char **argv)
 	arg = optind < argc ? argv[optind] : "/";
 
 	cli_raise_fd_limit();
-	r = cgstream_tree_open(arg, &tp.opts, &tp.t);
+	r = cgstream_resolve_path(arg, &tp.opts, path, sizeof(path));
+	if (r < 0)
+		return cli_open_error(&tp.opts, arg, r);
+	r = cli_controllers(&tp.opts, tp.asked, (char *[]){ path }, 1, &tp.opts.controllers);
+	if (r)
+		return r;
+	r = cgstream_tree_open(path, &tp.opts, &tp.t);
 	if (r < 0)
 		return cli_open_error(&tp.opts, arg, r);
 	tp.mode = cgstream_tree_mode(tp.t);
-	tp.mode_name = cgstream_mode_name(tp.mode);
+	tp.lead = tp.opts.controllers & -tp.opts.controllers;
+	tp.src.controllers = tp.opts.controllers;
+	tp.src.mode = cgstream_mode_name(tp.mode);
+	for (unsigned int k = 0; k < FMT_NCTRL; k++) {
+		int m = cgstream_tree_ctrl_mode(tp.t, 1u << k);
+
+		tp.src.ctrl_mode[k] = m < 0 ? NULL : cgstream_mode_name(m);
+	}
 	tp.root = cgstream_tree_path(tp.t);
 	tp.rootlen = strlen(tp.root);
 	top_describe_mode(&tp, tp.opts.mode);
@@ -980,7 +1132,7 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	tp.unreadable_ready = true;
-	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, 0) < 0) {
+	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, tp.opts.controllers, 0) < 0) {
 		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
 		goto out;
 	}

@@ -1,7 +1,9 @@
 #!/bin/bash
 # The cgstream command on the host: exit codes, messages, --json lines
 # (with cgroup ids), plain lines, --output, --recursive (a tree: added and
-# removed events), sd_notify READY/STOPPING, SIGTERM.
+# removed events), sd_notify READY/STOPPING, SIGTERM; --controllers and
+# interval's per-controller forms and their errors; memory and io (JSON
+# keys, plain lines) where the host's cgroup2 has those controllers.
 # Fallback mode only (the host kernel has no cpu.stat.stream).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,7 +34,25 @@ expect 2 'abc is not a valid interval' "$cgstream" interval abc
 expect 2 '^cgstream: -5 is not a valid interval' "$cgstream" interval -5
 expect 2 '^cgstream: -5 is not a valid interval' "$cgstream" interval -- -5
 expect 2 '3600001 is not a valid interval' "$cgstream" interval 3600001
-expect 2 'at most one argument' "$cgstream" interval 1 2
+expect 2 'at most one interval for all controllers' "$cgstream" interval 1 2
+# the per-controller forms: bad names, bad values, all refused before
+# anything is written
+expect 2 "^cgstream: --controller is a comma-separated list of cpu, memory and io, not 'disk'$" \
+	"$cgstream" interval --controller disk
+expect 2 "not 'cpu,,'" "$cgstream" interval --controller cpu,,
+expect 2 'not ' "$cgstream" interval --controller ''
+expect 2 '^cgstream: --controller wants cpu, memory or io$' "$cgstream" interval --controller
+expect 2 '^cgstream: abc is not a valid interval' "$cgstream" interval memory=abc
+expect 2 '^cgstream: -5 is not a valid interval' "$cgstream" interval io=-5
+expect 2 '^cgstream: \+5 is not a valid interval' "$cgstream" interval cpu=+5
+expect 2 '^cgstream: 99999999999999999999 is not a valid interval' "$cgstream" interval cpu=99999999999999999999
+expect 2 '^cgstream: 4294967296 is not a valid interval' "$cgstream" interval 4294967296
+expect 2 '^cgstream: disk=5 is not a valid interval' "$cgstream" interval disk=5
+expect 2 "^cgstream: interval: unknown option '--bogus'$" "$cgstream" interval --bogus
+expect 2 "^cgstream: 5 is not a valid interval" "$cgstream" interval 1000 memory=5
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io, not 'mem'$" \
+	"$cgstream" watch --controllers mem /
+expect 2 "not ''" "$cgstream" watch --controllers '' /
 expect 2 'at least one cgroup' "$cgstream" watch
 expect 2 "--mode is auto, subtree, kernel or fallback" "$cgstream" watch --mode bogus /
 expect 2 "--mode subtree .* needs --recursive" "$cgstream" watch --mode subtree /
@@ -56,6 +76,9 @@ if [[ -e $root/cpu.stat.stream ]]; then
 else
 	expect 5 '^cgstream: this kernel has no cpu.stat.stream \(cgroup stat streaming\); use --mode fallback or a kernel with the cgstream patches$' "$cgstream" interval
 	expect 5 'no cpu.stat.stream' "$cgstream" interval 100
+	[[ $(grep -c . "$tmp/err") == 1 ]] || fail "interval 100: more than one message: $(cat "$tmp/err")"
+	expect 5 'no cpu.stat.stream' "$cgstream" interval cpu=100 memory=
+	expect 5 'no cpu.stat.stream' "$cgstream" interval --controller cpu
 	expect 5 'no cpu.stat.stream' "$cgstream" watch --mode kernel /
 	expect 5 'no cpu.stat.stream' "$cgstream" watch --mode kernel --recursive /
 fi
@@ -63,16 +86,32 @@ if [[ ! -e $root/cpu.stat.stream.subtree ]]; then
 	expect 5 '^cgstream: this kernel has no cpu.stat.stream.subtree' \
 		"$cgstream" watch --mode subtree --recursive /
 fi
+# memory and io: the host's cgroup2 may lack them (a hybrid v1/v2 host)
+ctrls=()
+for c in memory io; do
+	if grep -qw "$c" "$root/cgroup.controllers"; then
+		ctrls+=("$c")
+		continue
+	fi
+	expect 5 "^cgstream: the $c controller is not available \($root/cgroup.controllers lacks it\)$" \
+		"$cgstream" watch --controllers "cpu,$c" /
+	expect 5 "the $c controller is not available" "$cgstream" top -b --controllers "$c" /
+	expect 5 "the $c controller is not available" "$cgstream" interval --controller "$c"
+done
+echo "note: this host's cgroup2 has the controllers: cpu ${ctrls[*]}"
 
-# --json: one object per sample per line
+# --json: one object per sample per line; by default cpu, and memory and
+# io where the hierarchy has them
 expect 0 '' "$cgstream" watch --json --count 3 --fallback-interval 100 /
-python3 - "$tmp/out" "$root" <<'PY' || fail "--json output: see above"
+python3 - "$tmp/out" "$root" "${ctrls[*]}" <<'PY' || fail "--json output: see above"
 import json, os, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 3, lines
 keys = ["cgroup", "cgroup_id", "seq", "flush_time_usec", "usage_usec", "user_usec", "system_usec",
         "nice_usec", "nr_periods", "nr_throttled", "throttled_usec", "nr_bursts",
         "burst_usec", "cpu_percent", "mode"]
+for c in sys.argv[3].split():
+    keys += [c + "_mode", c + "_seq", c + "_flush_time_usec", c]
 objs = [json.loads(l) for l in lines]
 for i, o in enumerate(objs):
     assert list(o) == keys, list(o)
@@ -87,6 +126,41 @@ assert all(isinstance(o["cpu_percent"], float) for o in objs[1:]), objs
 assert objs[2]["flush_time_usec"] > objs[1]["flush_time_usec"] > objs[0]["flush_time_usec"]
 print("ok: --json lines parse, keys and values as specified")
 PY
+# --controllers cpu: the keys of before
+expect 0 '' "$cgstream" watch --json --controllers cpu --count 1 --fallback-interval 100 /
+python3 -c 'import json, sys; o = json.loads(open(sys.argv[1]).read()); assert list(o)[-2:] == ["cpu_percent", "mode"], o' \
+	"$tmp/out" || fail "--controllers cpu: $(cat "$tmp/out")"
+echo "ok: --controllers cpu: cpu's keys only"
+
+# memory and io in the emulation (memory.stat, memory.current,
+# memory.events, io.stat read on the timer): the JSON keys, plain lines
+if ((${#ctrls[@]} == 2)); then
+	expect 0 '' "$cgstream" watch --json --controllers memory,io --count 2 --fallback-interval 100 /
+	python3 - "$tmp/out" "$root" <<'PY' || fail "--controllers memory,io: see above"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+assert len(objs) == 2, objs
+stat = [l.split()[0] for l in open(sys.argv[2] + "/memory.stat")]
+for i, o in enumerate(objs):
+    assert list(o) == ["cgroup", "cgroup_id", "mode", "memory_mode", "memory_seq",
+                       "memory_flush_time_usec", "memory", "io_mode", "io_seq",
+                       "io_flush_time_usec", "io"], list(o)
+    assert o["mode"] == o["memory_mode"] == o["io_mode"] == "fallback", o
+    assert o["memory_seq"] == o["io_seq"] == i + 1, o
+    assert list(o["memory"])[:len(stat)] == stat, (list(o["memory"]), stat)
+    assert all(isinstance(v, int) for v in o["memory"].values()), o["memory"]
+    for d in o["io"]:
+        assert list(d) == ["major", "minor", "rbytes", "wbytes", "rios", "wios", "dbytes", "dios"], d
+print("ok: memory (%d values by name) and io (%d devices) in the emulation"
+      % (len(objs[0]["memory"]), len(objs[0]["io"])))
+PY
+	expect 0 '' "$cgstream" watch --count 2 --fallback-interval 100 /
+	grep -Eq '^seq 2 /: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\); memory anon [0-9.]+[BKMGTPE], file [0-9.]+[BKMGTPE]; io read [0-9.]+[BKMGTPE]/s, write [0-9.]+[BKMGTPE]/s$' "$tmp/out" ||
+		fail "plain lines with memory and io: $(cat "$tmp/out")"
+	echo "ok: plain lines with memory and io"
+else
+	echo "SKIP (part): memory and io in the emulation: the host's cgroup2 lacks them"
+fi
 
 # --every N: one cycle in N, when flush_seq reaches a multiple of N; the
 # first printed CPU% already has a base (the first sample seen); --count

@@ -39,7 +39,9 @@ expect 0 '' "$cgstream" --help
 grep -q 'cgstream top' "$tmp/out" || fail "--help lacks top"
 expect 2 "^cgstream: --iterations wants a number >= 1, not '0'$" "$cgstream" top -b -n 0
 expect 2 'iterations' "$cgstream" top -b --iterations x
-expect 2 "^cgstream: --sort is cpu, user, sys, throttled or name, not 'mem'$" "$cgstream" top -b --sort mem
+expect 2 "^cgstream: --sort is cpu, user, sys, throttled, mem, io or name, not 'disk'$" "$cgstream" top -b --sort disk
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io, not 'cpu,disk'$" \
+	"$cgstream" top -b --controllers cpu,disk
 expect 2 '^cgstream: top shows one subtree: give at most one cgroup$' "$cgstream" top -b a b
 expect 2 '--mode is auto, subtree, kernel or fallback' "$cgstream" top -b --mode bogus
 expect 2 'fallback-interval' "$cgstream" top -b --fallback-interval 5
@@ -75,9 +77,13 @@ burn "$parent/busy"
 
 # -n 2: two tables, each with CPU% (the first cycle only gives the base)
 expect 0 '' "$cgstream" top -b -n 2 --fallback-interval 200 "$parent"
-mode='emulation (cpu.stat read on a timer)'
-$has_stream || mode='emulation (this kernel has no cpu.stat.stream)'
-tables "$tmp/out" 2 "mode=$mode" interval=200 first=busy idle=busy nothr=1 seqs=1 \
+# the controllers read by default: cpu, and memory and io where enabled
+# (MEM and IO/s columns); a hybrid host's cgroup2 may have neither
+names=$(ctrl_names "$parent")
+ctrl_names "$parent" >/dev/null	# (for $ctrl_cols: not in a subshell)
+mode="emulation ($names.stat read on a timer)"
+$has_stream || mode="emulation (this kernel has no $names.stat.stream)"
+tables "$tmp/out" 2 "mode=$mode" interval=200 first=busy idle=busy nothr=1 seqs=1 "cols=$ctrl_cols" \
 	"sort=CPU% (highest first)" rows=busy,app-idle,cache-idle,cache-idle/nested ||
 	fail "top -b -n 2"
 grep -q "^cgstream top: $parent\$" "$tmp/out" || fail "no title with $parent"
@@ -163,22 +169,23 @@ tables "$tmp/out" 1 'note=^flush_seq [0-9]+: cannot read priv \(Permission denie
 chmod 755 "$parent/priv"
 echo "ok: permission denied: exit 4; a cgroup below: noted and counted"
 
-# the kernel's modes, against fake-kernel.so (an emulation of the files)
+# the kernel's modes, against fake-kernel.so (an emulation of the cpu
+# files: --controllers cpu, where the host has memory or io)
 if $has_stream; then
 	echo "note: this kernel has cpu.stat.stream: the VM test covers the kernel modes"
 else
 	fake=$build/tests/fake-kernel.so
 	[[ -e $fake ]] || fail "$fake not built"
-	expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=300 "$cgstream" top -b -n 2 "$parent"
+	expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=300 "$cgstream" top -b -n 2 --controllers cpu "$parent"
 	tables "$tmp/out" 2 "mode=kernel subtree (cpu.stat.stream.subtree)" interval=300 first=busy \
 		seqs=1 || fail "subtree mode"
 	expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=300 "$cgstream" top -b -n 2 --mode kernel \
-		"$parent"
+		--controllers cpu "$parent"
 	tables "$tmp/out" 2 "mode=streams (cpu.stat.stream per cgroup)" interval=300 first=busy ||
 		fail "stream mode"
 	# the interval at 0: said, and no table comes
 	expect 124 "^cgstream: the kernel's flush interval is 0 \(streaming off\): no samples until it is set, e.g. 'cgstream interval 1000'$" \
-		env LD_PRELOAD="$fake" timeout 3 "$cgstream" top -b -n 1 "$parent"
+		env LD_PRELOAD="$fake" timeout 3 "$cgstream" top -b -n 1 --controllers cpu "$parent"
 	[[ ! -s $tmp/out ]] || fail "a table with the interval at 0: $(cat "$tmp/out")"
 	echo "ok: subtree and stream modes (fake-kernel.so), interval 0"
 fi

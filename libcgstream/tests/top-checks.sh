@@ -6,6 +6,10 @@
 #
 #   fail, expect                from cli-lib.sh (beside this file)
 #   burn CGROUP                 a busy loop in CGROUP (burners_stop ends them)
+#   ctrl_names CGROUP           the controllers top reads there by default,
+#                               as its mode line names them: "cpu",
+#                               "{cpu,memory,io}"; $ctrl_cols: the columns
+#                               they add ("MEM,IO/s"), for tables' cols=
 #   tables FILE N CHECK...      FILE holds N tables of top -b, as CHECKs say
 #   tmux_start TMPDIR           a detached 80x24 session running bash (a
 #                               server of its own: socket TMPDIR/tmux.sock,
@@ -36,6 +40,18 @@ burn() {
 		sleep 0.1
 	done
 	fail "the busy loop in $1 did not run"
+}
+
+ctrl_names() {
+	local names=cpu c
+	ctrl_cols=
+	for c in memory io; do
+		[[ -e $1/$c.stat ]] || continue
+		names+=",$c"
+		[[ $c == memory ]] && ctrl_cols+=${ctrl_cols:+,}MEM || ctrl_cols+=${ctrl_cols:+,}IO/s
+	done
+	[[ $names == *,* ]] && names="{$names}"
+	echo "$names"
 }
 
 burners_stop() {
@@ -103,13 +119,17 @@ pane_flag_wait() {
 # HEIGHT, every line fits the width, the column heading, the footer on the
 # last line.  CHECKs:
 #   first=NAME      the first row is NAME, with a number in CPU%
+#   top=NAME        the first row is NAME
 #   last=NAME       the last row shown is NAME
 #   order=name      rows in name order (a..z; names cut short not
 #                   compared); order=name-rev: z..a
 #   sort=TEXT       the header says "sort TEXT"
 #   cut=SUFFIX      a row's name is cut from the left: "...SUFFIX"
-#   num=NAME:COL    NAME's COL (CPU%, USER%, SYS%, THR%, THR-MS) is a number
+#   num=NAME:COL    NAME's COL (CPU%, USER%, SYS%, THR%, THR-MS, MEM,
+#                   IO/s) is a number (MEM, IO/s: bytes, "1.50M")
 #   dash=NAME:COL   ... is "-"
+#   cols=A,B        the columns after CGROUP are the CPU ones and A, B
+#                   (cols=: none more)
 #   text=REGEX      a line of the screen matches
 #   joined=0        the screen as the lines are, not joined where tmux
 #                   marked one wrapped: after a resize that mark stays
@@ -139,27 +159,33 @@ if not lines[0].startswith("cgstream top: "):
     fail("no title line")
 if not lines[-1].startswith("q quit"):
     fail("the last line is not the footer: %r" % lines[-1])
-cols = ["CPU%", "USER%", "SYS%", "THR%", "THR-MS"]
-head = [i for i, l in enumerate(lines) if re.match(r"^CGROUP +CPU% +USER% +SYS% +THR% +THR-MS$", l)]
+head = [i for i, l in enumerate(lines)
+        if re.match(r"^CGROUP +CPU% +USER% +SYS% +THR% +THR-MS( +MEM)?( +IO/s)?$", l)]
 if len(head) != 1:
     fail("no column heading")
+cols = lines[head[0]].split()[1:]
 rows = {}
 order = []
 for l in lines[head[0] + 1:-1]:
     if not l:
         break
     f = l.split()
-    if len(f) != 6:
+    if len(f) != len(cols) + 1:
         fail("not a row: %r" % l)
     order.append(f[0])
     rows[f[0]] = dict(zip(cols, f[1:]))
-def number(s):
+def number(s, col=""):
+    if col in ("MEM", "IO/s"):
+        return re.match(r"^[0-9.]+[BKMGTPE]$", s) is not None
     return re.match(r"^[0-9]+\.[0-9]$", s) is not None
 for c in checks:
     k, v = c.split("=", 1)
     if k == "first":
         if not order or order[0] != v or not number(rows[v]["CPU%"]):
             fail("first row %r, want %s with a CPU%%" % (order[:1], v))
+    elif k == "top":
+        if not order or order[0] != v:
+            fail("first row %r, want %s" % (order[:1], v))
     elif k == "last":
         if not order or order[-1] != v:
             fail("last row %r, want %s" % (order[-1:], v))
@@ -177,9 +203,15 @@ for c in checks:
         name, col = v.split(":")
         if name not in rows:
             fail("no row %s: %s" % (name, order))
+        if col not in rows[name]:
+            fail("no column %s: %s" % (col, cols))
         got = rows[name][col]
-        if (k == "num") != number(got):
+        if (k == "num") != number(got, col):
             fail("%s %s is %r" % (name, col, got))
+    elif k == "cols":
+        want = cols[:5] + (v.split(",") if v else [])
+        if cols != want:
+            fail("columns %s, want %s" % (cols, want))
     elif k == "text":
         if not any(re.search(v, l) for l in lines):
             fail("no line matches /%s/" % v)
@@ -207,15 +239,23 @@ pane_wait_check() {
 #   mode=TEXT interval=MS sort=TEXT   the header says so
 #   rows=A,B,C      the rows, in this order
 #   first=NAME      the first row is NAME, with CPU% > 0
+#   top=NAME        the first row is NAME
+#   sorted=COL      rows in falling order of COL, "-" last
 #   idle=NAME       every row but NAME has CPU% 0.0
 #   nothr=1         no row has throttling numbers (all "-")
 #   note=REGEX      the note line matches
 #   unreadable=N    the header counts N unreadable cgroups
-#   num=NAME:COL    NAME's COL (CPU%, USER%, SYS%, THR%, THR-MS) is a number
+#   num=NAME:COL    NAME's COL (CPU%, USER%, SYS%, THR%, THR-MS, MEM,
+#                   IO/s) is a number (MEM, IO/s: bytes, "1.50M")
 #   dash=NAME:COL   ... is "-"
+#   cols=A,B        the columns after CGROUP are the CPU ones and A, B
+#                   (cols=: none more)
+#   total=REGEX     the "subtree total" line matches
 # and of them all:
 #   seqs=1          flush_seq grows from table to table
 #   anypos=NAME:COL NAME's COL is above 0 in at least one table
+#   anyabove=NAME:COL:BYTES  NAME's COL (MEM, IO/s) is above BYTES in at
+#                   least one table
 tables() {
 	"${python:-python3}" - "$@" <<'PY'
 import re, sys
@@ -229,8 +269,11 @@ if not text.endswith("\n\n"):
 tables = [t.split("\n") for t in text[:-2].split("\n\n")]
 if len(tables) != n:
     fail("%d tables, want %d" % (len(tables), n))
-cols = ["CPU%", "USER%", "SYS%", "THR%", "THR-MS"]
 parsed = []
+units = dict(B=1, K=1 << 10, M=1 << 20, G=1 << 30, T=1 << 40, P=1 << 50, E=1 << 60)
+def nbytes(s):
+    m = re.match(r"^([0-9.]+)([BKMGTPE])$", s)
+    return float(m.group(1)) * units[m.group(2)] if m else None
 for t in tables:
     if not t[0].startswith("cgstream top: /"):
         fail("no title: %r" % t[0])
@@ -246,20 +289,25 @@ for t in tables:
         fail("no total line: %r" % t[4])
     h = 5 if t[5].startswith("CGROUP") else 6
     note = t[5] if h == 6 else ""
-    if not re.match(r"^CGROUP +CPU% +USER% +SYS% +THR% +THR-MS$", t[h]):
+    if not re.match(r"^CGROUP +CPU% +USER% +SYS% +THR% +THR-MS( +MEM)?( +IO/s)?$", t[h]):
         fail("no column heading: %r" % t[h])
+    cols = t[h].split()[1:]
     rows = []
     for l in t[h + 1:]:
         f = l.split()
-        if len(f) != 6:
+        if len(f) != len(cols) + 1:
             fail("not a row: %r" % l)
         rows.append((f[0], dict(zip(cols, f[1:]))))
     if int(m3.group(1)) != len(rows) or int(m3.group(2)) != len(rows):
         fail("%r, but %d rows" % (t[3], len(rows)))
     parsed.append(dict(mode=t[1], interval=int(m.group(1)), seq=int(m.group(2)),
                        sort="%s (%s)" % (m3.group(5), m3.group(6)),
-                       unreadable=int(m3.group(4) or 0), note=note, rows=rows))
-num = lambda s: re.match(r"^[0-9]+\.[0-9]$", s) is not None
+                       unreadable=int(m3.group(4) or 0), note=note, rows=rows, cols=cols,
+                       total=t[4]))
+def num(s, col=""):
+    if col in ("MEM", "IO/s"):
+        return nbytes(s) is not None
+    return re.match(r"^[0-9]+\.[0-9]$", s) is not None
 for c in checks:
     k, v = c.split("=", 1)
     for i, t in enumerate(parsed):
@@ -275,6 +323,13 @@ for c in checks:
         if k == "first" and (not names or names[0] != v or not num(t["rows"][0][1]["CPU%"])
                              or float(t["rows"][0][1]["CPU%"]) <= 0):
             fail("table %d: first row %r, want %s with CPU%% > 0" % (i, t["rows"][:1], v))
+        if k == "top" and (not names or names[0] != v):
+            fail("table %d: first row %r, want %s" % (i, names[:1], v))
+        if k == "sorted":
+            vals = [r[v] for _, r in t["rows"]]
+            key = [nbytes(x) if v in ("MEM", "IO/s") else float(x) for x in vals if x != "-"]
+            if key != sorted(key, reverse=True) or "-" in vals[:len(key)]:
+                fail("table %d: %s not in falling order: %s" % (i, v, vals))
         if k == "idle":
             for name, r in t["rows"]:
                 if name != v and r["CPU%"] != "0.0":
@@ -292,8 +347,14 @@ for c in checks:
             r = dict(t["rows"]).get(name)
             if r is None:
                 fail("table %d: no row %s" % (i, name))
-            if (k == "num") != num(r[col]):
+            if col not in r:
+                fail("table %d: no column %s" % (i, col))
+            if (k == "num") != num(r[col], col):
                 fail("table %d: %s %s is %r" % (i, name, col, r[col]))
+        if k == "cols" and t["cols"] != t["cols"][:5] + (v.split(",") if v else []):
+            fail("table %d: columns %s, want the CPU ones and %r" % (i, t["cols"], v))
+        if k == "total" and not re.search(v, t["total"]):
+            fail("table %d: %r lacks /%s/" % (i, t["total"], v))
     if k == "seqs":
         seqs = [t["seq"] for t in parsed]
         if seqs != sorted(set(seqs)):
@@ -303,5 +364,10 @@ for c in checks:
         got = [dict(t["rows"]).get(name, {}).get(col, "-") for t in parsed]
         if not any(num(g) and float(g) > 0 for g in got):
             fail("%s %s never above 0: %s" % (name, col, got))
+    if k == "anyabove":
+        name, col, least = v.split(":")
+        got = [dict(t["rows"]).get(name, {}).get(col, "-") for t in parsed]
+        if not any(nbytes(g) is not None and nbytes(g) > float(least) for g in got):
+            fail("%s %s never above %s bytes: %s" % (name, col, least, got))
 PY
 }

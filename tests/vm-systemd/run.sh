@@ -41,6 +41,7 @@ while (($#)); do
 	shift
 done
 interval=250 # what the test's /etc/cgstream/interval.conf sets: not the default
+memory_interval=750 # and its memory override
 cache=${CGSTREAM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cgstream}
 vng=${VNG:-$top/.venv/bin/vng}
 # vng runs virtme-run from PATH
@@ -68,7 +69,8 @@ stage=$out/stage
 		cgstream-exporter.service
 } >"$out/install.log" 2>&1 || { cat "$out/install.log"; echo "FAIL: staging the install"; exit 1; }
 # the admin's configuration: a value that is not the shipped default
-echo "CGSTREAM_INTERVAL_MS=$interval" >"$stage/etc/cgstream/interval.conf"
+printf 'CGSTREAM_INTERVAL_MS=%s\nCGSTREAM_MEMORY_INTERVAL_MS=%s\n' "$interval" "$memory_interval" \
+	>"$stage/etc/cgstream/interval.conf"
 
 accel=(--disable-kvm)
 case ${CGSTREAM_KVM:-auto} in
@@ -114,7 +116,7 @@ boot() {
 
 result=0
 if [[ $only != stock ]]; then
-	boot patched "$kernel" "$interval" || result=1
+	boot patched "$kernel" "$interval" "$memory_interval" || result=1
 fi
 
 if [[ $only == patched ]]; then

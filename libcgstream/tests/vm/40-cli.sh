@@ -1,8 +1,13 @@
 #!/bin/bash
 # The cgstream command on the patched kernel (root, in the VM): interval
-# get/set and its errors, watch in kernel mode with --json (kernel seq,
-# bandwidth fields, cpu_percent), --recursive (subtree and kernel modes),
-# removal, plain lines, exit codes.
+# get/set and its errors, per controller too (one value for all, CTRL=MS,
+# --controller), watch in kernel mode with --json (kernel seq, bandwidth
+# fields, cpu_percent), --recursive (subtree and kernel modes), removal,
+# plain lines, exit codes; memory and io (a cgroup holding memory, one
+# doing I/O on a loop device) in subtree, stream and emulation modes:
+# every memory.stat key by name, the loop device's counters, null for a
+# cgroup without the controllers, --controllers and its errors, memory's
+# interval at 0.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
@@ -16,12 +21,19 @@ root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 
 tmp=$(mktemp -d /tmp/cgstream-vmcli.XXXXXX)
 parent=$root/cgstest-vmcli-$$
-saved=$(cat "$root/cpu.stat.stream_interval")
+saved=()
+for c in cpu memory io; do saved+=("$c" "$(cat "$root/$c.stat.stream_interval")"); done
 burner= nobody_dir=
 cleanup() {
 	[[ -n $burner ]] && kill "$burner" 2>/dev/null && wait "$burner" 2>/dev/null
-	echo "$saved" >"$root/cpu.stat.stream_interval"
-	for d in "$parent/bw" "$parent/a/x" "$parent/a" "$parent/b" "$parent"; do rmdir "$d" 2>/dev/null; done
+	loads_stop
+	for ((i = 0; i < ${#saved[@]}; i += 2)); do
+		echo "${saved[i + 1]}" >"$root/${saved[i]}.stat.stream_interval"
+	done
+	for d in "$parent/bw" "$parent/a/x" "$parent/a" "$parent/b" "$parent/mio/plain/leaf" \
+		"$parent/mio/plain" "$parent/mio/mem" "$parent/mio/io" "$parent/mio" "$parent"; do
+		rmdir "$d" 2>/dev/null
+	done
 	rm -rf "$tmp" ${nobody_dir:+"$nobody_dir"}
 }
 trap cleanup EXIT
@@ -39,6 +51,33 @@ expect 4 '^cgstream: setting the interval needs root \(CAP_SYS_ADMIN\)$' \
 	as_nobody "$nobody_dir/cgstream" interval 200
 expect 0 '' as_nobody "$nobody_dir/cgstream" interval
 [[ $(cat "$tmp/out") == 300 ]] || fail "interval as nobody printed '$(cat "$tmp/out")'"
+
+# per controller: one value sets all three; CTRL=MS one; --controller
+# limits; lines 'CTRL MS' once they differ; nothing written on a bad value
+intervals() { cat "$root"/{cpu,memory,io}.stat.stream_interval | paste -sd " "; }
+[[ $(intervals) == "300 300 300" ]] || fail "interval 300 set $(intervals)"
+expect 0 '' "$cgstream" interval memory=600
+[[ $(intervals) == "300 600 300" ]] || fail "memory=600 set $(intervals)"
+expect 0 '' "$cgstream" interval
+[[ $(cat "$tmp/out") == $'cpu 300\nmemory 600\nio 300' ]] || fail "interval printed '$(cat "$tmp/out")'"
+expect 0 '' "$cgstream" interval --controller memory
+[[ $(cat "$tmp/out") == 600 ]] || fail "--controller memory printed '$(cat "$tmp/out")'"
+expect 0 '' "$cgstream" interval --controller cpu,io
+[[ $(cat "$tmp/out") == 300 ]] || fail "--controller cpu,io printed '$(cat "$tmp/out")'"
+expect 0 '' "$cgstream" interval 400 io=700
+[[ $(intervals) == "400 400 700" ]] || fail "400 io=700 set $(intervals)"
+expect 0 '' "$cgstream" interval --controller cpu,io 300
+[[ $(intervals) == "300 400 300" ]] || fail "--controller cpu,io 300 set $(intervals)"
+expect 0 '' "$cgstream" interval 300 cpu= memory= io=
+[[ $(intervals) == "300 300 300" ]] || fail "empty overrides: $(intervals)"
+expect 2 '^cgstream: 5 is not a valid interval' "$cgstream" interval 1000 memory=5
+expect 2 '^cgstream: 1x is not a valid interval' "$cgstream" interval io=1x 1000
+expect 2 'not a valid interval' "$cgstream" interval memory=3600001
+[[ $(intervals) == "300 300 300" ]] || fail "a bad value changed $(intervals)"
+expect 4 '^cgstream: setting the interval needs root \(CAP_SYS_ADMIN\)$' \
+	as_nobody "$nobody_dir/cgstream" interval memory=200
+[[ $(intervals) == "300 300 300" ]] || fail "nobody changed $(intervals)"
+echo "ok: intervals per controller"
 expect 3 "^cgstream: $root/cgstest-none: no such cgroup$" "$cgstream" watch cgstest-none
 
 # cgroups: a throttled burner (cpu controller, cpu.max) and an idle one
@@ -128,6 +167,98 @@ n=$(grep -Ec "\"cgroup\": \"$parent/b\", \"cgroup_id\": [0-9]+, \"event\": \"rem
 n=$(sed -n '/"event": "removed"/,$p' "$tmp/rm" | grep -c "\"cgroup\": \"$parent/b\"")
 [[ $n == 1 ]] || fail "samples of $parent/b after its removal"
 echo "ok: removal event once"
+
+# memory and io: a cgroup holding 48 MiB, one doing I/O on a loop device,
+# one with neither controller (plain/leaf: plain does not pass them on)
+echo "+memory +io" >"$root/cgroup.subtree_control" &&
+	mkdir "$parent/mio" && echo "+memory +io" >"$parent/cgroup.subtree_control" &&
+	echo "+memory +io" >"$parent/mio/cgroup.subtree_control" &&
+	mkdir "$parent/mio/mem" "$parent/mio/io" "$parent/mio/plain" "$parent/mio/plain/leaf" ||
+	fail "cannot enable the memory and io controllers"
+loop_start "$tmp/loop" || fail "no loop device"
+hold_memory "$parent/mio/mem" 48
+do_io "$parent/mio/io"
+for _ in $(seq 300); do
+	(($(cat "$parent/mio/mem/memory.current") > 40 << 20)) && grep -q "^$loop_majmin .*wbytes=[1-9]" "$parent/mio/io/io.stat" && break
+	sleep 0.1
+done
+grep -q "^$loop_majmin .*wbytes=[1-9]" "$parent/mio/io/io.stat" || fail "no I/O on $loop_dev in io.stat"
+echo "loads: mem holds $(($(cat "$parent/mio/mem/memory.current") >> 20)) MiB, io on $loop_dev ($loop_majmin)"
+
+# --json of the tree in each mode: memory by name (memory.stat's keys in
+# its order, then current, events.*), io per device, each controller's mode
+# and seq; null where a cgroup lacks the controller
+for mode in auto kernel fallback; do
+	expect 0 '' "$cgstream" watch --recursive --json --count 3 --mode $mode "$parent/mio"
+	"$python" - "$tmp/out" "$parent/mio" "$mode" "$loop_majmin" <<'PY' || fail "memory and io, --mode $mode"
+import json, os, sys
+out, top, mode, majmin = sys.argv[1:]
+want = {"auto": "subtree", "kernel": "kernel", "fallback": "fallback"}[mode]
+major, minor = map(int, majmin.split(":"))
+by = {}
+for o in map(json.loads, open(out).read().splitlines()):
+    if "event" in o:
+        continue
+    assert o["mode"] == o["memory_mode"] == o["io_mode"] == want, o
+    by.setdefault(o["cgroup"], []).append(o)
+assert set(by) == {top, top + "/mem", top + "/io", top + "/plain", top + "/plain/leaf"}, set(by)
+for cg in (top, top + "/mem", top + "/io", top + "/plain"):
+    stat = [l.split()[0] for l in open(cg + "/memory.stat")]
+    events = ["events." + l.split()[0] for l in open(cg + "/memory.events")]
+    for o in by[cg]:
+        names = list(o["memory"])
+        assert names[:len(stat)] == stat, (cg, names[:len(stat)], stat)
+        rest = names[len(stat):]
+        assert rest[0] == "current" and rest[-len(events):] == events, (cg, rest)
+        assert all(isinstance(v, int) for v in o["memory"].values()), o["memory"]
+        assert isinstance(o["io"], list), o
+    mseq = [o["memory_seq"] for o in by[cg]]
+    assert mseq == sorted(mseq) and len(by[cg]) >= 2, (cg, mseq)
+for o in by[top + "/plain/leaf"]:
+    assert o["memory"] is None and o["io"] is None and o["memory_seq"] is None, o
+    assert isinstance(o["usage_usec"], int), o
+mem = by[top + "/mem"][-1]["memory"]
+assert mem["current"] > 40 << 20 and mem["anon"] > 40 << 20, mem
+ios = [[d for d in o["io"] if (d["major"], d["minor"]) == (major, minor)] for o in by[top + "/io"]]
+assert all(len(d) == 1 for d in ios), by[top + "/io"]
+first, last = ios[0][0], ios[-1][0]
+assert last["wbytes"] >= first["wbytes"] > 0 and last["rbytes"] > 0 and last["wios"] > 0, (first, last)
+assert set(last) == {"major", "minor", "rbytes", "wbytes", "rios", "wios", "dbytes", "dios"}, last
+# the parent counts its children's io
+assert any((d["major"], d["minor"]) == (major, minor) for d in by[top][-1]["io"]), by[top][-1]
+print("ok: %s mode: memory %d values by name, mem current %d MiB, io %s wbytes %d"
+      % (want, len(mem), mem["current"] >> 20, majmin, last["wbytes"]))
+PY
+done
+
+# plain lines; a group of one cgroup without cpu (its keys left out)
+expect 0 '' "$cgstream" watch --count 3 "$parent/mio/io"
+grep -Eq "^seq [0-9]+ /cgstest-vmcli-$$/mio/io: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\); memory [0-9.]+[BKMG] \(anon [0-9.]+[BKMG], file [0-9.]+[BKMG]\); io read [0-9.]+[BKMG]/s, write [0-9.]+[BKMG]/s$" "$tmp/out" ||
+	fail "plain lines with memory and io: $(cat "$tmp/out")"
+expect 0 '' "$cgstream" watch --json --count 2 --controllers memory "$parent/mio/mem"
+"$python" - "$tmp/out" <<'PY' || fail "--controllers memory"
+import json, sys
+for o in map(json.loads, open(sys.argv[1]).read().splitlines()):
+    assert list(o) == ["cgroup", "cgroup_id", "mode", "memory_mode", "memory_seq",
+                       "memory_flush_time_usec", "memory"], list(o)
+    assert o["mode"] == o["memory_mode"] == "kernel", o
+print("ok: --controllers memory: memory's keys only, kernel mode")
+PY
+expect 5 "^cgstream: $parent/mio/plain/leaf: the memory controller is not enabled for this cgroup" \
+	"$cgstream" watch --controllers cpu,memory "$parent/mio/plain/leaf"
+expect 5 'the io controller is not enabled' "$cgstream" watch --recursive --controllers io "$parent/mio/plain/leaf"
+expect 5 'the io controller is not enabled' "$cgstream" top -b --controllers io "$parent/mio/plain/leaf"
+# by default a cgroup without them is watched for cpu alone
+expect 0 '' "$cgstream" watch --json --count 1 "$parent/mio/plain/leaf"
+grep -q '"memory"' "$tmp/out" && fail "memory of a cgroup without it: $(cat "$tmp/out")"
+echo "ok: plain lines, --controllers, not enabled: exit 5"
+
+# memory's interval at 0: said; cpu and io samples go on
+echo 0 >"$root/memory.stat.stream_interval"
+expect 0 'flush interval is 0 \(streaming off\) for memory: its values stay as of its last flush' \
+	"$cgstream" watch --json --count 2 "$parent/mio/mem"
+echo 300 >"$root/memory.stat.stream_interval"
+echo "ok: memory's interval 0 said"
 
 # streaming off: watch says so and waits.  A new open file has seen no
 # flush yet, so the last flush made before streaming stopped is readable

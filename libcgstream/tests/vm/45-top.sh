@@ -8,7 +8,10 @@
 # at 0 is said and no table comes; the watched cgroup removed: exit 3.  In
 # a tmux pane (80x24): busy first, the throttling columns, the t key, the
 # header following the interval set to 0 and back, q gives the terminal
-# back.
+# back.  Memory and io: a subtree with a cgroup holding memory and one
+# doing I/O on a loop device: the MEM and IO/s columns in each mode, --sort
+# mem and io, "-" where a cgroup lacks the controllers, the subtree total,
+# and in the pane (80x24, every line within it) the m and i keys.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
@@ -21,22 +24,28 @@ root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 
 tmp=$(mktemp -d /tmp/cgstream-vmtop.XXXXXX)
 parent=$root/cgstest-vmtop-$$
-saved=$(cat "$root/cpu.stat.stream_interval")
+saved=()
+for c in cpu memory io; do saved+=("$c" "$(cat "$root/$c.stat.stream_interval")"); done
 bg=
 cleanup() {
 	tmux_stop
 	[[ -n $bg ]] && kill "$bg" 2>/dev/null && wait "$bg" 2>/dev/null
 	burners_stop
-	echo "$saved" >"$root/cpu.stat.stream_interval"
+	loads_stop
+	for ((i = 0; i < ${#saved[@]}; i += 2)); do
+		echo "${saved[i + 1]}" >"$root/${saved[i]}.stat.stream_interval"
+	done
 	for d in "$parent/plain/leaf" "$parent/plain" "$parent/bw" "$parent/busy" \
-		"$parent/victim" "$parent"; do
+		"$parent/victim" "$mio/memhog" "$mio/iohog" "$mio/idle/leaf" "$mio/idle" "$mio" \
+		"$parent"; do
 		rmdir "$d" 2>/dev/null
 	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-echo 500 >"$root/cpu.stat.stream_interval" || fail "cannot set the interval"
+mio=$root/cgstest-vmtop-mio-$$
+"$cgstream" interval 500 || fail "cannot set the interval"
 # the cpu controller for parent's children; not for plain's (plain/leaf: "-")
 mkdir "$parent" || fail "mkdir $parent"
 echo +cpu >"$root/cgroup.subtree_control" && echo +cpu >"$parent/cgroup.subtree_control" ||
@@ -46,9 +55,11 @@ echo "20000 100000" >"$parent/bw/cpu.max" || fail "cpu.max"
 burn "$parent/busy"
 burn "$parent/bw"
 
-# auto: the subtree file
+# auto: the subtree file (of each controller read by default: an earlier
+# test may have left memory and io enabled at the root)
+names=$(ctrl_names "$parent")
 expect 0 '' "$cgstream" top -b -n 3 "$parent"
-tables "$tmp/out" 3 "mode=kernel subtree (cpu.stat.stream.subtree)" interval=500 first=busy \
+tables "$tmp/out" 3 "mode=kernel subtree ($names.stat.stream.subtree)" interval=500 first=busy \
 	seqs=1 rows=busy,bw,plain,plain/leaf num=bw:THR% num=bw:THR-MS num=busy:THR% \
 	dash=plain/leaf:THR% dash=plain/leaf:THR-MS anypos=bw:THR-MS || fail "subtree mode"
 echo "ok: subtree mode: busy first, bw throttled, plain/leaf without the cpu controller: -"
@@ -58,10 +69,10 @@ tables "$tmp/out" 1 "sort=THR-MS (highest first)" first=bw || fail "--sort throt
 echo "ok: --sort throttled: bw first"
 
 expect 0 '' "$cgstream" top -b -n 2 --mode kernel "$parent"
-tables "$tmp/out" 2 "mode=streams (cpu.stat.stream per cgroup)" interval=500 first=busy seqs=1 \
+tables "$tmp/out" 2 "mode=streams ($names.stat.stream per cgroup)" interval=500 first=busy seqs=1 \
 	num=bw:THR% dash=plain/leaf:THR% || fail "--mode kernel"
 expect 0 '' "$cgstream" top -b -n 2 --mode fallback "$parent"
-tables "$tmp/out" 2 "mode=emulation (cpu.stat read on a timer)" interval=500 first=busy \
+tables "$tmp/out" 2 "mode=emulation ($names.stat read on a timer)" interval=500 first=busy \
 	num=bw:THR% dash=plain/leaf:THR% || fail "--mode fallback"
 echo "ok: --mode kernel (streams), --mode fallback (emulation)"
 
@@ -79,6 +90,45 @@ bg=
 [[ $(cat "$tmp/gone.err") == "cgstream: $parent/victim: the watched cgroup was removed" ]] ||
 	fail "message: $(cat "$tmp/gone.err")"
 echo "ok: the watched cgroup removed: exit 3"
+
+# memory and io: their own subtree (the CPU checks above stay as they are)
+echo "+memory +io" >"$root/cgroup.subtree_control" && mkdir "$mio" &&
+	echo "+memory +io" >"$mio/cgroup.subtree_control" &&
+	mkdir "$mio/memhog" "$mio/iohog" "$mio/idle" "$mio/idle/leaf" ||
+	fail "cannot enable the memory and io controllers"
+loop_start "$tmp/loop" || fail "no loop device"
+hold_memory "$mio/memhog" 48
+do_io "$mio/iohog"
+for _ in $(seq 300); do
+	(($(cat "$mio/memhog/memory.current") > 40 << 20)) && break
+	sleep 0.1
+done
+for mode in auto kernel fallback; do
+	case $mode in
+	auto) m='kernel subtree ({cpu,memory,io}.stat.stream.subtree)' ;;
+	kernel) m='streams ({cpu,memory,io}.stat.stream per cgroup)' ;;
+	fallback) m='emulation ({cpu,memory,io}.stat read on a timer)' ;;
+	esac
+	# (IO/s is "-" until io has had two flushes since top began: in the
+	# first table of the stream mode, whose first cycle may read the flush
+	# before)
+	expect 0 '' "$cgstream" top -b -n 3 --mode $mode --sort mem "$mio"
+	tables "$tmp/out" 3 "mode=$m" cols=MEM,IO/s top=memhog sorted=MEM "sort=MEM (highest first)" \
+		num=memhog:MEM num=iohog:MEM num=idle:MEM dash=idle/leaf:MEM dash=idle/leaf:IO/s \
+		'total=  mem [0-9.]+[KMG]  io ([0-9.]+[BKMG]|-)/s' anyabove=memhog:MEM:41943040 \
+		anyabove=iohog:IO/s:100000 || fail "MEM and IO/s, --mode $mode"
+	echo "ok: --mode $mode: MEM and IO/s, --sort mem"
+done
+sed -n '1,/^$/p' "$tmp/out" | sed 's/^/  | /'
+expect 0 '' "$cgstream" top -b -n 2 --sort io "$mio"
+tables "$tmp/out" 2 sorted=IO/s "sort=IO/s (highest first)" anyabove=iohog:IO/s:100000 ||
+	fail "--sort io"
+expect 0 '' "$cgstream" top -b -n 1 --controllers cpu,io "$mio"
+tables "$tmp/out" 1 cols=IO/s 'mode=kernel subtree ({cpu,io}.stat.stream.subtree)' ||
+	fail "--controllers cpu,io"
+expect 0 '' "$cgstream" top -b -n 1 --controllers cpu "$mio"
+tables "$tmp/out" 1 cols= 'mode=kernel subtree (cpu.stat.stream.subtree)' || fail "--controllers cpu"
+echo "ok: --sort io, --controllers"
 
 # in a terminal
 if ! command -v tmux >/dev/null; then
@@ -103,6 +153,17 @@ else
 	pane_flag_wait '#{alternate_on}' 0 || fail "q: the alternate screen is still on"
 	pane_wait '^MARK-BEFORE$' 10 || fail "q: the shell's screen did not come back"
 	echo "ok: in an 80x24 pane: busy first, t sorts by throttling, q gives the terminal back"
+	# memory and io in the pane: the columns fit, m and i sort by them
+	tmux_type "clear; $cgstream top $mio; echo TOP-EXIT=\$?"
+	pane_wait_check 300 80 24 cols=MEM,IO/s num=memhog:MEM dash=idle/leaf:MEM || fail "MEM, IO/s in the pane"
+	tmux_keys m
+	pane_wait_check 120 80 24 top=memhog "sort=MEM (highest first)" || fail "m: memhog not first"
+	pane | sed 's/^/  | /'
+	tmux_keys i
+	pane_wait_check 120 80 24 top=iohog "sort=IO/s (highest first)" num=iohog:IO/s || fail "i: iohog not first"
+	tmux_keys q
+	pane_wait '^TOP-EXIT=0$' 120 || fail "q: top did not exit 0"
+	echo "ok: in an 80x24 pane: MEM and IO/s columns within 80 columns, m and i sort by them"
 fi
 
 # streaming off: said; the one flush an open may still read gives no table
