@@ -35,8 +35,9 @@ def test_prometheus_scrapes_the_exporter(cgroups: Cgroups, mount: Path, tmp_path
     prom = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{exporter.port}")
     try:
         prom.start()
-        scenario(prom, exporter.url, mount, cgroups, "fallback", busy, burner.pid, idle, doomed,
-                 RATE_WINDOW)
+        scenario(prom, exporter.url, mount, cgroups,
+                 {"cpu": "fallback", "memory": "fallback", "io": "fallback"}, busy, burner.pid,
+                 idle, doomed, RATE_WINDOW)
     finally:
         prom.stop()
         exporter.stop()
