@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
 import ipaddress
 import os
 import resource
@@ -572,15 +573,43 @@ LANDING = (b"<html><head><title>cgstream exporter</title></head><body>"
            b"<a href=\"metrics\">metrics</a></p></body></html>\n")
 
 
+class _NoGC:
+    """The cycle collector off while a scrape runs (any number at once).
+    A scrape makes a few objects per sample (150,000 samples at 10,000
+    cgroups) that refcounting frees; none of them is in a cycle, and
+    collections triggered by their allocation cost some 15% of the
+    scrape."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scrapes = 0
+        self._was_enabled = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._scrapes == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._scrapes += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._lock:
+            self._scrapes -= 1
+            if self._scrapes == 0 and self._was_enabled:
+                gc.enable()
+
+
 def wsgi_app(registry: Any) -> Callable[..., Iterable[bytes]]:
     """/metrics: prometheus_client's app (text or OpenMetrics by Accept,
     gzip by Accept-Encoding); /: a page that links to it; else 404."""
     metrics = client().make_wsgi_app(registry)
+    no_gc = _NoGC()
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
         if path == METRICS_PATH:
-            return metrics(environ, start_response)  # type: ignore[no-any-return]
+            with no_gc:     # the reply is made in this call
+                return metrics(environ, start_response)  # type: ignore[no-any-return]
         if path == "/":
             start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
             return [LANDING]
