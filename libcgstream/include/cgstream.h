@@ -199,8 +199,9 @@ int cgstream_read(struct cgstream *st, struct cgstream_sample *sample,
 		  size_t sample_size);
 /*
  * Since 1.2: as cgstream_read(), the whole sample of every controller the
- * stream reads as a SAMPLE event (or a REMOVED event, then -ENODEV).
- * .memory and .io stay valid until the next read call.
+ * stream reads as a SAMPLE event; once the cgroup is removed, 0 with a
+ * REMOVED event, then -ENODEV.  .memory and .io stay valid until the next
+ * read call.
  */
 int cgstream_read_event(struct cgstream *st, struct cgstream_event *event,
 			size_t event_size);

@@ -6,12 +6,15 @@
  *
  * tick:    the mode's tick fd says a cycle begins (a flush, or the timer);
  *          the owner refreshes its membership (a tree finds new cgroups);
- * read:    the mode reads every member and decodes the values into it
- *          (mode-subtree.c: one snapshot of records; mode-streams.c: each
- *          stream file; mode-emulation.c: each cpu.stat, io_uring or plain);
- *          members whose read says they are gone are dropped (members.c);
+ * read:    each mode the set's controllers are in reads every member and
+ *          decodes the values into it (mode-subtree.c: one snapshot of
+ *          records per controller; mode-streams.c: each stream file;
+ *          mode-emulation.c: each *.stat file, io_uring or plain), in that
+ *          order, the lead controller first within a mode; members whose
+ *          read says they are gone are dropped (members.c);
  * collect: the batch: REMOVED and ERROR, ADDED for members seen the first
- *          time, a SAMPLE per member read in this cycle;
+ *          time, a SAMPLE per member read in this cycle, with the
+ *          controllers it had values of;
  * emit:    the batch is handed out over as many process calls as the
  *          caller's array needs, before any new cycle begins.
  *
@@ -42,20 +45,42 @@ void cgs_set_end(struct cgs_set *s, int err)
 	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->tick_fd, NULL);
 }
 
-/* phase READ begins: the owner's refresh, then the mode's reads; true
+/* the modes that read, in the order they read: snapshots, streams, emulation */
+static const int cgs_read_order[] = {
+	CGSTREAM_MODE_SUBTREE, CGSTREAM_MODE_KERNEL, CGSTREAM_MODE_FALLBACK,
+};
+
+/* phase READ begins: the owner's refresh, then the modes' reads; true
  * when the cycle is read (or ended) already */
-static bool cgs_cycle_begin(struct cgs_set *s)
+static bool cgs_cycle_begin(struct cgs_set *s, bool sync)
 {
+	bool done = true;
 	int r;
 
 	s->cycle++;
+	s->sync = sync;
+	s->tick_usec = cgs_now_usec();
 	s->phase = CGS_PHASE_READ;
 	r = s->ops->refresh ? s->ops->refresh(s) : 0;
 	if (r < 0) {
 		cgs_set_end(s, r);
 		return true;
 	}
-	return s->src->read(s) || s->err;
+	for (size_t i = 0; i < sizeof(cgs_read_order) / sizeof(cgs_read_order[0]) && !s->err; i++)
+		if (s->by_mode[cgs_read_order[i]])
+			done &= cgs_mode_of(cgs_read_order[i])->read(s);
+	return done || s->err;
+}
+
+/* only the emulation's reads go on over several calls */
+static bool cgs_cycle_read_more(struct cgs_set *s)
+{
+	return !s->by_mode[CGSTREAM_MODE_FALLBACK] || cgs_mode_emulation.read_more(s);
+}
+
+static bool cgs_cycle_read_needs_calls(const struct cgs_set *s)
+{
+	return s->by_mode[CGSTREAM_MODE_FALLBACK] && cgs_mode_emulation.read_needs_calls(s);
 }
 
 /* the end of phase READ: the batch */
@@ -99,11 +124,16 @@ static size_t cgs_cycle_emit(struct cgs_set *s, struct cgstream_event *events, s
 
 		if (m->quiet)
 			continue;	/* the caller removed it meanwhile */
-		if (e->type == CGSTREAM_EVENT_SAMPLE) {
+		if (e->type == CGSTREAM_EVENT_SAMPLE && (m->got & CGSTREAM_CTRL_CPU)) {
 			ev.sample = m->sample;
 		} else {
 			ev.sample.cgroup_id = m->id;
 			ev.sample.present = CGSTREAM_F_CGROUP_ID;
+		}
+		if (e->type == CGSTREAM_EVENT_SAMPLE) {
+			ev.controllers = m->got;
+			ev.memory = m->got & CGSTREAM_CTRL_MEMORY ? &m->mem : NULL;
+			ev.io = m->got & CGSTREAM_CTRL_IO ? &m->io : NULL;
 		}
 		cgs_copy_event((char *)events + n * event_size, event_size, &ev);
 		n++;
@@ -143,7 +173,7 @@ int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max
 	eventfd_read(s->wake_fd, &wakes);
 
 	if (s->phase == CGS_PHASE_READ)
-		read_done = s->src->read_more(s);
+		read_done = cgs_cycle_read_more(s);
 	/*
 	 * A cycle read to the end is handed out before the next one begins
 	 * (its tick waits); while an emulated cycle is still read, its ticks
@@ -157,7 +187,7 @@ int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max
 			cgs_set_end(s, s->ops->tick_failed ? s->ops->tick_failed(s, r) : r);
 			read_done = !reading;	/* what the cycle has is told */
 		} else if (r > 0) {
-			read_done = cgs_cycle_begin(s);
+			read_done = cgs_cycle_begin(s, false);
 		}
 	}
 	if (read_done)
@@ -167,13 +197,38 @@ int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max
 out:
 	/* more to hand out, reads to go on with, or the end to tell */
 	if (cgs_batch_left(s) || s->err ||
-	    (s->phase == CGS_PHASE_READ && s->src->read_needs_calls(s)))
+	    (s->phase == CGS_PHASE_READ && cgs_cycle_read_needs_calls(s)))
 		cgs_wake(s);
 	else if (s->phase != CGS_PHASE_READ)
 		eventfd_read(s->wake_fd, &wakes);	/* quiet until the next cycle */
 	if (n == 0 && s->err && !cgs_batch_left(s))
 		return s->err;
 	return (int)n;
+}
+
+int cgs_set_sync(struct cgs_set *s)
+{
+	if (s->phase == CGS_PHASE_READ || cgs_batch_left(s))
+		return -EBUSY;
+	if (s->err)
+		return s->err;
+	if (s->phase == CGS_PHASE_EMIT)
+		cgs_set_uncollect(s);	/* handed out: its paths may go now */
+	s->phase = CGS_PHASE_WAIT;
+	cgs_set_reap(s);
+	if (cgs_cycle_begin(s, true))
+		cgs_cycle_collect(s);
+	cgs_wake(s);	/* the batch, or the reads to go on with */
+	return 0;
+}
+
+int cgs_set_ctrl_mode(const struct cgs_set *s, unsigned int bit)
+{
+	const struct cgs_controller *c = cgs_controller_of_bit(bit);
+
+	if (!c)
+		return -EINVAL;
+	return s->modes[c->index] ? s->modes[c->index] : -ENOENT;
 }
 
 /* --- setup --- */
@@ -185,24 +240,48 @@ static int cgs_epoll_add(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
 }
 
-int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops, const struct cgs_mode *src,
-		 int tick_fd)
+int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops,
+		 const struct cgs_set_conf *conf)
 {
-	int r;
+	int r, tick_fd;
 
-	*s = (struct cgs_set){ .ops = ops, .src = src, .tick_fd = tick_fd,
-			       .epoll_fd = -1, .wake_fd = -1 };
+	*s = (struct cgs_set){ .ops = ops, .epoll_fd = -1, .wake_fd = -1, .tick_fd = -1,
+			       .ctrls = conf->ctrls, .plain = conf->plain };
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+
+		s->subtree_fds[i] = -1;
+		if (!(conf->ctrls & c->bit))
+			continue;
+		s->modes[i] = conf->modes[i];
+		s->by_mode[conf->modes[i] & 3] |= c->bit;
+		if (!s->lead)
+			s->lead = c;
+	}
+	if (!s->lead)
+		return -EINVAL;
+	s->src = cgs_mode_of(s->modes[s->lead->index]);
+	tick_fd = s->src->open_tick(conf->dir, conf->fallback_ms, s->lead);
+	if (tick_fd < 0) {
+		*s = (struct cgs_set){ 0 };
+		return tick_fd;
+	}
+	s->tick_fd = tick_fd;
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (s->epoll_fd < 0 || s->wake_fd < 0) {
-		r = -errno;
+	s->buf_size = CGS_TEXT_BUF;
+	s->buf = malloc(s->buf_size);
+	s->aux_buf = malloc(CGS_READ_BUF * CGS_NR_FILES);
+	if (s->epoll_fd < 0 || s->wake_fd < 0 || !s->buf || !s->aux_buf) {
+		r = s->buf && s->aux_buf ? -errno : -ENOMEM;
 		goto fail;
 	}
 	r = cgs_epoll_add(s->epoll_fd, s->wake_fd);
 	if (r == 0)
 		r = cgs_epoll_add(s->epoll_fd, tick_fd);
-	if (r == 0)
-		r = src->init(s);
+	for (size_t i = 0; i < sizeof(cgs_read_order) / sizeof(cgs_read_order[0]) && r == 0; i++)
+		if (s->by_mode[cgs_read_order[i]])
+			r = cgs_mode_of(cgs_read_order[i])->init(s, conf->dir);
 	if (r < 0)
 		goto fail;
 	return 0;
@@ -215,8 +294,13 @@ void cgs_set_fini(struct cgs_set *s)
 {
 	if (!s->ops)
 		return;	/* never set up, or finished */
-	s->src->fini(s);	/* waits, bounded, for reads in flight */
+	for (size_t i = 0; i < sizeof(cgs_read_order) / sizeof(cgs_read_order[0]); i++)
+		if (s->by_mode[cgs_read_order[i]])
+			cgs_mode_of(cgs_read_order[i])->fini(s);	/* waits, bounded, for reads */
 	cgs_set_free_members(s, s->uring == NULL);
+	cgs_memio_free_set(s);
+	free(s->buf);
+	free(s->aux_buf);
 	if (s->epoll_fd >= 0)
 		close(s->epoll_fd);
 	if (s->wake_fd >= 0)

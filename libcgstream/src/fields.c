@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The field tables (fields.h): cpu.stat's fields as cpu.stat.stream prints
- * them and as cpu.stat.stream.subtree's type-1 record carries them.
+ * The controller tables (fields.h): cpu.stat's fields as cpu.stat.stream
+ * prints them and as cpu.stat.stream.subtree's type-1 record carries them;
+ * memory's and io's files and records.
  */
 #include <errno.h>
 #include <string.h>
@@ -46,6 +47,9 @@ static const struct cgs_field cgs_cpu_fields[] = {
 
 const struct cgs_controller cgs_cpu = {
 	.name = "cpu",
+	.bit = CGSTREAM_CTRL_CPU,
+	.index = CGS_CPU,
+	.slot = CGS_FILE_CPU,
 	.stat_file = "cpu.stat",
 	.stream_file = "cpu.stat.stream",
 	.subtree_file = "cpu.stat.stream.subtree",
@@ -56,9 +60,68 @@ const struct cgs_controller cgs_cpu = {
 	.n_fields = sizeof(cgs_cpu_fields) / sizeof(cgs_cpu_fields[0]),
 };
 
+/* in the order the MEMORY record appends them after memory.stat's keys */
+static const struct cgs_aux_file cgs_memory_aux[] = {
+	{ "memory.current", "current", false, CGS_FILE_MEM_CURRENT },
+	{ "memory.swap.current", "swap.current", false, CGS_FILE_MEM_SWAP },
+	{ "memory.events", "events.", true, CGS_FILE_MEM_EVENTS },
+};
+
+const struct cgs_controller cgs_memory = {
+	.name = "memory",
+	.bit = CGSTREAM_CTRL_MEMORY,
+	.index = CGS_MEMORY,
+	.slot = CGS_FILE_MEMORY,
+	.stat_file = "memory.stat",
+	.stream_file = "memory.stat.stream",
+	.subtree_file = "memory.stat.stream.subtree",
+	.interval_file = "memory.stat.stream_interval",
+	.record_type = CGROUP_STAT_STREAM_RECORD_MEMORY,
+	.record_min_size = CGS_RECORD_HDR_SIZE,
+	.aux = cgs_memory_aux,
+	.n_aux = sizeof(cgs_memory_aux) / sizeof(cgs_memory_aux[0]),
+};
+
+const struct cgs_controller cgs_io = {
+	.name = "io",
+	.bit = CGSTREAM_CTRL_IO,
+	.index = CGS_IO,
+	.slot = CGS_FILE_IO,
+	.stat_file = "io.stat",
+	.stream_file = "io.stat.stream",
+	.subtree_file = "io.stat.stream.subtree",
+	.interval_file = "io.stat.stream_interval",
+	.record_type = CGROUP_STAT_STREAM_RECORD_IO,
+	.record_min_size = offsetof(struct cgroup_stat_stream_io, devices),
+};
+
+const struct cgs_controller *const cgs_controllers[CGS_NR_CTRL] = {
+	[CGS_CPU] = &cgs_cpu,
+	[CGS_MEMORY] = &cgs_memory,
+	[CGS_IO] = &cgs_io,
+};
+
 const struct cgs_controller *cgs_controller_of_record(unsigned int type)
 {
-	return type == cgs_cpu.record_type ? &cgs_cpu : NULL;
+	for (int i = 0; i < CGS_NR_CTRL; i++)
+		if (cgs_controllers[i]->record_type == type)
+			return cgs_controllers[i];
+	return NULL;
+}
+
+const struct cgs_controller *cgs_controller_of_bit(unsigned int bit)
+{
+	for (int i = 0; i < CGS_NR_CTRL; i++)
+		if (cgs_controllers[i]->bit == bit)
+			return cgs_controllers[i];
+	return NULL;
+}
+
+CGS_EXPORT const char *cgstream_controller_name(unsigned int ctrl)
+{
+	const struct cgs_controller *c = cgs_controller_of_bit(ctrl);
+
+	return c ? c->name : NULL;
 }
 
 const struct cgs_field *cgs_field_by_key(const struct cgs_controller *c, const char *key,

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Many cgroups the caller names, read once per cycle (cycle.c) by the
- * mode picked for the cgroup2 root (mode.c): per-cgroup streams paced by
- * the root's own cpu.stat.stream (mode-streams.c), or the emulation
- * (mode-emulation.c).  The group's membership is named: members are found
+ * modes picked for the cgroup2 root (mode.c), one per controller:
+ * per-cgroup streams paced by the root's own stream of the lead
+ * controller (mode-streams.c), or the emulation (mode-emulation.c).  The group's membership is named: members are found
  * by a hash of their path, so adding and removing are O(1) whatever the
  * group's size.
  * A member whose read fails leaves the group with a REMOVED (its cgroup
@@ -45,10 +45,10 @@ static const struct cgs_set_ops cgs_group_ops = {
 CGS_EXPORT int cgstream_group_new(const struct cgstream_opts *opts,
 				  struct cgstream_group **ret)
 {
+	struct cgs_set_conf conf;
 	struct cgstream_group *g;
-	const struct cgs_mode *src;
 	struct cgs_opts o;
-	int tick_fd = -1, r;
+	int r;
 
 	if (!ret)
 		return -EINVAL;
@@ -63,20 +63,13 @@ CGS_EXPORT int cgstream_group_new(const struct cgstream_opts *opts,
 	r = cgs_find_root(&o, &g->root);
 	if (r < 0)
 		goto fail;
-	r = cgs_mode_pick(g->root, o.mode, false);
-	if (r < 0)
-		goto fail;
-	src = cgs_mode_of(r);
-	r = tick_fd = src->open_tick(g->root, src == &cgs_mode_emulation ?
-				     cgs_fallback_ms(g->root, o.fallback_interval_ms) : 0);
+	r = cgs_set_conf_pick(&conf, g->root, g->root, &o, false);
 	if (r < 0)
 		goto fail;
 	r = cgs_hash_init(&g->by_path);
-	if (r < 0) {
-		close(tick_fd);
+	if (r < 0)
 		goto fail;
-	}
-	r = cgs_set_init(&g->set, &cgs_group_ops, src, tick_fd);
+	r = cgs_set_init(&g->set, &cgs_group_ops, &conf);
 	if (r < 0) {
 		cgs_hash_free(&g->by_path);
 		goto fail;
@@ -133,7 +126,7 @@ CGS_EXPORT int cgstream_group_add(struct cgstream_group *g, const char *cgroup,
 		return -ENOMEM;
 	m->userdata = userdata;
 	m->announced = true;	/* a group has no ADDED events */
-	r = cgs_open_data(m->path, g->set.src->mode, &m->fd, &m->id);
+	r = cgs_cg_open(&g->set, m, &m->id);
 	if (r >= 0)
 		r = cgs_set_link(&g->set, m);
 	if (r < 0) {
@@ -177,6 +170,11 @@ CGS_EXPORT int cgstream_group_fd(const struct cgstream_group *g)
 CGS_EXPORT int cgstream_group_mode(const struct cgstream_group *g)
 {
 	return g ? g->set.src->mode : -EINVAL;
+}
+
+CGS_EXPORT int cgstream_group_ctrl_mode(const struct cgstream_group *g, unsigned int ctrl)
+{
+	return g ? cgs_set_ctrl_mode(&g->set, ctrl) : -EINVAL;
 }
 
 CGS_EXPORT int cgstream_group_wait(struct cgstream_group *g, int timeout_ms)

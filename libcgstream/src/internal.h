@@ -21,14 +21,20 @@
 /*
  * cpu.stat is a few hundred bytes; a read that fills the whole buffer may
  * have been cut, and is reported as -EOVERFLOW rather than parsed.
+ * memory.stat is 1-3 KiB and io.stat ~100 bytes per device: the plain
+ * reads of the group and the tree start with a larger buffer and grow it
+ * (to CGS_TEXT_MAX) when a read fills it.
  */
 #define CGS_READ_BUF		4096
+#define CGS_TEXT_BUF		(64u * 1024)
+#define CGS_TEXT_MAX		(4u * 1024 * 1024)
 
 /* options after validation, with defaults filled in */
 struct cgs_opts {
 	int mode;
 	uint32_t fallback_interval_ms;
 	const char *cgroup_root;
+	uint32_t controllers;		/* CGSTREAM_CTRL_*, never 0 */
 };
 
 int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out);
@@ -41,20 +47,15 @@ int cgs_opts_root(const struct cgstream_opts *opts, struct cgs_opts *o,
 /* canonical absolute path of @cgroup under @root: malloc()ed, or -errno */
 int cgs_resolve(const char *root, const char *cgroup, char **path);
 
-/*
- * Open @path (a resolved cgroup directory) for @mode (as picked by
- * cgs_mode_pick()): the stream file (KERNEL) or cpu.stat (FALLBACK).
- * Returns @mode, and the cgroup's id (its directory's inode number) in
- * @id; -ENOENT when the cgroup does not exist, -EOPNOTSUPP when the
- * stream file is missing.
- */
-int cgs_open_data(const char *path, int mode, int *fd, uint64_t *id);
-/* fallback timer period: option, else kernel interval if set, else 1000 */
-uint32_t cgs_fallback_ms(const char *root, uint32_t opt_ms);
+/* open @file in the cgroup directory @dir: the fd, or -errno (ENOENT) */
+int cgs_open_in(const char *dir, const char *file);
+/* fallback timer period: option, else @c's kernel interval if set, else 1000 */
+uint32_t cgs_fallback_ms(const char *root, uint32_t opt_ms, const struct cgs_controller *c);
 /* periodic CLOCK_MONOTONIC timerfd, first expiry at once */
 int cgs_timerfd(uint32_t ms);
 
-int cgs_read_interval(const char *root, uint32_t *ms);
+/* @c's <ctrl>.stat.stream_interval at @root: 0; -EOPNOTSUPP without it */
+int cgs_read_interval(const char *root, const struct cgs_controller *c, uint32_t *ms);
 
 uint64_t cgs_now_usec(void);
 /* poll @fd for POLLIN: 1 ready (or in error), 0 timeout, -errno; < 0 waits */
@@ -72,6 +73,7 @@ static inline int cgs_read_errno(int err)
 #define cgs_offsetofend(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
 #define CGS_SAMPLE_SIZE_1_0	cgs_offsetofend(struct cgstream_sample, flush_missed)
 #define CGS_EVENT_SIZE_1_0	(offsetof(struct cgstream_event, sample) + CGS_SAMPLE_SIZE_1_0)
+#define CGS_OPTS_SIZE_1_1	cgs_offsetofend(struct cgstream_opts, cgroup_root)
 
 /*
  * Copy a sample or an event into a caller's struct of @size bytes (at
@@ -98,6 +100,47 @@ void cgs_copy_event(void *dst, size_t size, const struct cgstream_event *e);
  * set writes when the caller should call process again.
  */
 
+/*
+ * --- memory values and io devices (memio.c) ---
+ *
+ * Memory's names are shared: one list per distinct layout the set has
+ * seen (in practice one, two with a root that lacks memory.current),
+ * kept until the set ends, so that the names a member points to stay
+ * valid.  Each member keeps its own values and devices in arrays that
+ * grow and are reused from cycle to cycle.
+ */
+struct cgs_names {
+	struct cgs_names *next;
+	uint32_t nr;
+	const char **names;		/* into blob */
+	char *blob;
+};
+
+/* one "key value" of a text, before it is matched to a layout */
+struct cgs_kv {
+	const char *prefix;		/* "events." for memory.events, else "" */
+	const char *key;		/* not NUL-terminated: @len bytes */
+	uint32_t len;
+	uint64_t v;
+};
+
+struct cgs_kvs {
+	struct cgs_kv *v;
+	size_t n, cap;
+};
+
+/* the keys a stream's text adds: flush_seq, flush_time_usec, flush_missed */
+struct cgs_flush {
+	uint64_t seq, time_usec, missed;
+	unsigned int present;		/* CGSTREAM_F_SEQ | _FLUSH_TIME | _FLUSH_MISSED */
+};
+
+/* io devices as parsed, growing */
+struct cgs_devs {
+	struct cgstream_io_device *v;
+	uint32_t n, cap;
+};
+
 /* one cgroup of a group or a tree */
 struct cgs_cg {
 	struct cgs_hnode key;		/* group: hash of the path; tree: the id */
@@ -107,18 +150,27 @@ struct cgs_cg {
 	char *path;
 	void *userdata;
 	uint64_t id, parent_id;
-	int fd;				/* cpu.stat.stream or cpu.stat; -1: none */
+	int fds[CGS_NR_FILES];		/* KERNEL, FALLBACK: its files; -1: none */
+	bool opened;			/* its files are open (or absent) */
 	int wd;				/* tree: inotify watch; -1: none */
 	int error;			/* tree: the error last reported, 0 */
-	uint64_t cycle;			/* the set's cycle of .sample; 0: none */
-	uint64_t last_seq;
+	uint64_t cycle;			/* the set's cycle of .got; 0: none */
+	uint64_t skip_cycle;		/* KERNEL lead: no new flush in this cycle */
+	uint32_t got;			/* controllers read in .cycle */
+	uint64_t last_seq;		/* the lead's last flush_seq */
 	uint64_t scanned;		/* tree: the cycle its directory was read */
-	bool reading;			/* an io_uring read is in flight */
+	unsigned int reading;		/* io_uring reads in flight */
 	bool dead;			/* off the live list */
 	bool quiet;			/* removed by the caller: no more events */
 	bool announced;			/* ADDED sent (a group's need none) */
 	bool in_batch;			/* a REMOVED or ERROR event waits */
 	struct cgstream_sample sample;
+	struct cgstream_memory mem;	/* .names, .values: below */
+	const struct cgs_names *mem_layout;	/* .mem's names */
+	uint64_t *mem_values;
+	uint32_t mem_cap;
+	struct cgstream_io io;
+	struct cgs_devs devs;
 };
 
 struct cgs_ev {
@@ -152,20 +204,23 @@ struct cgs_set_ops {
 	int (*tick_failed)(struct cgs_set *s, int err);
 };
 
-/* a mode: where a set's cycle comes from and how its members are read */
+/*
+ * A mode: where a set's cycle comes from (the lead controller's mode) and
+ * how the controllers the set reads in it are read (s->by_mode[mode]).
+ */
 struct cgs_mode {
 	int mode;			/* CGSTREAM_MODE_* */
-	/* the tick fd of an object at @dir: the file a flush makes readable,
-	 * or a timer of @ms; -errno */
-	int (*open_tick)(const char *dir, uint32_t ms);
-	/* its buffers; 0 or -ENOMEM */
-	int (*init)(struct cgs_set *s);
+	/* the tick fd of an object at @dir led by @lead: the file its flush
+	 * makes readable, or a timer of @ms; -errno */
+	int (*open_tick)(const char *dir, uint32_t ms, const struct cgs_controller *lead);
+	/* its buffers and files; 0 or -errno */
+	int (*init)(struct cgs_set *s, const char *dir);
 	void (*fini)(struct cgs_set *s);
-	/* 1: a cycle begins; 0: not yet; -errno: the tick fd failed.
-	 * @reading: the last cycle's reads are still under way */
+	/* the lead's mode: 1: a cycle begins; 0: not yet; -errno: the tick fd
+	 * failed.  @reading: the last cycle's reads are still under way */
 	int (*tick)(struct cgs_set *s, bool reading);
-	/* the cycle's reads, decoded into the members: true once all are
-	 * done; -errno in s->err ends the set (cgs_set_end) */
+	/* this cycle's reads of its controllers, decoded into the members:
+	 * true once all are done; -errno in s->err ends the set (cgs_set_end) */
 	bool (*read)(struct cgs_set *s);
 	/* reads under way go on: true once all are done */
 	bool (*read_more)(struct cgs_set *s);
@@ -179,20 +234,40 @@ extern const struct cgs_mode cgs_mode_emulation;
 
 /*
  * --- mode.c: the one place a mode is chosen ---
- * The mode @asked means for an object at @dir (a cgroup directory: the
- * tree's, the stream's, or the cgroup2 root for a group): SUBTREE when
- * @subtree_ok and the subtree file is there, KERNEL when the stream file
- * is, else FALLBACK.  -EOPNOTSUPP when @asked names a mode whose file is
- * missing, -ENOENT when @dir is no directory.
+ * The mode @asked means for controller @c of an object at @dir (a cgroup
+ * directory: the tree's, the stream's, or the cgroup2 root for a group):
+ * SUBTREE when @subtree_ok and @c's subtree file is there, KERNEL when its
+ * stream file is, else FALLBACK.  -EOPNOTSUPP when @asked names a mode
+ * whose file is missing, -ENOMEDIUM when @dir lacks @c's *.stat file (the
+ * controller is not enabled there), -ENOENT when @dir is no directory.
  */
-int cgs_mode_pick(const char *dir, int asked, bool subtree_ok);
+int cgs_mode_pick(const char *dir, int asked, bool subtree_ok, const struct cgs_controller *c);
 const struct cgs_mode *cgs_mode_of(int mode);
-/* what the modes share: s->buf of @size; the tick fd polled now (1:
- * readable or in error, 0, -errno); read_needs_calls() of a mode that
- * reads a whole cycle in one call */
-int cgs_mode_buf_init(struct cgs_set *s, size_t size);
-void cgs_mode_buf_fini(struct cgs_set *s);
+/* the tick fd polled now (1: readable or in error, 0, -errno) */
 int cgs_mode_poll_tick(const struct cgs_set *s);
+/* pread() of a text file into s->buf at 0, s->buf grown while a read fills
+ * it (up to CGS_TEXT_MAX): bytes, or -errno */
+ssize_t cgs_mode_pread_text(struct cgs_set *s, int fd);
+
+/* one read of a member's file; .buf NULL: the member has no such file */
+struct cgs_text {
+	const char *buf;
+	ssize_t res;			/* bytes, or -errno */
+	size_t size;			/* of the buffer: a full one may be cut */
+};
+
+/*
+ * Decode controller @c's text of @m (its files' reads in @t, by enum
+ * cgs_file; @stream: the stream files, whose keys say the flush, else the
+ * emulation's, whose cycle does): 0 (values stored, or none this cycle);
+ * 1: a KERNEL lead's flush did not move, @m has no sample this cycle;
+ * -errno: told to s->ops->failed() (@m may be dropped).
+ */
+int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
+			 const struct cgs_text t[CGS_NR_FILES], bool stream);
+/* @c's files of @m read with pread() now, then decoded: as above */
+int cgs_mode_read_plain(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
+			bool stream);
 bool cgs_mode_reads_at_once(const struct cgs_set *s);
 
 enum cgs_phase {
@@ -203,9 +278,28 @@ enum cgs_phase {
 
 struct cgs_uring;
 
+/* what an object's set reads, and where (cgs_set_init) */
+struct cgs_set_conf {
+	const char *dir;		/* the tick's and the subtree files' cgroup */
+	uint32_t ctrls;			/* CGSTREAM_CTRL_* */
+	int modes[CGS_NR_CTRL];		/* each asked controller's (cgs_mode_pick) */
+	uint32_t fallback_ms;		/* the timer of a FALLBACK lead */
+	bool plain;			/* no io_uring (a stream: one cgroup) */
+};
+
+/* @conf for an object at @dir (@mount: the cgroup2 root): every asked
+ * controller's mode (cgs_mode_pick()), the fallback timer; 0 or -errno */
+int cgs_set_conf_pick(struct cgs_set_conf *conf, const char *dir, const char *mount,
+		      const struct cgs_opts *o, bool subtree_ok);
+
 struct cgs_set {
 	const struct cgs_set_ops *ops;
-	const struct cgs_mode *src;	/* the mode that reads the members */
+	const struct cgs_mode *src;	/* the lead's mode: the tick */
+	const struct cgs_controller *lead;
+	uint32_t ctrls;			/* CGSTREAM_CTRL_* the set reads */
+	int modes[CGS_NR_CTRL];		/* per controller read, else 0 */
+	uint32_t by_mode[4];		/* controllers per CGSTREAM_MODE_* */
+	bool plain;
 	int epoll_fd;			/* the caller's fd */
 	int wake_fd;			/* eventfd in epoll_fd */
 	int tick_fd;			/* timerfd, or a stream or subtree file */
@@ -218,25 +312,33 @@ struct cgs_set {
 	/* cycle.c */
 	enum cgs_phase phase;
 	uint64_t cycle;			/* cycles begun */
+	bool sync;			/* this cycle was begun by a sync */
 	int err;			/* the set cannot go on: told after its batch */
 	/* the batch: REMOVED and ERROR, then ADDED, then SAMPLE */
 	struct cgs_evs first, added, samples;
 	size_t emitted;
 
-	/* the mode's own (mode-*.c) */
-	char *buf;			/* text reads; subtree: the snapshot */
+	/* memio.c */
+	struct cgs_names *layouts;
+	struct cgs_kvs kvs;
+
+	/* the modes' own (mode-*.c) */
+	char *buf;			/* plain text reads (CGS_TEXT_BUF, grows) */
 	size_t buf_size;
+	char *aux_buf;			/* memory's other files, plain reads */
+	char *snap;			/* subtree: a snapshot */
+	size_t snap_size;
+	int subtree_fds[CGS_NR_CTRL];	/* subtree files (the lead's: tick_fd) */
 	struct cgs_cg *cursor;		/* plain reads: the next member */
 	struct cgs_uring *uring;	/* emulation: NULL: plain syscalls */
-	uint64_t seq, missed, tick_usec;	/* emulation: its own flush count */
+	bool emu_reading;		/* emulation: reads under way */
+	uint64_t missed, tick_usec;	/* emulation: its own flush count */
 };
 
 /* --- cycle.c --- */
-/*
- * @tick_fd (taken over, closed on failure too): from @src->open_tick().
- */
-int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops, const struct cgs_mode *src,
-		 int tick_fd);
+/* the set of @conf: its tick, its modes' buffers and files */
+int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops,
+		 const struct cgs_set_conf *conf);
 /* frees every member; a zeroed or finished set is left alone */
 void cgs_set_fini(struct cgs_set *s);
 /* the set ends with @err: after this cycle's batch, process returns it */
@@ -244,12 +346,28 @@ void cgs_set_end(struct cgs_set *s, int err);
 /* the event loop's call: cgstream_group_process() and the tree's */
 int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max,
 		    size_t event_size);
+/* a cycle begun now (cgstream_tree_sync()): 0, -EBUSY, or the end's errno */
+int cgs_set_sync(struct cgs_set *s);
+/* the mode of controller @bit (a CGSTREAM_CTRL_* bit): -ENOENT if not read */
+int cgs_set_ctrl_mode(const struct cgs_set *s, unsigned int bit);
 
 /* --- members.c --- */
-/* a member with its path (copied), fd -1; NULL without memory */
+/* a member with its path (copied), no files; NULL without memory */
 struct cgs_cg *cgs_cg_new(const char *path, size_t len);
-/* a member never linked: its fd closed, its memory freed */
+/* a member never linked: its files closed, its memory freed */
 void cgs_cg_free(struct cgs_cg *m);
+/*
+ * Open @m's files for the controllers @s reads in KERNEL and FALLBACK
+ * mode, and tell its id (its directory's inode number) in @id: 0; -ENOENT
+ * when the cgroup does not exist; -ENOMEDIUM when it has none of the
+ * files of @s's controllers; other -errno (EMFILE, EACCES) with nothing
+ * left open.  A file the cgroup lacks (its controller is not enabled
+ * there, memory.current of the root) is no error: no values of it.
+ */
+int cgs_cg_open(const struct cgs_set *s, struct cgs_cg *m, uint64_t *id);
+void cgs_cg_close(struct cgs_cg *m);
+/* a member's data for this cycle begins (its .got emptied once per cycle) */
+void cgs_cg_touch(const struct cgs_set *s, struct cgs_cg *m);
 /* put @m on the live list; -ENOMEM (then @m is the caller's to free) */
 int cgs_set_link(struct cgs_set *s, struct cgs_cg *m);
 /* off the live list with a REMOVED or ERROR event (none if quiet, or a
@@ -257,7 +375,7 @@ int cgs_set_link(struct cgs_set *s, struct cgs_cg *m);
 void cgs_set_drop(struct cgs_set *s, struct cgs_cg *m, int type, int err);
 /* an ERROR event; the member stays */
 void cgs_set_error(struct cgs_set *s, struct cgs_cg *m, int err);
-/* a member's sample for this cycle (the modes' decoders) */
+/* a member's cpu sample for this cycle (the modes' decoders) */
 void cgs_set_sampled(struct cgs_set *s, struct cgs_cg *m, const struct cgstream_sample *smp);
 /* the cycle's ADDED (first sample of a member) and SAMPLE events */
 void cgs_set_collect(struct cgs_set *s);
@@ -276,5 +394,50 @@ void cgs_set_free_members(struct cgs_set *s, bool quiet);
  * buffer (it may be cut); -EBADMSG.
  */
 int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sample *smp);
+/* what a read returned, as cgs_parse_read() sees it: 0 to parse; -errno */
+int cgs_read_result(ssize_t res, size_t size);
+/*
+ * Flat-keyed text ("key value" lines: memory.stat, memory.events and
+ * memory.stat.stream) appended to @kvs, each key with @prefix; with @fl,
+ * the stream's flush_seq, flush_time_usec and flush_missed go there
+ * instead.  A line that is not "key u64" (a blank one, a value that is no
+ * decimal u64, a NUL byte) is -EBADMSG; -ENOMEM.  The keys point into @buf.
+ */
+int cgs_parse_keyed(const char *buf, size_t len, const char *prefix, struct cgs_kvs *kvs,
+		    struct cgs_flush *fl);
+/* one more key of @kvs: 0 or -ENOMEM */
+int cgs_kvs_push(struct cgs_kvs *kvs, const char *prefix, const char *key, size_t len,
+		 uint64_t v);
+/* a single-value file ("123\n": memory.current): 0 or -EBADMSG */
+int cgs_parse_value(const char *buf, size_t len, uint64_t *v);
+/*
+ * io.stat text: a line per device, "MAJ:MIN" then "key=value" fields, of
+ * which rbytes, wbytes, rios, wios, dbytes and dios are read and the rest
+ * (policies' fields: cost.*, depth=max, ...) skipped; a device without
+ * counts has zeros; a line whose device is no "MAJ:MIN" (io.stat's
+ * "(unknown)" for a disk being removed) is skipped.  With @fl the
+ * stream's last lines "flush_seq N" and "flush_time_usec T" go there.
+ * Devices replace @devs' (which grows, and is kept); -EBADMSG for a line
+ * or a counter that is not as above, -ENOMEM.
+ */
+int cgs_parse_io(const char *buf, size_t len, struct cgs_devs *devs, struct cgs_flush *fl);
+
+/* --- memio.c --- */
+/* @m's memory values from @kvs (the parsed text), the names matched to (or
+ * made into) one of @s's layouts: 0 or -ENOMEM */
+int cgs_memory_store(struct cgs_set *s, struct cgs_cg *m, const struct cgs_kvs *kvs);
+/* the layout named by a KEYS record: 0 or -ENOMEM, -EBADMSG */
+int cgs_memory_layout(struct cgs_set *s, const struct cgstream_record *keys,
+		      const struct cgs_names **ret);
+/* @m's memory values from a MEMORY record labelled by @names: 0, -ENOMEM,
+ * -EBADMSG when the counts differ */
+int cgs_memory_record(struct cgs_cg *m, const struct cgstream_record *rec,
+		      const struct cgs_names *names);
+/* @m's io devices from an IO record: 0 or -ENOMEM */
+int cgs_io_record(struct cgs_cg *m, const struct cgstream_record *rec);
+/* grow @d to hold @n devices: 0 or -ENOMEM */
+int cgs_devs_reserve(struct cgs_devs *d, uint32_t n);
+void cgs_memio_free_member(struct cgs_cg *m);
+void cgs_memio_free_set(struct cgs_set *s);
 
 #endif

@@ -13,8 +13,10 @@
  * that recording an event never fails.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -30,18 +32,91 @@ struct cgs_cg *cgs_cg_new(const char *path, size_t len)
 		free(m);
 		return NULL;
 	}
-	m->fd = m->wd = -1;
+	for (int i = 0; i < CGS_NR_FILES; i++)
+		m->fds[i] = -1;
+	m->wd = -1;
 	return m;
+}
+
+void cgs_cg_close(struct cgs_cg *m)
+{
+	for (int i = 0; i < CGS_NR_FILES; i++) {
+		if (m->fds[i] >= 0)
+			close(m->fds[i]);
+		m->fds[i] = -1;
+	}
+	m->opened = false;
 }
 
 void cgs_cg_free(struct cgs_cg *m)
 {
 	if (!m)
 		return;
-	if (m->fd >= 0)
-		close(m->fd);
+	cgs_cg_close(m);
+	cgs_memio_free_member(m);
 	free(m->path);
 	free(m);
+}
+
+/* @file in @dfd into *@fd: 1 opened, 0 absent (ENOENT), -errno */
+static int cgs_cg_open_one(int dfd, const char *file, int *fd)
+{
+	int f = openat(dfd, file, O_RDONLY | O_CLOEXEC);
+
+	if (f >= 0) {
+		*fd = f;
+		return 1;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int cgs_cg_open(const struct cgs_set *s, struct cgs_cg *m, uint64_t *id)
+{
+	int dfd, r = 0, found = 0, wanted = 0;
+	struct stat st;
+
+	dfd = open(m->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOTDIR ? -ENOENT : -errno;
+	if (fstat(dfd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	*id = (uint64_t)st.st_ino;
+	for (int i = 0; i < CGS_NR_CTRL && r >= 0; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+		int mode = s->modes[i];
+
+		if (mode != CGSTREAM_MODE_KERNEL && mode != CGSTREAM_MODE_FALLBACK)
+			continue;
+		wanted++;
+		r = cgs_cg_open_one(dfd, mode == CGSTREAM_MODE_KERNEL ? c->stream_file : c->stat_file,
+				    &m->fds[c->slot]);
+		if (r <= 0)
+			continue;	/* absent: the controller is not enabled there */
+		found++;
+		for (size_t k = 0; k < c->n_aux && r >= 0; k++)
+			r = cgs_cg_open_one(dfd, c->aux[k].file, &m->fds[c->aux[k].slot]);
+	}
+	if (r >= 0 && wanted && !found)
+		/* none of its files: no such controller here, or the cgroup went */
+		r = access(m->path, F_OK) == 0 ? -ENOMEDIUM : -ENOENT;
+out:
+	close(dfd);
+	if (r < 0) {
+		cgs_cg_close(m);
+		return r;
+	}
+	m->opened = true;
+	return 0;
+}
+
+void cgs_cg_touch(const struct cgs_set *s, struct cgs_cg *m)
+{
+	if (m->cycle != s->cycle) {
+		m->cycle = s->cycle;
+		m->got = 0;
+	}
 }
 
 static int cgs_evs_reserve(struct cgs_evs *e, size_t want)
@@ -164,17 +239,17 @@ void cgs_set_free_members(struct cgs_set *s, bool quiet)
 
 void cgs_set_sampled(struct cgs_set *s, struct cgs_cg *m, const struct cgstream_sample *smp)
 {
+	cgs_cg_touch(s, m);
 	m->sample = *smp;
 	m->sample.cgroup_id = m->id;
 	m->sample.present |= CGSTREAM_F_CGROUP_ID;
-	m->last_seq = smp->seq;
-	m->cycle = s->cycle;
+	m->got |= CGSTREAM_CTRL_CPU;
 }
 
 void cgs_set_collect(struct cgs_set *s)
 {
 	for (struct cgs_cg *m = s->head; m; m = m->next) {
-		if (m->cycle != s->cycle || m->quiet)
+		if (m->cycle != s->cycle || !m->got || m->quiet || m->skip_cycle == s->cycle)
 			continue;
 		if (!m->announced) {
 			cgs_evs_push(&s->added, m, CGSTREAM_EVENT_ADDED, 0);

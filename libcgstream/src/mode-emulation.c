@@ -1,25 +1,32 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * FALLBACK mode: the stream emulated on any kernel, with a timer and reads
- * of each member's cpu.stat (which flushes, as any cpu.stat reader does).
+ * of each member's *.stat files (cpu.stat; memory.stat with
+ * memory.current, memory.swap.current and memory.events; io.stat), which
+ * flush, as any reader of them does.
  *
- * tick:   a timerfd at the interval.  The library counts its own cycles
- *         as flush_seq and stamps them with the monotonic clock; ticks
- *         that come while a cycle is still read count as missed.
+ * tick:   a timerfd at the interval (when the lead controller is
+ *         emulated).  The library counts its own cycles as flush_seq and
+ *         stamps them with the monotonic clock; ticks that come while a
+ *         cycle is still read count as missed.
  * read:   with io_uring the reads run in the kernel's workers, in
- *         parallel, and the caller never waits for them: they go into one
- *         arena of small slots (not a 4 KiB buffer per cgroup), followed by
- *         an IOSQE_IO_DRAIN write to the cycle's eventfd that runs once
- *         every read completed: the caller wakes at the tick (process
- *         queues the reads and returns 0) and when the batch is ready.
- *         Without io_uring (kernel.io_uring_disabled, seccomp,
- *         $CGSTREAM_NO_IO_URING) process pread()s the members itself, for
- *         at most CGS_PLAIN_BUDGET_US per call, and the caller is woken
- *         again to go on.
- * decode: the text parser (parse.c), then the library's own flush_seq,
- *         flush_time_usec and flush_missed.
+ *         parallel, and the caller never waits for them.  They go in
+ *         waves of up to CGS_WAVE cgroups, each file kind into an arena of
+ *         small slots of its own size (not a 4 KiB buffer per file),
+ *         followed by an IOSQE_IO_DRAIN write to the cycle's eventfd that
+ *         runs once every read of the wave completed: the caller wakes at
+ *         the tick (process queues the reads and returns 0), at each wave
+ *         (decoded, the next queued) and when the batch is ready.  Waves
+ *         bound the arenas and the completions in flight whatever the
+ *         number of cgroups.  Without io_uring (kernel.io_uring_disabled,
+ *         seccomp, $CGSTREAM_NO_IO_URING, a single stream) process
+ *         pread()s the members itself, for at most CGS_PLAIN_BUDGET_US per
+ *         call, and the caller is woken again to go on.
+ * decode: the text parsers (cgs_mode_decode_text()), then the library's
+ *         own flush_seq (the cycle), flush_time_usec and flush_missed.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,20 +38,47 @@
 #define CGS_PLAIN_BUDGET_US	10000	/* plain fallback reads per process call */
 #define CGS_SQ_ENTRIES		256	/* submissions beyond this are flushed early */
 #define CGS_CQ_ENTRIES		4096	/* more completions wait in the kernel (NODROP) */
+#define CGS_WAVE		1024	/* cgroups read per wave */
 #define CGS_SLOT_MIN		256	/* io_uring read slot: twice the longest read */
 #define CGS_FREE_WAIT_MS	2000	/* bound on waiting for reads at teardown */
 #define CGS_FENCE		UINT64_MAX	/* user_data of the eventfd write */
+#define CGS_NOT_READ		INT_MIN	/* a slot no read went to */
+
+/* the slots of one file kind: CGS_WAVE of slot_size bytes */
+struct cgs_arena {
+	char *mem;
+	size_t slot_size, longest;	/* the longest read of the last wave */
+	int res[CGS_WAVE];
+};
 
 struct cgs_uring {
 	struct io_uring ring;
-	char *arena;			/* n_slots slots of slot_size bytes */
-	struct cgs_cg **slots;		/* slot -> member */
-	size_t n_slots, slot_size, arena_size;
-	size_t longest;			/* the longest read of the last cycle */
+	struct cgs_arena arenas[CGS_NR_FILES];
+	struct cgs_cg *wave[CGS_WAVE];	/* slot -> member */
+	size_t wave_n;
 	unsigned int reads;		/* READs in flight */
 	unsigned int fences;		/* eventfd writes in flight */
 	uint64_t one;			/* what the fence writes */
 };
+
+/* the file kinds of the emulated controllers: a member's *.stat and aux files */
+static bool cgs_emu_file(const struct cgs_set *s, int slot)
+{
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+
+		if (s->modes[i] != CGSTREAM_MODE_FALLBACK)
+			continue;
+		if (c->slot == slot)
+			return true;
+		for (size_t k = 0; k < c->n_aux; k++)
+			if (c->aux[k].slot == slot)
+				return true;
+	}
+	return false;
+}
+
+static bool cgs_emu_read_plain(struct cgs_set *s);
 
 /* --- reads through io_uring --- */
 
@@ -57,7 +91,7 @@ static struct io_uring_sqe *cgs_sqe(struct io_uring *ring)
 	return sqe;
 }
 
-static struct cgs_uring *cgs_uring_new(void)
+static struct cgs_uring *cgs_uring_new(const struct cgs_set *s)
 {
 	struct io_uring_params p = {
 		.flags = IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP,
@@ -66,7 +100,7 @@ static struct cgs_uring *cgs_uring_new(void)
 	const char *off = getenv("CGSTREAM_NO_IO_URING");
 	struct cgs_uring *u;
 
-	if (off && *off && strcmp(off, "0") != 0)
+	if (s->plain || (off && *off && strcmp(off, "0") != 0))
 		return NULL;
 	u = calloc(1, sizeof(*u));
 	if (!u)
@@ -82,9 +116,30 @@ static struct cgs_uring *cgs_uring_new(void)
 		free(u);
 		return NULL;
 	}
-	u->slot_size = CGS_SLOT_MIN;
+	for (int f = 0; f < CGS_NR_FILES; f++)
+		u->arenas[f].slot_size = CGS_SLOT_MIN;
 	u->one = 1;
 	return u;
+}
+
+/* a completion: its slot's result kept, the member's read count down */
+static void cgs_uring_complete(struct cgs_uring *u, struct io_uring_cqe *cqe)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	struct cgs_arena *a;
+	size_t i;
+
+	if (ud == CGS_FENCE) {
+		u->fences--;
+		return;
+	}
+	a = &u->arenas[ud >> 32];
+	i = (size_t)(ud & 0xffffffffu);
+	a->res[i] = cqe->res;
+	if (cqe->res > 0 && (size_t)cqe->res > a->longest)
+		a->longest = (size_t)cqe->res;
+	u->wave[i]->reading--;
+	u->reads--;
 }
 
 /* wait, bounded, for what is in flight; false if some is still out */
@@ -98,12 +153,7 @@ static bool cgs_uring_quiesce(struct cgs_uring *u)
 
 		if (io_uring_wait_cqe_timeout(&u->ring, &cqe, &ts) < 0)
 			continue;
-		if (io_uring_cqe_get_data64(cqe) == CGS_FENCE) {
-			u->fences--;
-		} else {
-			u->slots[io_uring_cqe_get_data64(cqe)]->reading = false;
-			u->reads--;
-		}
+		cgs_uring_complete(u, cqe);
 		io_uring_cqe_seen(&u->ring, cqe);
 	}
 	return u->reads + u->fences == 0;
@@ -119,61 +169,81 @@ static bool cgs_uring_free(struct cgs_uring *u)
 	quiet = cgs_uring_quiesce(u);
 	io_uring_queue_exit(&u->ring);
 	if (!quiet)
-		return false;	/* the kernel may still write the arena */
-	free(u->arena);
-	free(u->slots);
+		return false;	/* the kernel may still write the arenas */
+	for (int f = 0; f < CGS_NR_FILES; f++)
+		free(u->arenas[f].mem);
 	free(u);
 	return true;
 }
 
-static void cgs_emu_decode(struct cgs_set *s, struct cgs_cg *m, const char *buf, ssize_t res,
-			   size_t size);
+/* the arenas of the emulated files, at the slot sizes the last wave needed */
+static bool cgs_uring_arenas(struct cgs_set *s)
+{
+	struct cgs_uring *u = s->uring;
 
-/* queue a READ of every member and the fence; false if it could not be */
-static bool cgs_uring_start(struct cgs_set *s)
+	for (int f = 0; f < CGS_NR_FILES; f++) {
+		struct cgs_arena *a = &u->arenas[f];
+		size_t size = a->slot_size;
+
+		if (!cgs_emu_file(s, f))
+			continue;
+		/* twice the longest text seen: a full slot is read again, plainly */
+		while (size < 2 * a->longest && size < CGS_TEXT_BUF)
+			size *= 2;
+		a->longest = 0;
+		if (a->mem && size == a->slot_size)
+			continue;
+		free(a->mem);
+		/* zeroed: defined bytes for tools that do not see the kernel write them */
+		a->mem = calloc(CGS_WAVE, size);
+		if (!a->mem)
+			return false;
+		a->slot_size = size;
+	}
+	return true;
+}
+
+/*
+ * Queue a READ of every emulated file of the next members from s->cursor
+ * (up to a wave) and the fence; false if it could not be (then the reads
+ * go on plainly).
+ */
+static bool cgs_uring_wave(struct cgs_set *s)
 {
 	struct cgs_uring *u = s->uring;
 	struct io_uring_sqe *sqe;
-	size_t i = 0;
 
-	/* twice the longest text seen: a full slot is read again, plainly */
-	while (u->slot_size < 2 * u->longest && u->slot_size < CGS_READ_BUF)
-		u->slot_size *= 2;
-	u->longest = 0;
-	if (s->n_live > u->n_slots || !u->slots) {
-		size_t n = s->n_live > 16 ? s->n_live : 16;
-		struct cgs_cg **slots = realloc(u->slots, n * sizeof(*slots));
+	u->wave_n = 0;
+	if (!cgs_uring_arenas(s))
+		goto fail;
+	while (s->cursor && u->wave_n < CGS_WAVE) {
+		struct cgs_cg *m = s->cursor;
+		size_t i = u->wave_n;
+		bool queued = false;
 
-		if (!slots)
-			return false;
-		u->slots = slots;
-		u->n_slots = n;
-	}
-	if (u->n_slots * u->slot_size > u->arena_size) {
-		size_t size = u->n_slots * u->slot_size;
-		char *arena = realloc(u->arena, size);
-
-		if (!arena)
-			return false;
-		/* defined bytes, for tools that do not see the kernel write them */
-		memset(arena + u->arena_size, 0, size - u->arena_size);
-		u->arena = arena;
-		u->arena_size = size;
-	}
-	for (struct cgs_cg *m = s->head; m; m = m->next) {
-		if (m->fd < 0)
+		s->cursor = m->next;
+		if (m->skip_cycle == s->cycle)
 			continue;
-		sqe = cgs_sqe(&u->ring);
-		if (!sqe)
-			break;	/* the rest miss this cycle */
-		io_uring_prep_read(sqe, m->fd, u->arena + i * u->slot_size,
-				   (unsigned int)u->slot_size, 0);
-		/* straight to a kernel worker: the caller's thread does not read */
-		io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
-		io_uring_sqe_set_data64(sqe, i);
-		u->slots[i++] = m;
-		m->reading = true;
-		u->reads++;
+		for (int f = 0; f < CGS_NR_FILES; f++) {
+			struct cgs_arena *a = &u->arenas[f];
+
+			a->res[i] = CGS_NOT_READ;
+			if (m->fds[f] < 0 || !cgs_emu_file(s, f))
+				continue;
+			sqe = cgs_sqe(&u->ring);
+			if (!sqe)
+				break;	/* the rest of it misses this cycle */
+			io_uring_prep_read(sqe, m->fds[f], a->mem + i * a->slot_size,
+					   (unsigned int)a->slot_size, 0);
+			/* straight to a kernel worker: the caller's thread does not read */
+			io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+			io_uring_sqe_set_data64(sqe, ((uint64_t)f << 32) | i);
+			m->reading++;
+			u->reads++;
+			queued = true;
+		}
+		if (queued)
+			u->wave[u->wave_n++] = m;
 	}
 	sqe = cgs_sqe(&u->ring);
 	if (sqe) {
@@ -182,53 +252,76 @@ static bool cgs_uring_start(struct cgs_set *s)
 		io_uring_sqe_set_data64(sqe, CGS_FENCE);
 		u->fences++;
 	}
-	if (io_uring_submit(&u->ring) < 0 || !sqe) {
-		/*
-		 * Nothing would wake the caller: collect what was queued and go
-		 * on with plain syscalls (a read that never completes keeps its
-		 * member and the arena, leaked rather than freed under it).
-		 */
-		cgs_uring_free(u);
-		s->uring = NULL;
-		return false;
-	}
-	return true;
+	if (io_uring_submit(&u->ring) >= 0 && sqe)
+		return true;
+fail:
+	/*
+	 * Nothing would wake the caller: collect what was queued and go on
+	 * with plain syscalls (a read that never completes keeps its member
+	 * and the arenas, leaked rather than freed under it).
+	 */
+	cgs_uring_free(u);
+	s->uring = NULL;
+	return false;
 }
 
-/* the completed reads, decoded */
-static void cgs_uring_harvest(struct cgs_set *s)
+/* the wave's reads, decoded */
+static void cgs_uring_decode(struct cgs_set *s)
+{
+	struct cgs_uring *u = s->uring;
+
+	for (size_t i = 0; i < u->wave_n; i++) {
+		struct cgs_cg *m = u->wave[i];
+
+		if (m->dead)
+			continue;
+		for (int c = 0; c < CGS_NR_CTRL; c++) {
+			const struct cgs_controller *ctl = cgs_controllers[c];
+			struct cgs_text t[CGS_NR_FILES] = { { 0 } };
+			bool cut = false;
+			int r;
+
+			if (s->modes[c] != CGSTREAM_MODE_FALLBACK || m->fds[ctl->slot] < 0)
+				continue;
+			for (int f = 0; f < CGS_NR_FILES; f++) {
+				struct cgs_arena *a = &u->arenas[f];
+
+				if (a->res[i] == CGS_NOT_READ || (f != ctl->slot && !cgs_emu_file(s, f)))
+					continue;
+				t[f] = (struct cgs_text){ a->mem + i * a->slot_size, a->res[i],
+							  a->slot_size };
+				cut |= a->res[i] > 0 && (size_t)a->res[i] >= a->slot_size;
+			}
+			if (!t[ctl->slot].buf)
+				continue;	/* its read could not be queued */
+			/* a full slot may be cut: read it again with the full buffer */
+			r = cut ? cgs_mode_read_plain(s, m, ctl, false)
+				: cgs_mode_decode_text(s, m, ctl, t, false);
+			if (r != 0)
+				break;
+		}
+	}
+	u->wave_n = 0;
+}
+
+/* the completions so far; true once the cycle's last wave is decoded */
+static bool cgs_uring_harvest(struct cgs_set *s)
 {
 	struct cgs_uring *u = s->uring;
 	struct io_uring_cqe *cqe;
 
 	while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
-		uint64_t ud = io_uring_cqe_get_data64(cqe);
-		int res = cqe->res;
-		struct cgs_cg *m;
-		char *buf;
-
+		cgs_uring_complete(u, cqe);
 		io_uring_cqe_seen(&u->ring, cqe);
-		if (ud == CGS_FENCE) {
-			u->fences--;
-			continue;
-		}
-		m = u->slots[ud];
-		buf = u->arena + ud * u->slot_size;
-		m->reading = false;
-		u->reads--;
-		if (m->dead)
-			continue;
-		if (res > 0 && (size_t)res > u->longest)
-			u->longest = (size_t)res;
-		if (res > 0 && (size_t)res >= u->slot_size) {
-			/* may be cut: read it again with the full buffer */
-			ssize_t n = pread(m->fd, s->buf, CGS_READ_BUF, 0);
-
-			cgs_emu_decode(s, m, s->buf, n < 0 ? -errno : n, CGS_READ_BUF);
-			continue;
-		}
-		cgs_emu_decode(s, m, buf, res, u->slot_size);
 	}
+	if (u->reads || u->fences)
+		return false;
+	cgs_uring_decode(s);
+	if (!s->cursor)
+		return true;
+	if (cgs_uring_wave(s))
+		return false;	/* the next wave */
+	return cgs_emu_read_plain(s);	/* io_uring failed: the rest plainly */
 }
 
 /* --- plain reads --- */
@@ -242,11 +335,14 @@ static bool cgs_emu_read_plain(struct cgs_set *s)
 	while (s->cursor) {
 		struct cgs_cg *m = s->cursor;
 
-		s->cursor = m->next;
-		if (m->fd >= 0) {
-			ssize_t n = pread(m->fd, s->buf, CGS_READ_BUF, 0);
-
-			cgs_emu_decode(s, m, s->buf, n < 0 ? -errno : n, CGS_READ_BUF);
+		s->cursor = m->next;	/* a drop of @m moves it on too */
+		if (m->skip_cycle != s->cycle) {
+			for (int i = 0; i < CGS_NR_CTRL; i++) {
+				if (s->modes[i] != CGSTREAM_MODE_FALLBACK)
+					continue;
+				if (cgs_mode_read_plain(s, m, cgs_controllers[i], false) != 0)
+					break;
+			}
 		}
 		if ((++k % 16) == 0 && cgs_now_usec() >= deadline)
 			break;
@@ -256,39 +352,18 @@ static bool cgs_emu_read_plain(struct cgs_set *s)
 
 /* --- the mode --- */
 
-static void cgs_emu_decode(struct cgs_set *s, struct cgs_cg *m, const char *buf, ssize_t res,
-			   size_t size)
-{
-	struct cgstream_sample smp;
-	int r = cgs_parse_read(buf, res, size, &smp);
-
-	if (r == -EAGAIN)
-		return;	/* no sample this cycle */
-	if (r < 0) {
-		s->ops->failed(s, m, r);
-		return;
-	}
-	smp.seq = s->seq;
-	smp.flush_time_usec = s->tick_usec;
-	smp.flush_missed = s->missed;
-	smp.present |= CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME | CGSTREAM_F_FLUSH_MISSED;
-	m->error = 0;
-	cgs_set_sampled(s, m, &smp);
-}
-
-static int cgs_emu_open_tick(const char *dir, uint32_t ms)
+static int cgs_emu_open_tick(const char *dir, uint32_t ms, const struct cgs_controller *lead)
 {
 	(void)dir;
+	(void)lead;
 	return cgs_timerfd(ms);
 }
 
-static int cgs_emu_init(struct cgs_set *s)
+static int cgs_emu_init(struct cgs_set *s, const char *dir)
 {
-	int r = cgs_mode_buf_init(s, CGS_READ_BUF);
-
-	if (r == 0)
-		s->uring = cgs_uring_new();	/* NULL: plain syscalls */
-	return r;
+	(void)dir;
+	s->uring = cgs_uring_new(s);	/* NULL: plain syscalls */
+	return 0;
 }
 
 /* s->uring stays set when reads are still in flight: their members leak */
@@ -296,7 +371,6 @@ static void cgs_emu_fini(struct cgs_set *s)
 {
 	if (cgs_uring_free(s->uring))
 		s->uring = NULL;
-	cgs_mode_buf_fini(s);
 }
 
 static int cgs_emu_tick(struct cgs_set *s, bool reading)
@@ -309,16 +383,15 @@ static int cgs_emu_tick(struct cgs_set *s, bool reading)
 		s->missed += expirations;	/* the last cycle is still out */
 		return 0;
 	}
-	s->seq++;
 	s->missed += expirations - 1;
-	s->tick_usec = cgs_now_usec();
 	return 1;
 }
 
 static bool cgs_emu_read(struct cgs_set *s)
 {
-	if (s->uring && cgs_uring_start(s))
-		return false;	/* the fence wakes the caller when all are in */
+	s->cursor = s->head;
+	if (s->uring && cgs_uring_wave(s))
+		return false;	/* the fence wakes the caller when the wave is in */
 	s->cursor = s->head;
 	return cgs_emu_read_plain(s);
 }
@@ -327,8 +400,7 @@ static bool cgs_emu_read_more(struct cgs_set *s)
 {
 	if (!s->uring)
 		return cgs_emu_read_plain(s);
-	cgs_uring_harvest(s);
-	return s->uring->reads == 0;
+	return cgs_uring_harvest(s);
 }
 
 static bool cgs_emu_read_needs_calls(const struct cgs_set *s)

@@ -1,42 +1,53 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * KERNEL mode: per-cgroup stream files (cpu.stat.stream), on a kernel
- * that has them but no subtree file (or for a group of named cgroups).
+ * KERNEL mode: per-cgroup stream files (cpu.stat.stream,
+ * memory.stat.stream with memory.current, memory.swap.current and
+ * memory.events, io.stat.stream), on a kernel that has them but no
+ * subtree file (or for a group of named cgroups, or one stream).
  *
- * tick:   one stream file (the group's: the cgroup2 root's; the tree's:
- *         its root's).  The sequence is global: one flush makes every
- *         stream readable.  It is pread() at once so that it polls quiet
- *         until the next flush.  No per-member poll: the flusher's
+ * tick:   one stream file of the lead controller (the group's: the
+ *         cgroup2 root's; the tree's: its root's; a stream's: its own).
+ *         The sequence is the controller's: one flush makes every one of
+ *         its streams readable.  It is pread() at once so that it polls
+ *         quiet until the next flush.  No per-member poll: the flusher's
  *         wake-up walks one waiter per object, not one per cgroup.
- * read:   a pread() of every member's stream at offset 0, which copies
- *         published values and never flushes or blocks.  (Not an io_uring
- *         READ: io_uring completes a short read of a regular file only at
- *         EOF or a full buffer, and for a pollable file it waits for
- *         POLLIN before reading on; the first read has marked the flush
- *         seen, so the READ would complete at the next flush, a whole
- *         interval late.)
- * decode: the text parser (parse.c); a member whose flush_seq did not
- *         move has no sample this cycle.  A removed cgroup's stream
- *         answers ENODEV: REMOVED in that cycle's batch.
+ * read:   a pread() of every member's files at offset 0, which copies
+ *         published values and never flushes or blocks; the lead's first.
+ *         (Not an io_uring READ: io_uring completes a short read of a
+ *         regular file only at EOF or a full buffer, and for a pollable
+ *         file it waits for POLLIN before reading on; the first read has
+ *         marked the flush seen, so the READ would complete at the next
+ *         flush, a whole interval late.)
+ * decode: the text parsers (parse.c, through cgs_mode_decode_text()); a
+ *         member whose lead's flush_seq did not move has no sample this
+ *         cycle (but in a cycle begun by a sync); the other controllers'
+ *         values are those of their own latest flush.  A removed cgroup's
+ *         stream answers ENODEV: REMOVED in that cycle's batch.
  */
 #include <errno.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-static int cgs_streams_open_tick(const char *dir, uint32_t ms)
+static int cgs_streams_open_tick(const char *dir, uint32_t ms, const struct cgs_controller *lead)
 {
-	uint64_t id;
-	int fd, r;
+	int fd;
 
 	(void)ms;
-	r = cgs_open_data(dir, CGSTREAM_MODE_KERNEL, &fd, &id);
-	return r < 0 ? r : fd;
+	fd = cgs_open_in(dir, lead->stream_file);
+	return fd == -ENOENT ? -EOPNOTSUPP : fd;
 }
 
-static int cgs_streams_init(struct cgs_set *s)
+static int cgs_streams_init(struct cgs_set *s, const char *dir)
 {
-	return cgs_mode_buf_init(s, CGS_READ_BUF);
+	(void)s;
+	(void)dir;
+	return 0;
+}
+
+static void cgs_streams_fini(struct cgs_set *s)
+{
+	(void)s;
 }
 
 static int cgs_streams_tick(struct cgs_set *s, bool reading)
@@ -52,25 +63,6 @@ static int cgs_streams_tick(struct cgs_set *s, bool reading)
 	return 1;
 }
 
-static void cgs_streams_decode(struct cgs_set *s, struct cgs_cg *m, ssize_t res)
-{
-	struct cgstream_sample smp;
-	int r = cgs_parse_read(s->buf, res, s->buf_size, &smp);
-
-	if (r == -EAGAIN)
-		return;	/* no sample this cycle */
-	if (r == 0 && !(smp.present & CGSTREAM_F_SEQ))
-		r = -EBADMSG;
-	if (r < 0) {
-		s->ops->failed(s, m, r);
-		return;
-	}
-	if (smp.seq == m->last_seq)
-		return;	/* no flush since its last read */
-	m->error = 0;
-	cgs_set_sampled(s, m, &smp);
-}
-
 static bool cgs_streams_read(struct cgs_set *s)
 {
 	s->cursor = s->head;
@@ -78,10 +70,13 @@ static bool cgs_streams_read(struct cgs_set *s)
 		struct cgs_cg *m = s->cursor;
 
 		s->cursor = m->next;	/* a drop of @m moves it on too */
-		if (m->fd >= 0) {
-			ssize_t n = pread(m->fd, s->buf, s->buf_size, 0);
-
-			cgs_streams_decode(s, m, n < 0 ? -errno : n);
+		if (m->skip_cycle == s->cycle)
+			continue;
+		for (int i = 0; i < CGS_NR_CTRL; i++) {
+			if (s->modes[i] != CGSTREAM_MODE_KERNEL)
+				continue;
+			if (cgs_mode_read_plain(s, m, cgs_controllers[i], true) != 0)
+				break;	/* no new flush of the lead, or dropped */
 		}
 	}
 	return true;
@@ -91,7 +86,7 @@ const struct cgs_mode cgs_mode_streams = {
 	.mode = CGSTREAM_MODE_KERNEL,
 	.open_tick = cgs_streams_open_tick,
 	.init = cgs_streams_init,
-	.fini = cgs_mode_buf_fini,
+	.fini = cgs_streams_fini,
 	.tick = cgs_streams_tick,
 	.read = cgs_streams_read,
 	.read_more = cgs_streams_read,

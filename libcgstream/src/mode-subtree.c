@@ -1,25 +1,33 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * SUBTREE mode: a tree through its root's cpu.stat.stream.subtree, one
- * read per cycle whatever the number of cgroups.
+ * SUBTREE mode: a tree through its root's *.stat.stream.subtree files, one
+ * read of each per cycle whatever the number of cgroups.
  *
- * tick:   the subtree file itself polls readable once per flush.
+ * tick:   the lead controller's subtree file itself polls readable once
+ *         per flush; the other controllers' files are read as of their
+ *         own latest flush when the lead's cycle begins.
  * read:   pread()s from offset 0 into a buffer kept from cycle to cycle
- *         (it grows, by doubling, to hold the whole snapshot with room for
+ *         (it grows, by doubling, to hold a whole snapshot with room for
  *         one more record of any size, so that a read that leaves that
- *         much room is known to be the last); every live cgroup's record,
- *         the root first, parents before children.
- * decode: cgstream_records_next() (records.c); each record's id names a
- *         member through the owner's find() (a tree reads the parent's
- *         directory of an id it does not know, once per cycle at most).
- * diff:   a member missing from the snapshot is gone (a snapshot has
- *         every cgroup alive throughout it): REMOVED.
+ *         much room is known to be the last); every live cgroup's record
+ *         (memory: a KEYS record first), the root first, parents before
+ *         children.
+ * decode: cgstream_records_next() (records.c), the whole read checked
+ *         before any record is used; each record's id names a member
+ *         through the owner's find() (a tree reads the parent's directory
+ *         of an id it does not know, once per cycle at most).  Memory's
+ *         names come from the KEYS record, shared (memio.c).
+ * diff:   a member missing from the lead's snapshot is gone (a snapshot
+ *         has every cgroup alive throughout it that has the controller):
+ *         REMOVED.  With a lead other than cpu, a cgroup may also lack the
+ *         controller: one whose directory is still there stays.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -29,24 +37,42 @@
 #define CGS_SNAP_MIN		(1u << 17)
 #define CGS_SNAP_MAX		(1u << 28)	/* beyond: several reads per cycle */
 
-static int cgs_subtree_open_tick(const char *dir, uint32_t ms)
+static int cgs_subtree_open(const char *dir, const struct cgs_controller *c)
 {
-	char path[PATH_MAX];
-	int fd;
+	int fd = cgs_open_in(dir, c->subtree_file);
 
-	(void)ms;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, cgs_cpu.subtree_file) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -EOPNOTSUPP : -errno;
-	return fd;
+	return fd == -ENOENT ? -EOPNOTSUPP : fd;
 }
 
-static int cgs_subtree_init(struct cgs_set *s)
+static int cgs_subtree_open_tick(const char *dir, uint32_t ms, const struct cgs_controller *lead)
 {
-	return cgs_mode_buf_init(s, CGS_SNAP_MIN);
+	(void)ms;
+	return cgs_subtree_open(dir, lead);
+}
+
+static int cgs_subtree_init(struct cgs_set *s, const char *dir)
+{
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		if (s->modes[i] != CGSTREAM_MODE_SUBTREE || cgs_controllers[i] == s->lead)
+			continue;
+		s->subtree_fds[i] = cgs_subtree_open(dir, cgs_controllers[i]);
+		if (s->subtree_fds[i] < 0)
+			return s->subtree_fds[i];
+	}
+	s->snap_size = CGS_SNAP_MIN;
+	s->snap = malloc(s->snap_size);
+	return s->snap ? 0 : -ENOMEM;
+}
+
+static void cgs_subtree_fini(struct cgs_set *s)
+{
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		if (s->subtree_fds[i] >= 0)
+			close(s->subtree_fds[i]);
+		s->subtree_fds[i] = -1;
+	}
+	free(s->snap);
+	s->snap = NULL;
 }
 
 static int cgs_subtree_tick(struct cgs_set *s, bool reading)
@@ -55,8 +81,42 @@ static int cgs_subtree_tick(struct cgs_set *s, bool reading)
 	return cgs_mode_poll_tick(s);	/* POLLERR: the read hears of it */
 }
 
-/* @buf[0..@len): records, all valid (checked before any is used) */
-static int cgs_subtree_decode(struct cgs_set *s, const char *buf, size_t len)
+/* one record's values into the member it names */
+static int cgs_subtree_record(struct cgs_set *s, const struct cgstream_record *rec,
+			      const struct cgs_names **layout)
+{
+	struct cgs_cg *m;
+	int r = 0;
+
+	if (rec->type == CGSTREAM_RECORD_KEYS)
+		return cgs_memory_layout(s, rec, layout);
+	if (!rec->decoded)
+		return 0;	/* a kind this library does not read */
+	m = s->ops->find(s, rec->cgroup_id, rec->parent_id);
+	if (!m)
+		return 0;	/* not found where it should be: next cycle */
+	m->parent_id = rec->parent_id;
+	switch (rec->type) {
+	case CGSTREAM_RECORD_CPU:
+		cgs_set_sampled(s, m, &rec->sample);
+		return 0;
+	case CGSTREAM_RECORD_MEMORY:
+		r = cgs_memory_record(m, rec, *layout);
+		break;
+	case CGSTREAM_RECORD_IO:
+		r = cgs_io_record(m, rec);
+		break;
+	}
+	if (r < 0)
+		return r;
+	cgs_cg_touch(s, m);
+	m->got |= rec->type == CGSTREAM_RECORD_MEMORY ? CGSTREAM_CTRL_MEMORY : CGSTREAM_CTRL_IO;
+	return 0;
+}
+
+/* @buf[0..@len): records, all valid (checked before any is used), of @c */
+static int cgs_subtree_decode(struct cgs_set *s, const struct cgs_controller *c,
+			      const char *buf, size_t len, const struct cgs_names **layout)
 {
 	struct cgstream_record rec;
 	size_t off = 0;
@@ -67,62 +127,77 @@ static int cgs_subtree_decode(struct cgs_set *s, const char *buf, size_t len)
 	if (r < 0)
 		return r;
 	for (off = 0; cgstream_records_next(buf, len, &off, &rec, sizeof(rec)) > 0;) {
-		struct cgs_cg *m;
-
-		if (rec.type != CGSTREAM_RECORD_CPU)
-			continue;	/* a kind this mode does not read */
-		m = s->ops->find(s, rec.cgroup_id, rec.parent_id);
-		if (!m)
-			continue;	/* not found where it should be: next cycle */
-		m->parent_id = rec.parent_id;
-		cgs_set_sampled(s, m, &rec.sample);
+		if (rec.type != c->record_type && rec.type != CGSTREAM_RECORD_KEYS)
+			continue;	/* a kind this file does not carry */
+		r = cgs_subtree_record(s, &rec, layout);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
 
-static int cgs_subtree_snapshot(struct cgs_set *s)
+static int cgs_subtree_snapshot(struct cgs_set *s, const struct cgs_controller *c, int fd)
 {
+	const struct cgs_names *layout = NULL;
 	off_t pos = 0;
 
 	for (;;) {
-		ssize_t n = pread(s->tick_fd, s->buf, s->buf_size, pos);
+		ssize_t n = pread(fd, s->snap, s->snap_size, pos);
 		int r;
 
 		if (n < 0)
 			return errno == ENODEV || errno == ENOENT ? -ENODEV : -errno;
 		if (n == 0)
 			return 0;
-		r = cgs_subtree_decode(s, s->buf, (size_t)n);
+		r = cgs_subtree_decode(s, c, s->snap, (size_t)n, &layout);
 		if (r < 0)
 			return r;
 		pos += n;
-		if (s->buf_size - (size_t)n >= CGS_SNAP_SLACK)
+		if (s->snap_size - (size_t)n >= CGS_SNAP_SLACK)
 			return 0;	/* the next record would have fit */
-		if (s->buf_size < CGS_SNAP_MAX) {
+		if (s->snap_size < CGS_SNAP_MAX) {
 			/* the next cycles read it all at once */
-			char *b = malloc(s->buf_size * 2);
+			char *b = malloc(s->snap_size * 2);
 
 			if (b) {
-				free(s->buf);
-				s->buf = b;
-				s->buf_size *= 2;
+				free(s->snap);
+				s->snap = b;
+				s->snap_size *= 2;
 			}
 		}
 	}
 }
 
+/* a member the lead's snapshot did not name: gone, or without the lead */
+static bool cgs_subtree_gone(const struct cgs_set *s, const struct cgs_cg *m)
+{
+	struct stat st;
+
+	if (s->lead == &cgs_cpu)
+		return true;	/* every cgroup has cpu.stat */
+	return stat(m->path, &st) < 0 || (uint64_t)st.st_ino != m->id;
+}
+
 static bool cgs_subtree_read(struct cgs_set *s)
 {
-	int r = cgs_subtree_snapshot(s);
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+		int r;
 
-	if (r < 0) {
-		/* no cgroup is taken for gone on a bad read */
-		cgs_set_end(s, s->ops->tick_failed ? s->ops->tick_failed(s, r) : r);
-		return true;
+		if (s->modes[i] != CGSTREAM_MODE_SUBTREE)
+			continue;
+		r = cgs_subtree_snapshot(s, c, c == s->lead ? s->tick_fd : s->subtree_fds[i]);
+		if (r < 0) {
+			/* no cgroup is taken for gone on a bad read */
+			cgs_set_end(s, s->ops->tick_failed ? s->ops->tick_failed(s, r) : r);
+			return true;
+		}
 	}
+	if (s->modes[s->lead->index] != CGSTREAM_MODE_SUBTREE)
+		return true;	/* the members' reads tell who is gone */
 	for (struct cgs_cg *m = s->tail, *prev; m; m = prev) {
 		prev = m->prev;
-		if (m->cycle != s->cycle)
+		if ((m->cycle != s->cycle || !(m->got & s->lead->bit)) && cgs_subtree_gone(s, m))
 			cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
 	}
 	return true;
@@ -132,7 +207,7 @@ const struct cgs_mode cgs_mode_subtree = {
 	.mode = CGSTREAM_MODE_SUBTREE,
 	.open_tick = cgs_subtree_open_tick,
 	.init = cgs_subtree_init,
-	.fini = cgs_mode_buf_fini,
+	.fini = cgs_subtree_fini,
 	.tick = cgs_subtree_tick,
 	.read = cgs_subtree_read,
 	.read_more = cgs_subtree_read,

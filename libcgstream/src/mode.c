@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The one place a mode is chosen, for a stream, a group and a tree alike:
- * the best the kernel offers at the object's directory, or the mode the
- * caller asked for when the kernel has it.
+ * The one place a mode is chosen, for a stream, a group and a tree alike,
+ * and for each controller they read: the best the kernel offers at the
+ * object's directory, or the mode the caller asked for when the kernel
+ * has it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -29,21 +31,52 @@ static int cgs_mode_try(int dfd, const char *file, int kmode, int asked)
 	return -errno;
 }
 
-int cgs_mode_pick(const char *dir, int asked, bool subtree_ok)
+int cgs_mode_pick(const char *dir, int asked, bool subtree_ok, const struct cgs_controller *c)
 {
-	int dfd, r = 0;
+	int dfd, fd, r = 0;
 
 	if (asked == CGSTREAM_MODE_SUBTREE && !subtree_ok)
 		return -EINVAL;	/* a tree's mode */
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return errno == ENOTDIR ? -ENOENT : -errno;
-	if (subtree_ok)
-		r = cgs_mode_try(dfd, cgs_cpu.subtree_file, CGSTREAM_MODE_SUBTREE, asked);
+	/* the controller is there at all: its *.stat file */
+	fd = openat(dfd, c->stat_file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		r = errno == ENOENT ? -ENOMEDIUM : -errno;
+	else
+		close(fd);
+	if (r == 0 && subtree_ok)
+		r = cgs_mode_try(dfd, c->subtree_file, CGSTREAM_MODE_SUBTREE, asked);
 	if (r == 0)
-		r = cgs_mode_try(dfd, cgs_cpu.stream_file, CGSTREAM_MODE_KERNEL, asked);
+		r = cgs_mode_try(dfd, c->stream_file, CGSTREAM_MODE_KERNEL, asked);
 	close(dfd);
 	return r ? r : CGSTREAM_MODE_FALLBACK;
+}
+
+int cgs_set_conf_pick(struct cgs_set_conf *conf, const char *dir, const char *mount,
+		      const struct cgs_opts *o, bool subtree_ok)
+{
+	const struct cgs_controller *lead = NULL;
+
+	*conf = (struct cgs_set_conf){ .dir = dir, .ctrls = o->controllers };
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+		int r;
+
+		if (!(o->controllers & c->bit))
+			continue;
+		r = cgs_mode_pick(dir, o->mode, subtree_ok, c);
+		if (r < 0)
+			return r;
+		conf->modes[i] = r;
+		if (!lead)
+			lead = c;
+	}
+	if (!lead)
+		return -EINVAL;
+	conf->fallback_ms = cgs_fallback_ms(mount, o->fallback_interval_ms, lead);
+	return 0;
 }
 
 const struct cgs_mode *cgs_mode_of(int mode)
@@ -60,19 +93,6 @@ const struct cgs_mode *cgs_mode_of(int mode)
 
 /* what the modes share */
 
-int cgs_mode_buf_init(struct cgs_set *s, size_t size)
-{
-	s->buf_size = size;
-	s->buf = malloc(size);
-	return s->buf ? 0 : -ENOMEM;
-}
-
-void cgs_mode_buf_fini(struct cgs_set *s)
-{
-	free(s->buf);
-	s->buf = NULL;
-}
-
 int cgs_mode_poll_tick(const struct cgs_set *s)
 {
 	struct pollfd pfd = { .fd = s->tick_fd, .events = POLLIN };
@@ -86,4 +106,189 @@ bool cgs_mode_reads_at_once(const struct cgs_set *s)
 {
 	(void)s;
 	return false;
+}
+
+ssize_t cgs_mode_pread_text(struct cgs_set *s, int fd)
+{
+	for (;;) {
+		ssize_t n = pread(fd, s->buf, s->buf_size, 0);
+		char *b;
+
+		if (n < 0)
+			return -errno;
+		if ((size_t)n < s->buf_size || s->buf_size >= CGS_TEXT_MAX)
+			return n;	/* all of it, or -EOVERFLOW for the decoder */
+		b = malloc(2 * s->buf_size);
+		if (!b)
+			return n;
+		free(s->buf);
+		s->buf = b;
+		s->buf_size *= 2;
+	}
+}
+
+/* the stream's own keys, or the emulation's: the flush the values are as of */
+static int cgs_text_flush(const struct cgs_set *s, bool stream, const struct cgs_flush *fl,
+			  uint64_t *seq, uint64_t *time_usec)
+{
+	if (!stream) {
+		*seq = s->cycle;
+		*time_usec = s->tick_usec;
+		return 0;
+	}
+	if (!(fl->present & CGSTREAM_F_SEQ))
+		return -EBADMSG;
+	*seq = fl->seq;
+	*time_usec = fl->time_usec;
+	return 0;
+}
+
+static int cgs_decode_cpu(struct cgs_set *s, struct cgs_cg *m, const struct cgs_text *t,
+			  bool stream)
+{
+	struct cgstream_sample smp;
+	int r = cgs_parse_read(t->buf, t->res, t->size, &smp);
+
+	if (r < 0)
+		return r;
+	if (stream) {
+		if (!(smp.present & CGSTREAM_F_SEQ))
+			return -EBADMSG;
+		if (s->lead == &cgs_cpu && smp.seq == m->last_seq && !s->sync)
+			return 1;	/* no flush since its last read */
+		m->last_seq = smp.seq;
+	} else {
+		smp.seq = s->cycle;
+		smp.flush_time_usec = s->tick_usec;
+		smp.flush_missed = s->missed;
+		smp.present |= CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME | CGSTREAM_F_FLUSH_MISSED;
+	}
+	cgs_set_sampled(s, m, &smp);
+	return 0;
+}
+
+static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
+			     const struct cgs_text t[CGS_NR_FILES], bool stream)
+{
+	const struct cgs_text *main = &t[CGS_FILE_MEMORY];
+	struct cgs_flush fl = { 0 };
+	uint64_t seq = 0, time_usec = 0;
+	int r = cgs_read_result(main->res, main->size);
+
+	s->kvs.n = 0;
+	if (r == 0)
+		r = cgs_parse_keyed(main->buf, (size_t)main->res, "", &s->kvs, stream ? &fl : NULL);
+	for (size_t k = 0; k < cgs_memory.n_aux && r == 0; k++) {
+		const struct cgs_aux_file *a = &cgs_memory.aux[k];
+		const struct cgs_text *x = &t[a->slot];
+		uint64_t v;
+
+		if (!x->buf)
+			continue;	/* the cgroup has no such file */
+		r = cgs_read_result(x->res, x->size);
+		if (r < 0)
+			break;
+		if (a->keyed) {
+			r = cgs_parse_keyed(x->buf, (size_t)x->res, a->name, &s->kvs, NULL);
+		} else {
+			r = cgs_parse_value(x->buf, (size_t)x->res, &v);
+			if (r == 0)
+				r = cgs_kvs_push(&s->kvs, "", a->name, strlen(a->name), v);
+		}
+	}
+	if (r == 0)
+		r = cgs_text_flush(s, stream, &fl, &seq, &time_usec);
+	if (r == 0 && stream && s->lead == &cgs_memory && seq == m->last_seq && !s->sync)
+		return 1;
+	if (r == 0)
+		r = cgs_memory_store(s, m, &s->kvs);
+	if (r < 0)
+		return r;
+	if (s->lead == &cgs_memory)
+		m->last_seq = seq;
+	m->mem.seq = seq;
+	m->mem.flush_time_usec = time_usec;
+	cgs_cg_touch(s, m);
+	m->got |= CGSTREAM_CTRL_MEMORY;
+	return 0;
+}
+
+static int cgs_decode_io(struct cgs_set *s, struct cgs_cg *m, const struct cgs_text *t,
+			 bool stream)
+{
+	struct cgs_flush fl = { 0 };
+	uint64_t seq = 0, time_usec = 0;
+	int r = cgs_read_result(t->res, t->size);
+
+	if (r == 0)
+		r = cgs_parse_io(t->buf, (size_t)t->res, &m->devs, stream ? &fl : NULL);
+	if (r == 0)
+		r = cgs_text_flush(s, stream, &fl, &seq, &time_usec);
+	if (r < 0)
+		return r;
+	if (stream && s->lead == &cgs_io && seq == m->last_seq && !s->sync)
+		return 1;
+	if (s->lead == &cgs_io)
+		m->last_seq = seq;
+	m->io = (struct cgstream_io){ .seq = seq, .flush_time_usec = time_usec,
+				      .nr_devices = m->devs.n, .devices = m->devs.v };
+	cgs_cg_touch(s, m);
+	m->got |= CGSTREAM_CTRL_IO;
+	return 0;
+}
+
+int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
+			 const struct cgs_text t[CGS_NR_FILES], bool stream)
+{
+	int r;
+
+	if (!t[c->slot].buf)
+		return 0;	/* the cgroup lacks the controller */
+	switch (c->index) {
+	case CGS_CPU:
+		r = cgs_decode_cpu(s, m, &t[c->slot], stream);
+		break;
+	case CGS_MEMORY:
+		r = cgs_decode_memory(s, m, t, stream);
+		break;
+	default:
+		r = cgs_decode_io(s, m, &t[c->slot], stream);
+		break;
+	}
+	if (r == 1) {
+		m->skip_cycle = s->cycle;	/* the lead's flush did not move */
+		return 1;
+	}
+	if (r == -EAGAIN)
+		return 0;	/* no values this cycle */
+	if (r < 0) {
+		s->ops->failed(s, m, r);
+		return r;
+	}
+	m->error = 0;
+	return 0;
+}
+
+int cgs_mode_read_plain(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
+			bool stream)
+{
+	struct cgs_text t[CGS_NR_FILES] = { { 0 } };
+	int fd = m->fds[c->slot];
+
+	if (fd < 0)
+		return 0;
+	t[c->slot] = (struct cgs_text){ s->buf, cgs_mode_pread_text(s, fd), s->buf_size };
+	t[c->slot].buf = s->buf;	/* the read may have grown it */
+	t[c->slot].size = s->buf_size;
+	for (size_t k = 0; k < c->n_aux; k++) {
+		uint8_t slot = c->aux[k].slot;
+		char *b = s->aux_buf + (size_t)slot * CGS_READ_BUF;
+		ssize_t n;
+
+		if (m->fds[slot] < 0)
+			continue;
+		n = pread(m->fds[slot], b, CGS_READ_BUF, 0);
+		t[slot] = (struct cgs_text){ b, n < 0 ? -errno : n, CGS_READ_BUF };
+	}
+	return cgs_mode_decode_text(s, m, c, t, stream);
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The one parser of cpu.stat / cpu.stat.stream text; the keys it knows
- * are the cpu field table's (fields.c).  The binary records have their
- * own decoder, records.c.
+ * The parsers of the text files: cpu.stat / cpu.stat.stream (the keys it
+ * knows are the cpu field table's, fields.c), memory's flat-keyed files
+ * (every key is a value: its names are the text's), single values
+ * (memory.current) and io.stat / io.stat.stream (a line per device).  The
+ * binary records have their own decoder, records.c.
  *
+ * cpu's text:
  * The format is flat-keyed: "key value\n" lines, one space between key and
  * value, the value a decimal u64.  The rules, strict because a silent zero
  * is worse than an error:
@@ -20,6 +23,7 @@
  *    cpu.stat and treating a full buffer as -EOVERFLOW.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -88,7 +92,7 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 	return 0;
 }
 
-int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sample *smp)
+int cgs_read_result(ssize_t res, size_t size)
 {
 	if (res == -EINTR || res == -EAGAIN || res == -ECANCELED)
 		return -EAGAIN;
@@ -96,5 +100,193 @@ int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sa
 		return cgs_read_errno((int)-res);
 	if ((size_t)res >= size)
 		return -EOVERFLOW;
-	return cgstream_parse(buf, (size_t)res, smp, sizeof(*smp));
+	return 0;
+}
+
+int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sample *smp)
+{
+	int r = cgs_read_result(res, size);
+
+	return r < 0 ? r : cgstream_parse(buf, (size_t)res, smp, sizeof(*smp));
+}
+
+/* a stream's own key: 1 (stored in @fl), 0 (another key), -EBADMSG */
+static int cgs_parse_flush_key(const char *key, size_t klen, const char *val, size_t vlen,
+			       struct cgs_flush *fl)
+{
+	static const struct { const char *key; unsigned int bit; size_t off; } keys[] = {
+		{ CGROUP_STAT_STREAM_KEY_SEQ, CGSTREAM_F_SEQ, offsetof(struct cgs_flush, seq) },
+		{ CGROUP_STAT_STREAM_KEY_TIME, CGSTREAM_F_FLUSH_TIME,
+		  offsetof(struct cgs_flush, time_usec) },
+		{ CGROUP_STAT_STREAM_KEY_MISSED, CGSTREAM_F_FLUSH_MISSED,
+		  offsetof(struct cgs_flush, missed) },
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strlen(keys[i].key) != klen || memcmp(keys[i].key, key, klen))
+			continue;
+		if (cgs_parse_u64(val, vlen, &v) < 0 || (fl->present & keys[i].bit))
+			return -EBADMSG;
+		memcpy((char *)fl + keys[i].off, &v, sizeof(v));
+		fl->present |= keys[i].bit;
+		return 1;
+	}
+	return 0;
+}
+
+int cgs_kvs_push(struct cgs_kvs *kvs, const char *prefix, const char *key, size_t len,
+			uint64_t v)
+{
+	if (kvs->n == kvs->cap) {
+		size_t cap = kvs->cap ? 2 * kvs->cap : 128;
+		struct cgs_kv *n = realloc(kvs->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		kvs->v = n;
+		kvs->cap = cap;
+	}
+	kvs->v[kvs->n++] = (struct cgs_kv){ .prefix = prefix, .key = key, .len = (uint32_t)len,
+					    .v = v };
+	return 0;
+}
+
+int cgs_parse_keyed(const char *buf, size_t len, const char *prefix, struct cgs_kvs *kvs,
+		    struct cgs_flush *fl)
+{
+	const char *p = buf, *end = buf + len;
+
+	if (len && memchr(buf, '\0', len))
+		return -EBADMSG;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		const char *sp = memchr(p, ' ', (size_t)(eol - p));
+		size_t klen, vlen;
+		uint64_t v;
+		int r;
+
+		if (!sp || sp == p)
+			return -EBADMSG;	/* no value, or no key */
+		klen = (size_t)(sp - p);
+		vlen = (size_t)(eol - sp - 1);
+		r = fl ? cgs_parse_flush_key(p, klen, sp + 1, vlen, fl) : 0;
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			if (cgs_parse_u64(sp + 1, vlen, &v) < 0 || klen > UINT16_MAX)
+				return -EBADMSG;
+			r = cgs_kvs_push(kvs, prefix, p, klen, v);
+			if (r < 0)
+				return r;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+int cgs_parse_value(const char *buf, size_t len, uint64_t *v)
+{
+	if (len && buf[len - 1] == '\n')
+		len--;
+	return cgs_parse_u64(buf, len, v);
+}
+
+/* "MAJ:MIN" at @p[0..@len): 1; 0: not a device ("(unknown)") */
+static int cgs_parse_devno(const char *p, size_t len, uint32_t *major, uint32_t *minor)
+{
+	const char *colon = memchr(p, ':', len);
+	uint64_t a, b;
+
+	if (!colon || cgs_parse_u64(p, (size_t)(colon - p), &a) < 0 ||
+	    cgs_parse_u64(colon + 1, len - (size_t)(colon - p) - 1, &b) < 0 ||
+	    a > UINT32_MAX || b > UINT32_MAX)
+		return 0;
+	*major = (uint32_t)a;
+	*minor = (uint32_t)b;
+	return 1;
+}
+
+/* one "key=value" of a device's line: its counter set, or skipped */
+static int cgs_parse_io_field(const char *p, size_t len, struct cgstream_io_device *d)
+{
+	static const struct { const char *key; size_t off; } counters[] = {
+		{ "rbytes", offsetof(struct cgstream_io_device, rbytes) },
+		{ "wbytes", offsetof(struct cgstream_io_device, wbytes) },
+		{ "rios", offsetof(struct cgstream_io_device, rios) },
+		{ "wios", offsetof(struct cgstream_io_device, wios) },
+		{ "dbytes", offsetof(struct cgstream_io_device, dbytes) },
+		{ "dios", offsetof(struct cgstream_io_device, dios) },
+	};
+	const char *eq = memchr(p, '=', len);
+	size_t klen;
+	uint64_t v;
+
+	if (!eq || eq == p)
+		return -EBADMSG;
+	klen = (size_t)(eq - p);
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		if (strlen(counters[i].key) != klen || memcmp(counters[i].key, p, klen))
+			continue;
+		if (cgs_parse_u64(eq + 1, len - klen - 1, &v) < 0)
+			return -EBADMSG;
+		memcpy((char *)d + counters[i].off, &v, sizeof(v));
+		return 0;
+	}
+	return 0;	/* a policy's field: "cost.vrate=1.00", "depth=max" */
+}
+
+int cgs_parse_io(const char *buf, size_t len, struct cgs_devs *devs, struct cgs_flush *fl)
+{
+	const char *p = buf, *end = buf + len;
+
+	devs->n = 0;
+	if (len && memchr(buf, '\0', len))
+		return -EBADMSG;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		const char *sp = memchr(p, ' ', (size_t)(eol - p));
+		const char *tok_end = sp ? sp : eol;
+		struct cgstream_io_device d = { 0 };
+		int r;
+
+		if (tok_end == p)
+			return -EBADMSG;	/* a blank line, or one starting with a blank */
+		if (fl && sp) {
+			r = cgs_parse_flush_key(p, (size_t)(sp - p), sp + 1, (size_t)(eol - sp - 1),
+						fl);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				p = nl ? nl + 1 : end;
+				continue;
+			}
+		}
+		if (!cgs_parse_devno(p, (size_t)(tok_end - p), &d.major, &d.minor)) {
+			/* "(unknown)": a disk being removed; anything else is junk */
+			if (*p != '(')
+				return -EBADMSG;
+			p = nl ? nl + 1 : end;
+			continue;
+		}
+		for (const char *f = tok_end, *fe; f < eol; f = fe) {
+			if (*f == ' ') {
+				fe = f + 1;	/* io.stat puts two blanks before some policies */
+				continue;
+			}
+			for (fe = f; fe < eol && *fe != ' '; fe++)
+				;
+			r = cgs_parse_io_field(f, (size_t)(fe - f), &d);
+			if (r < 0)
+				return r;
+		}
+		r = cgs_devs_reserve(devs, devs->n + 1);
+		if (r < 0)
+			return r;
+		devs->v[devs->n++] = d;
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
 }

@@ -117,8 +117,14 @@ int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out)
 			o.fallback_interval_ms = in->fallback_interval_ms;
 		if (HAS(cgroup_root))
 			o.cgroup_root = in->cgroup_root;
+		if (HAS(controllers))
+			o.controllers = in->controllers;
 #undef HAS
 	}
+	if (o.controllers & ~(uint32_t)CGSTREAM_CTRL_ALL)
+		return -EINVAL;
+	if (!o.controllers)
+		o.controllers = CGSTREAM_CTRL_CPU;	/* 1.1's behaviour */
 	/* SUBTREE is a tree's mode: the stream and the group refuse it */
 	if (o.mode != CGSTREAM_MODE_AUTO && o.mode != CGSTREAM_MODE_KERNEL &&
 	    o.mode != CGSTREAM_MODE_FALLBACK && o.mode != CGSTREAM_MODE_SUBTREE)
@@ -228,29 +234,15 @@ CGS_EXPORT int cgstream_resolve_path(const char *cgroup,
 	return r;
 }
 
-int cgs_open_data(const char *path, int mode, int *fd, uint64_t *id)
+int cgs_open_in(const char *dir, const char *file)
 {
-	const char *file = mode == CGSTREAM_MODE_KERNEL ? cgs_cpu.stream_file : cgs_cpu.stat_file;
-	struct stat st;
 	int dfd, f, err;
 
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return (errno == ENOTDIR) ? -ENOENT : -errno;
-	if (fstat(dfd, &st) < 0) {
-		err = errno;
-		close(dfd);
-		return -err;
-	}
 	f = openat(dfd, file, O_RDONLY | O_CLOEXEC);
 	err = errno;
 	close(dfd);
-	if (f < 0 && err == ENOENT && mode == CGSTREAM_MODE_KERNEL)
-		/* no stream file: the kernel lacks it, or the cgroup went */
-		return faccessat(AT_FDCWD, path, F_OK, 0) == 0 ? -EOPNOTSUPP : -ENOENT;
-	if (f < 0)
-		return -err;	/* ENOENT: not a cgroup, or removed meanwhile */
-	*fd = f;
-	*id = (uint64_t)st.st_ino;
-	return mode;
+	return f < 0 ? -err : f;
 }

@@ -2,19 +2,19 @@
 /*
  * A whole subtree: every cgroup below one, those that appear while it is
  * watched, and those that go away, one batch per cycle (cycle.c).  The
- * mode (mode.c picks it, best first) does the reading:
+ * modes (mode.c picks one per controller, best first) do the reading:
  *
- * SUBTREE (mode-subtree.c): the root's cpu.stat.stream.subtree, one read
- * per cycle.  Records carry ids; a path comes from the directories: the
- * tree knows every cgroup's id (its directory's inode) from a walk at
- * open, and an id it does not know makes it read the parent's directory,
- * once per cycle at most (the find hook below).
+ * SUBTREE (mode-subtree.c): the root's *.stat.stream.subtree files, one
+ * read each per cycle.  Records carry ids; a path comes from the
+ * directories: the tree knows every cgroup's id (its directory's inode)
+ * from a walk at open, and an id it does not know makes it read the
+ * parent's directory, once per cycle at most (the find hook below).
  *
  * KERNEL (mode-streams.c) and FALLBACK (mode-emulation.c): each cgroup's
- * stream or cpu.stat; the tree's membership is discovered here: new
- * cgroups through inotify (IN_CREATE on every directory), and by a walk of
- * every directory per cycle when inotify is not there or its queue
- * overflowed.
+ * stream or *.stat files.  When the lead controller is read so, the
+ * tree's membership is discovered here: new cgroups through inotify
+ * (IN_CREATE on every directory), and by a walk of every directory per
+ * cycle when inotify is not there or its queue overflowed.
  *
  * A cgroup is announced (ADDED) in the first batch that has its sample;
  * one never announced goes without a REMOVED.  A cgroup removed and made
@@ -65,10 +65,16 @@ static struct cgs_cg *cgs_tree_find(const struct cgstream_tree *t, uint64_t id)
 	return n ? cgs_container_of(n, struct cgs_cg, key) : NULL;
 }
 
-/* KERNEL and FALLBACK: an fd per cgroup, and the tree finds new ones */
-static bool cgs_tree_reads(const struct cgstream_tree *t)
+/* the lead is not read from snapshots: the tree finds new cgroups itself */
+static bool cgs_tree_discovers(const struct cgstream_tree *t)
 {
 	return t->set.src != &cgs_mode_subtree;
+}
+
+/* some controller is read from each cgroup's files: fds per cgroup */
+static bool cgs_tree_reads(const struct cgstream_tree *t)
+{
+	return t->set.by_mode[CGSTREAM_MODE_KERNEL] || t->set.by_mode[CGSTREAM_MODE_FALLBACK];
 }
 
 /* a cgroup whose data file cannot be opened or read: one ERROR per cause */
@@ -80,23 +86,25 @@ static void cgs_tree_error(struct cgstream_tree *t, struct cgs_cg *m, int err)
 	cgs_set_error(&t->set, m, err);
 }
 
-/* open @m's data file; false when its cgroup is gone */
+/* open @m's files; false when its cgroup is gone */
 static bool cgs_tree_open_data(struct cgstream_tree *t, struct cgs_cg *m)
 {
-	uint64_t id;
-	int fd, r;
+	uint64_t id = m->id;
+	int r;
 
-	r = cgs_open_data(m->path, t->set.src->mode, &fd, &id);
-	if (r == -ENOENT || (r >= 0 && id != m->id)) {
-		if (r >= 0)
-			close(fd);	/* a newer cgroup under that path */
+	r = cgs_cg_open(&t->set, m, &id);
+	if (r == -ENOENT || id != m->id) {
+		cgs_cg_close(m);	/* a newer cgroup under that path */
 		return false;
+	}
+	if (r == -ENOMEDIUM) {
+		m->opened = true;	/* none of the tree's controllers: no values */
+		return true;
 	}
 	if (r < 0) {
 		cgs_tree_error(t, m, r);	/* EMFILE, EACCES: tried again next cycle */
 		return true;
 	}
-	m->fd = fd;
 	return true;
 }
 
@@ -125,16 +133,20 @@ static struct cgs_cg *cgs_tree_add(struct cgstream_tree *t, struct cgs_cg *paren
 		return NULL;
 	}
 	cgs_hash_add(&t->by_id, &m->key, m->id);
-	if (!cgs_tree_reads(t))
-		return m;
-	t->n_unopened++;
-	if (!cgs_tree_open_data(t, m)) {
-		/* gone already: never announced, so no event */
-		cgs_set_drop(&t->set, m, CGSTREAM_EVENT_REMOVED, 0);
-		return NULL;
+	if (cgs_tree_reads(t)) {
+		t->n_unopened++;
+		if (!cgs_tree_open_data(t, m)) {
+			/* gone already: never announced, so no event */
+			cgs_set_drop(&t->set, m, CGSTREAM_EVENT_REMOVED, 0);
+			return NULL;
+		}
+		if (m->opened)
+			t->n_unopened--;
+	} else {
+		m->opened = true;
 	}
-	if (m->fd >= 0)
-		t->n_unopened--;
+	if (!cgs_tree_discovers(t))
+		return m;
 	if (t->inotify_fd >= 0 && !t->walk_always) {
 		m->wd = inotify_add_watch(t->inotify_fd, m->path, CGS_INOTIFY_MASK);
 		if (m->wd >= 0)
@@ -236,11 +248,11 @@ static void cgs_tree_reopen(struct cgstream_tree *t)
 
 	for (m = t->set.head; m && t->n_unopened; m = next) {
 		next = m->next;
-		if (m->fd >= 0)
+		if (m->opened)
 			continue;
 		if (!cgs_tree_open_data(t, m))
 			cgs_set_drop(&t->set, m, CGSTREAM_EVENT_REMOVED, 0);
-		else if (m->fd >= 0)
+		else if (m->opened)
 			t->n_unopened--;
 	}
 }
@@ -271,12 +283,14 @@ static struct cgs_cg *cgs_tree_find_record(struct cgs_set *s, uint64_t id, uint6
 	return m;
 }
 
-/* KERNEL, FALLBACK: the cgroups that appeared, before the cycle's reads */
+/* the cgroups that appeared, before the cycle's reads; files to open again */
 static int cgs_tree_refresh(struct cgs_set *s)
 {
 	struct cgstream_tree *t = cgs_tree_of(s);
 
-	if (!cgs_tree_reads(t))
+	if (t->n_unopened)
+		cgs_tree_reopen(t);
+	if (!cgs_tree_discovers(t))
 		return 0;	/* the snapshot names them */
 	if (t->inotify_fd >= 0)
 		cgs_tree_inotify(t);
@@ -284,8 +298,6 @@ static int cgs_tree_refresh(struct cgs_set *s)
 		t->walk_next = false;
 		cgs_tree_walk(t);
 	}
-	if (t->n_unopened)
-		cgs_tree_reopen(t);
 	return 0;
 }
 
@@ -311,7 +323,7 @@ static void cgs_tree_unlinked(struct cgs_set *s, struct cgs_cg *m)
 		inotify_rm_watch(t->inotify_fd, m->wd);	/* EINVAL once it is gone */
 		m->wd = -1;
 	}
-	if (m->fd < 0 && cgs_tree_reads(t) && t->n_unopened)
+	if (!m->opened && cgs_tree_reads(t) && t->n_unopened)
 		t->n_unopened--;
 	if (m == t->root)
 		t->root = NULL;
@@ -359,8 +371,11 @@ static int cgs_tree_root(struct cgstream_tree *t)
 		r = -errno;
 	else
 		root->id = st.st_ino;
-	if (r == 0 && cgs_tree_reads(t)) {
-		r = cgs_open_data(t->path, t->set.src->mode, &root->fd, &root->id);
+	if (r == 0 && cgs_tree_reads(t))
+		r = cgs_cg_open(&t->set, root, &root->id);
+	else
+		root->opened = true;
+	if (r == 0 && cgs_tree_discovers(t)) {
 		t->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (t->inotify_fd >= 0)
 			root->wd = inotify_add_watch(t->inotify_fd, t->path, CGS_INOTIFY_MASK);
@@ -382,11 +397,11 @@ static int cgs_tree_root(struct cgstream_tree *t)
 CGS_EXPORT int cgstream_tree_open(const char *cgroup, const struct cgstream_opts *opts,
 				  struct cgstream_tree **ret)
 {
-	const struct cgs_mode *src = NULL;
+	struct cgs_set_conf conf;
 	struct cgstream_tree *t;
 	char *mount = NULL;
 	struct cgs_opts o;
-	int tick = -1, r;
+	int r;
 
 	if (!cgroup || !ret)
 		return -EINVAL;
@@ -398,20 +413,14 @@ CGS_EXPORT int cgstream_tree_open(const char *cgroup, const struct cgstream_opts
 	if (r == 0)
 		r = cgs_resolve(mount, cgroup, &t->path);
 	if (r == 0)
-		r = cgs_mode_pick(t->path, o.mode, true);
-	if (r >= 0) {
-		src = cgs_mode_of(r);
-		r = tick = src->open_tick(t->path, src == &cgs_mode_emulation ?
-					  cgs_fallback_ms(mount, o.fallback_interval_ms) : 0);
-	}
+		r = cgs_set_conf_pick(&conf, t->path, mount, &o, true);
 	if (r < 0)
 		goto fail;
 	if (cgs_hash_init(&t->by_id) < 0 || cgs_hash_init(&t->by_wd) < 0) {
-		close(tick);
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = cgs_set_init(&t->set, &cgs_tree_ops, src, tick);
+	r = cgs_set_init(&t->set, &cgs_tree_ops, &conf);
 	if (r < 0)
 		goto fail;
 	t->buf_size = CGS_INOTIFY_BUF;
@@ -437,6 +446,16 @@ CGS_EXPORT int cgstream_tree_fd(const struct cgstream_tree *t)
 CGS_EXPORT int cgstream_tree_mode(const struct cgstream_tree *t)
 {
 	return t ? t->set.src->mode : -EINVAL;
+}
+
+CGS_EXPORT int cgstream_tree_ctrl_mode(const struct cgstream_tree *t, unsigned int ctrl)
+{
+	return t ? cgs_set_ctrl_mode(&t->set, ctrl) : -EINVAL;
+}
+
+CGS_EXPORT int cgstream_tree_sync(struct cgstream_tree *t)
+{
+	return t ? cgs_set_sync(&t->set) : -EINVAL;
 }
 
 CGS_EXPORT const char *cgstream_tree_path(const struct cgstream_tree *t)

@@ -109,25 +109,25 @@ static int cgs_root_file(const char *root, const char *name, char *buf, size_t s
 	return 0;
 }
 
-uint32_t cgs_fallback_ms(const char *root, uint32_t opt_ms)
+uint32_t cgs_fallback_ms(const char *root, uint32_t opt_ms, const struct cgs_controller *c)
 {
 	uint32_t ms = 0;
 
 	if (opt_ms)
 		return opt_ms;
-	if (cgs_read_interval(root, &ms) == 0 && ms > 0)
+	if (cgs_read_interval(root, c, &ms) == 0 && ms > 0)
 		return ms;
 	return CGS_DEFAULT_FALLBACK_MS;
 }
 
-int cgs_read_interval(const char *root, uint32_t *ms)
+int cgs_read_interval(const char *root, const struct cgs_controller *c, uint32_t *ms)
 {
 	char p[PATH_MAX], buf[32], *end;
 	unsigned long long v;
 	ssize_t n;
 	int fd, r;
 
-	r = cgs_root_file(root, cgs_cpu.interval_file, p, sizeof(p));
+	r = cgs_root_file(root, c->interval_file, p, sizeof(p));
 	if (r < 0)
 		return r;
 	fd = open(p, O_RDONLY | O_CLOEXEC);
@@ -149,19 +149,21 @@ int cgs_read_interval(const char *root, uint32_t *ms)
 	return 0;
 }
 
-CGS_EXPORT int cgstream_get_interval(const struct cgstream_opts *opts, uint32_t *ms)
+CGS_EXPORT int cgstream_get_ctrl_interval(const struct cgstream_opts *opts, unsigned int ctrl,
+					  uint32_t *ms)
 {
+	const struct cgs_controller *c = cgs_controller_of_bit(ctrl);
 	struct cgs_opts o;
 	char *root;
 	uint32_t v;
 	int r;
 
-	if (!ms)
+	if (!ms || !c)
 		return -EINVAL;
 	r = cgs_opts_root(opts, &o, &root);
 	if (r < 0)
 		return r;
-	r = cgs_read_interval(root, &v);
+	r = cgs_read_interval(root, c, &v);
 	free(root);
 	if (r == 0)
 		*ms = v;
@@ -169,17 +171,21 @@ CGS_EXPORT int cgstream_get_interval(const struct cgstream_opts *opts, uint32_t 
 }
 
 /* the kernel checks the range and the writer's privilege; its errno is ours */
-CGS_EXPORT int cgstream_set_interval(const struct cgstream_opts *opts, uint32_t ms)
+CGS_EXPORT int cgstream_set_ctrl_interval(const struct cgstream_opts *opts, unsigned int ctrl,
+					  uint32_t ms)
 {
+	const struct cgs_controller *c = cgs_controller_of_bit(ctrl);
 	struct cgs_opts o;
 	char p[PATH_MAX], buf[16], *root;
 	int fd, r, len;
 	ssize_t n;
 
+	if (!c)
+		return -EINVAL;
 	r = cgs_opts_root(opts, &o, &root);
 	if (r < 0)
 		return r;
-	r = cgs_root_file(root, cgs_cpu.interval_file, p, sizeof(p));
+	r = cgs_root_file(root, c->interval_file, p, sizeof(p));
 	free(root);
 	if (r < 0)
 		return r;
@@ -191,4 +197,14 @@ CGS_EXPORT int cgstream_set_interval(const struct cgstream_opts *opts, uint32_t 
 	r = n < 0 ? -errno : (n == len ? 0 : -EIO);
 	close(fd);
 	return r;
+}
+
+CGS_EXPORT int cgstream_get_interval(const struct cgstream_opts *opts, uint32_t *ms)
+{
+	return cgstream_get_ctrl_interval(opts, CGSTREAM_CTRL_CPU, ms);
+}
+
+CGS_EXPORT int cgstream_set_interval(const struct cgstream_opts *opts, uint32_t ms)
+{
+	return cgstream_set_ctrl_interval(opts, CGSTREAM_CTRL_CPU, ms);
 }

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The decoder of cpu.stat.stream.subtree records, cgstream_records_next():
+ * The decoder of the *.stat.stream.subtree records, cgstream_records_next():
  * fields and present bits, the bandwidth flag, records longer than the
  * first size (stepped over by their size, even when that leaves the next
  * one unaligned), unknown types handed back undecoded (to be counted and
  * skipped), an empty buffer, and every malformed input -EBADMSG with the
  * offset unchanged: a size below the smallest header, past the buffer, a
  * CPU record shorter than its first size, a cut header; bad arguments
- * -EINVAL.  Then a fuzz: random and mutated buffers end in a bounded
- * number of steps.
+ * -EINVAL.  KEYS, MEMORY and IO records (the memory and io subtree files):
+ * their header, names, values and devices through cgstream_record_value()
+ * and cgstream_record_device(), and the lies -EBADMSG: nr_keys names that
+ * do not fit (a name not NUL-terminated within the record), values that
+ * are not whole u64s, nr_devices past the record; cut and oversized ones.
+ * Then a fuzz: random and mutated buffers end in a bounded number of
+ * steps.
  */
 #include <stddef.h>
 
@@ -80,7 +85,7 @@ static void test_fields(void)
 	len += put_cpu(buf + len, 112, 0, 1);
 	len += put_other(buf + len, 24, 99);		/* a kind we do not know */
 	len += put_cpu(buf + len, 116, CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH, 2);
-	len += put_other(buf + len, 16, 0);		/* header only */
+	len += put_other(buf + len, 16, 4);		/* header only */
 	len += put_cpu(buf + len, 112, 0, 3);		/* at an unaligned offset */
 
 	T_EQ(next_cpu(buf, len, &off, &rec, &skipped), 1);
@@ -199,6 +204,156 @@ static void test_malformed(void)
 	expect_bad(buf, len + 3, len);
 }
 
+/* a KEYS record for MEMORY naming @names (NUL-separated, @nr of them) */
+static size_t put_keys(unsigned char *p, const char *names, size_t names_len, uint16_t nr)
+{
+	struct cgroup_stat_stream_keys k = {
+		.type = CGROUP_STAT_STREAM_RECORD_KEYS,
+		.for_type = CGROUP_STAT_STREAM_RECORD_MEMORY, .nr_keys = nr,
+	};
+	size_t size = (sizeof(k) + names_len + 7) / 8 * 8;
+
+	k.size = (uint16_t)size;
+	memset(p, 0, size);
+	memcpy(p, &k, sizeof(k));
+	memcpy(p + sizeof(k), names, names_len);
+	return size;
+}
+
+static size_t put_hdr(unsigned char *p, uint16_t size, uint16_t type, uint64_t id)
+{
+	struct cgroup_stat_stream_header h = {
+		.size = size, .type = type, .cgroup_id = id, .parent_id = id - 1,
+		.flush_seq = 40 + id, .flush_time_usec = 5000 + id,
+	};
+
+	memcpy(p, &h, sizeof(h));
+	return sizeof(h);
+}
+
+static size_t put_memory(unsigned char *p, uint64_t id, unsigned int nr)
+{
+	size_t off = put_hdr(p, (uint16_t)(40 + 8 * nr), CGROUP_STAT_STREAM_RECORD_MEMORY, id);
+
+	for (unsigned int i = 0; i < nr; i++) {
+		uint64_t v = 1000 * id + i;
+
+		memcpy(p + off + 8 * i, &v, 8);
+	}
+	return 40 + 8 * nr;
+}
+
+static size_t put_io(unsigned char *p, uint64_t id, uint32_t nr, uint32_t claimed)
+{
+	size_t size = 48 + 56 * (size_t)nr;
+
+	put_hdr(p, (uint16_t)size, CGROUP_STAT_STREAM_RECORD_IO, id);
+	memcpy(p + 40, &claimed, 4);
+	memset(p + 44, 0, 4);
+	for (uint32_t i = 0; i < nr; i++) {
+		struct cgroup_stat_stream_io_device d = {
+			.major = 7, .minor = i, .rbytes = 100 * id + i, .wbytes = 2, .rios = 3,
+			.wios = 4, .dbytes = 5, .dios = 6,
+		};
+
+		memcpy(p + 48 + 56 * i, &d, sizeof(d));
+	}
+	return size;
+}
+
+static void test_memio(void)
+{
+	static const char names[] = "anon\0file\0current\0events.oom";
+	static unsigned char buf[4096] __attribute__((aligned(8)));
+	struct cgstream_record rec;
+	struct cgstream_io_device dev;
+	size_t len = 0, off = 0, keys_len;
+	uint64_t v;
+
+	/* a memory snapshot: KEYS, then two MEMORY records, one unaligned */
+	len += keys_len = put_keys(buf, names, sizeof(names), 4);
+	len += put_memory(buf + len, 1, 4);
+	buf[len++] = 0;	/* what follows is not 8-byte aligned */
+	T_EQ(next(buf, keys_len, &off, &rec), 1);
+	T_EQ(rec.type, CGSTREAM_RECORD_KEYS);
+	T_EQ(rec.decoded, 1);
+	T_EQ(rec.count, 4);
+	T_EQ(rec.for_type, CGSTREAM_RECORD_MEMORY);
+	T_ASSERT(!strcmp(rec.items, "anon"));
+	T_ASSERT(!strcmp((const char *)rec.items + 5, "file"));
+	T_EQ(cgstream_record_value(&rec, 0, &v), -EINVAL);	/* not MEMORY */
+	T_EQ(next(buf, keys_len + put_memory(buf + keys_len, 1, 4), &off, &rec), 1);
+	T_EQ(rec.type, CGSTREAM_RECORD_MEMORY);
+	T_EQ(rec.cgroup_id, 1);
+	T_EQ(rec.parent_id, 0);
+	T_EQ(rec.seq, 41);
+	T_EQ(rec.flush_time_usec, 5001);
+	T_EQ(rec.count, 4);
+	T_EQ(rec.sample.present, 0);
+	T_EQ(cgstream_record_value(&rec, 3, &v), 0);
+	T_EQ(v, 1003);
+	T_EQ(cgstream_record_value(&rec, 4, &v), -ENOENT);
+	T_EQ(cgstream_record_device(&rec, 0, &dev), -EINVAL);	/* not IO */
+	off = keys_len + 40 + 8 * 4 + 1;
+	len = off + put_memory(buf + off, 2, 4);
+	T_EQ(next(buf, len, &off, &rec), 1);
+	T_EQ(cgstream_record_value(&rec, 2, &v), 0);
+	T_EQ(v, 2002);
+	T_EQ(off, len);
+
+	/* nr_keys lying: more names than the record holds (the padding's
+	 * zeros are two empty names more), a name not ended */
+	len = put_keys(buf, names, sizeof(names), 7);
+	off = 0;
+	T_EQ(next(buf, len, &off, &rec), 1);
+	len = put_keys(buf, names, sizeof(names), 8);
+	expect_bad(buf, len, 0);
+	len = put_keys(buf, "abcdefgh", 8, 1);	/* 16 + 8 bytes, no NUL in them */
+	expect_bad(buf, len, 0);
+	len = put_keys(buf, names, sizeof(names), 0);	/* none: fine */
+	off = 0;
+	T_EQ(next(buf, len, &off, &rec), 1);
+	T_EQ(rec.count, 0);
+	/* a KEYS record cut short, one claiming more bytes than there are */
+	len = put_keys(buf, names, sizeof(names), 4);
+	expect_bad(buf, len - 8, 0);
+	/* MEMORY: values not whole u64s, a header cut */
+	len = put_memory(buf, 3, 2);
+	T_EQ(len, 56);
+	buf[0] = 52;
+	expect_bad(buf, len, 0);
+	buf[0] = 36;
+	expect_bad(buf, len, 0);
+	expect_bad(buf, 39, 0);
+
+	/* IO: devices, then nr_devices lying, a record longer than its devices */
+	len = put_io(buf, 5, 2, 2);
+	off = 0;
+	T_EQ(next(buf, len, &off, &rec), 1);
+	T_EQ(rec.type, CGSTREAM_RECORD_IO);
+	T_EQ(rec.count, 2);
+	T_EQ(rec.seq, 45);
+	T_EQ(cgstream_record_device(&rec, 1, &dev), 0);
+	T_EQ(dev.major, 7);
+	T_EQ(dev.minor, 1);
+	T_EQ(dev.rbytes, 501);
+	T_EQ(dev.dios, 6);
+	T_EQ(cgstream_record_device(&rec, 2, &dev), -ENOENT);
+	T_EQ(cgstream_record_value(&rec, 0, &v), -EINVAL);
+	len = put_io(buf, 5, 2, 3);
+	expect_bad(buf, len, 0);
+	len = put_io(buf, 5, 0, 0xffffffffu);
+	expect_bad(buf, len, 0);
+	len = put_io(buf, 5, 2, 1);	/* room for more than it lists: a later layout */
+	off = 0;
+	T_EQ(next(buf, len, &off, &rec), 1);
+	T_EQ(rec.count, 1);
+	expect_bad(buf, 47, 0);	/* below IO's first size */
+	len = put_io(buf, 5, 1, 1);
+	buf[0] = 47;
+	expect_bad(buf, len, 0);
+}
+
 static unsigned int rnd(unsigned int *s)
 {
 	*s ^= *s << 13;
@@ -247,6 +402,7 @@ int main(void)
 {
 	test_fields();
 	test_malformed();
+	test_memio();
 	test_args();
 	test_fuzz();
 	t_log("records: all passed");

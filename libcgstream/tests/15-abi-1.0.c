@@ -32,7 +32,7 @@ struct event_1_0 {
 static_assert(sizeof(struct sample_1_0) == 104, "1.0 sample size");
 static_assert(sizeof(struct event_1_0) == 128, "1.0 event size");
 static_assert(sizeof(struct cgstream_sample) == 112, "1.1 sample size");
-static_assert(sizeof(struct cgstream_event) == 144, "1.1 event size");
+static_assert(offsetof(struct cgstream_event, controllers) == 144, "1.1 event size");
 
 #define CANARY 0xa5
 #define N_EV 8

@@ -22,7 +22,7 @@ trap cleanup EXIT
 
 
 expect 0 '' "$cgstream" --version
-grep -Eq '^cgstream 1\.1 \(libcgstream 1\.1\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
+grep -Eq '^cgstream 1\.2 \(libcgstream 1\.2\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
 expect 0 '' "$cgstream" --help
 grep -q 'cgstream watch' "$tmp/out" || fail "--help lacks the watch usage"
 expect 2 'Usage' "$cgstream"
