@@ -759,6 +759,18 @@ def _under(path: str, root: str) -> bool:
     return root == "/" or path == root or path.startswith(root + "/")
 
 
+def controllers_of(path: str, wanted: Sequence[str]) -> tuple[str, ...]:
+    """The controllers of @wanted that the subtree's root cgroup has (its
+    <controller>.stat file; a tree cannot read one its root lacks): the
+    others are left out, said once."""
+    have = tuple(c for c in wanted if c == "cpu" or os.path.exists(f"{path}/{c}.stat"))
+    for c in wanted:
+        if c not in have:
+            log(f"{path}: no {c}.stat (the {c} controller is not enabled for it): "
+                f"{c} not served there")
+    return have or ("cpu",)
+
+
 def open_trees(args: argparse.Namespace) -> list[Tree]:
     """A tree for each argument not inside another one's; closed again on
     failure."""
@@ -775,8 +787,9 @@ def open_trees(args: argparse.Namespace) -> list[Tree]:
             if any(j != i and _under(path, other) and (path != other or j < i)
                    for j, other in enumerate(paths)):
                 continue
+            controllers = controllers_of(path, args.controllers)
             try:
-                trees.append(Tree(path, mode=args.mode, controllers=args.controllers,
+                trees.append(Tree(path, mode=args.mode, controllers=controllers,
                                   fallback_interval_ms=args.fallback_interval))
             except OSError as e:
                 raise open_error(arg, e, args) from None

@@ -170,17 +170,24 @@ def enable(cgroups: Cgroups, controller: str) -> Path:
 
 
 @pytest.mark.usefixtures("library")
-def test_stream_without_the_controllers_files(cgroup: Path) -> None:
-    """A cgroup without memory.stat and io.stat (controllers not enabled
-    for it): samples carry cpu only, never made-up zeros."""
-    if has_controller(cgroup, "memory") or has_controller(cgroup, "io"):
+def test_a_cgroup_without_the_controllers_files(cgroups: Cgroups) -> None:
+    """memory and io asked of a cgroup without memory.stat and io.stat (the
+    controllers not enabled for it): ENOMEDIUM, never made-up zeros; cpu
+    alone (the default) carries no memory or io."""
+    top = cgroups.make("plain")
+    child = cgroups.make("child", parent=top)
+    if has_controller(top, "memory") or has_controller(top, "io"):
         pytest.skip("memory or io enabled here")
-    with pycgstream.Stream(cgroup, mode="fallback", fallback_interval_ms=50,
-                           controllers=pycgstream.CONTROLLERS) as stream:
-        assert stream.controllers == ("cpu", "memory", "io")
-        assert set(stream.modes.values()) == {"fallback"}
-        s = next(stream)
-        assert s.usage_usec is not None and s.memory is None and s.io is None
+    for make in (pycgstream.Stream, pycgstream.Tree):
+        with pytest.raises(OSError) as e:
+            make(top, mode="fallback", controllers=pycgstream.CONTROLLERS)
+        assert e.value.errno == errno.ENOMEDIUM
+    with pycgstream.Tree(top, mode="fallback", fallback_interval_ms=50) as tree:
+        assert tree.controllers == ("cpu",)
+        samples = [ev for ev in next(tree) if isinstance(ev, Sample)]
+        assert {s.cgroup for s in samples} == {str(top), str(child)}
+        assert all(s.usage_usec is not None and s.memory is None and s.io is None
+                   for s in samples)
 
 
 @pytest.mark.usefixtures("library")
