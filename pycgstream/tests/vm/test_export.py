@@ -253,3 +253,26 @@ def test_a_scrape_of_many_cgroups(streaming: int, mount: Path, cgroups: Cgroups,
     finally:
         for i in range(n - 1):
             (top / f"c{i}").rmdir()
+
+
+@pytest.mark.time_limit(300)
+def test_the_emulation_keeps_its_timer(streaming: int, cgroups: Cgroups, mount: Path,
+                                       in_process: Any) -> None:
+    """--mode fallback: the tree is read at its timer (the statistics files
+    flush when read), a scrape serves the latest cycle; memory and io from
+    the text files, under the same names as from the records."""
+    (mount / "cgroup.subtree_control").write_text("+memory +io")
+    top = cgroups.make("emulated")
+    (top / "cgroup.subtree_control").write_text("+memory +io")
+    cgroups.make("leaf", parent=top)
+    tree = pycgstream.Tree(str(top), mode="fallback", fallback_interval_ms=200,
+                           controllers=pycgstream.CONTROLLERS)
+    e = in_process([tree], mount)
+    assert not e.exporter.subtrees[0].on_scrape
+    e.wait("two cgroups", lambda u: len(u) == 2)
+    got = e.scrape()
+    assert len(got["cgroup_memory_current_bytes"].samples) == 2
+    cycles = got["cgstream_exporter_cycles"].samples[0].value
+    time.sleep(2)
+    assert e.scrape()["cgstream_exporter_cycles"].samples[0].value >= cycles + 3, \
+        "cycles at the timer, scrapes or not"

@@ -185,3 +185,42 @@ def test_sync_reads_the_latest_flush_without_flushing(interval: int, subtree_fil
             again = [ev for ev in tree.sync(30) if isinstance(ev, Sample)]
             assert [(ev.seq, ev.usage_usec) for ev in again] == [
                 (ev.seq, ev.usage_usec) for ev in first]
+
+
+@pytest.fixture
+def all_streaming(interval: int) -> Iterator[int]:
+    """memory and io streaming at the test interval too."""
+    old = {c: pycgstream.get_interval(controller=c) for c in ("memory", "io")}
+    for c in old:
+        pycgstream.set_interval(interval, controller=c)
+    yield interval
+    for c, ms in old.items():
+        pycgstream.set_interval(ms, controller=c)
+
+
+@pytest.mark.parametrize("mode", ["subtree", "kernel", "fallback"])
+def test_memory_and_io_in_every_mode(all_streaming: int, mount: Path, cgroups: Cgroups,
+                                     mode: str) -> None:
+    """Every mode hands back the same names for a cgroup's memory values
+    (memory.stat's keys in its order, then current, swap.current where
+    swap is accounted, events.*) and io as a mapping of devices; in
+    fallback mode from the text files, in the others from the kernel's
+    records."""
+    (mount / "cgroup.subtree_control").write_text("+memory +io")
+    top = cgroups.make("memio")
+    (top / "cgroup.subtree_control").write_text("+memory +io")
+    child = cgroups.make("leaf", parent=top)
+    with pycgstream.Tree(top, mode=mode, fallback_interval_ms=100,
+                         controllers=pycgstream.CONTROLLERS) as tree:
+        assert tree.modes == {c: mode for c in pycgstream.CONTROLLERS}
+        samples = {ev.cgroup: ev for ev in tree.sync(60) if isinstance(ev, Sample)}
+    assert set(samples) == {str(top), str(child)}
+    for path, s in samples.items():
+        assert s.memory is not None and s.io is not None, path
+        stat = [line.split()[0] for line in
+                (Path(path) / "memory.stat").read_text().splitlines()]
+        events = ["events." + line.split()[0] for line in
+                  (Path(path) / "memory.events").read_text().splitlines()]
+        swap = ["swap.current"] if (Path(path) / "memory.swap.current").exists() else []
+        assert list(s.memory) == stat + ["current"] + swap + events, path
+        assert all(":" in device for device in s.io)
