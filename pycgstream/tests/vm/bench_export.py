@@ -9,7 +9,10 @@ written as JSON lines.
 
 --src and --lib pick the exporter to measure (default: this checkout's
 pycgstream/src and libcgstream build), so the same script measures an
-older exporter from another copy of the sources.  The exporter runs as
+older exporter from another copy of the sources; --python the interpreter
+(default /usr/bin/python3, Debian's prometheus_client 0.16, as the unit
+runs it; prometheus_client's own cost differs by version: 0.26's
+OpenMetrics output escapes every sample's name character by character).  The exporter runs as
 ``python -m pycgstream export`` in a cgroup of its own outside the
 subtree, so its CPU is that cgroup's usage_usec (every thread, those of
 finished requests too).  Each scrape asks as Prometheus 2.42 does
@@ -119,7 +122,7 @@ def measure(args: argparse.Namespace, n: int) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(args.src), CGSTREAM_LIBRARY=str(args.lib),
                PYTHONDONTWRITEBYTECODE="1")
     errlog = open(f"/tmp/bench-export-{args.label}-{n}.log", "wb")
-    python = str(CHECKOUT / ".venv" / "bin" / "python")
+    python = str(args.python)
     started = time.monotonic()
     proc = subprocess.Popen(
         ["sh", "-c", f'echo $$ > {HOME}/cgroup.procs && exec "$@"', "exporter", python, "-m",
@@ -190,6 +193,9 @@ def main() -> int:
     p.add_argument("--src", type=Path, default=CHECKOUT / "pycgstream" / "src")
     p.add_argument("--lib", type=Path,
                    default=CHECKOUT / "libcgstream" / "build" / "libcgstream.so.1")
+    p.add_argument("--python", type=Path, default=Path("/usr/bin/python3"),
+                   help="the interpreter (default: the system's, with Debian's "
+                   "prometheus_client, as cgstream-exporter.service runs it)")
     p.add_argument("--label", default="this")
     p.add_argument("--cgroups", default="1000,10000")
     p.add_argument("--idle", type=float, default=30)
