@@ -173,8 +173,11 @@ struct cgstream_event;
  * @cgroup: absolute path ("/sys/fs/cgroup/a/b") or relative to the cgroup2
  * mount ("a/b", "/a/b" when not under the mount, "" or "/" for the root).
  * -ENOENT: no such cgroup; -EACCES: no permission; -EOPNOTSUPP: kernel
- * mode asked for and the kernel has no cpu.stat.stream; -ENODEV: no
- * cgroup2 mount; -EINVAL: mode SUBTREE (a tree's mode).
+ * mode asked for and the kernel has no cpu.stat.stream (or the stream of
+ * another controller asked for); -ENOMEDIUM (since 1.2): the cgroup lacks
+ * the *.stat file of a controller asked for (the controller is not enabled
+ * for it); -ENODEV: no cgroup2 mount; -EINVAL: mode SUBTREE (a tree's
+ * mode), bits in .controllers not defined here.
  */
 int cgstream_open(const char *cgroup, const struct cgstream_opts *opts,
 		  struct cgstream **ret);
@@ -261,7 +264,12 @@ struct cgstream_event {
 int cgstream_group_new(const struct cgstream_opts *opts,
 		       struct cgstream_group **ret);
 void cgstream_group_free(struct cgstream_group *g);
-/* -EEXIST when already watched, errors as cgstream_open() */
+/*
+ * -EEXIST when already watched, errors as cgstream_open(); a cgroup that
+ * lacks some of the group's controllers is watched for the others (its
+ * events carry no values of them), one that lacks all is -ENOMEDIUM.
+ * cgstream_group_new(): -ENOMEDIUM when the cgroup2 root lacks one.
+ */
 int cgstream_group_add(struct cgstream_group *g, const char *cgroup,
 		       void *userdata);
 /* -ENOENT when not watched */
@@ -299,8 +307,15 @@ int cgstream_group_process(struct cgstream_group *g,
  *  FALLBACK  a timer and each cgroup's cpu.stat (io_uring or plain
  *            syscalls, as the group);
  *  AUTO      the first of these the kernel has.
- * KERNEL and FALLBACK hold an fd per cgroup (RLIMIT_NOFILE); one that
- * cannot be opened gets an ERROR event and is tried again each cycle.
+ * Since 1.2 each controller asked for (opts.controllers) gets its own
+ * mode, the best its files offer with AUTO (cgstream_tree_ctrl_mode()),
+ * and the lead controller's (cgstream_tree_mode()) paces the cycles; in
+ * SUBTREE mode each controller's own *.stat.stream.subtree file is read
+ * once per cycle.  A cgroup is listed (ADDED) once it has values of a
+ * controller the tree reads (with cpu: every cgroup).
+ * KERNEL and FALLBACK hold an fd per cgroup and file (RLIMIT_NOFILE: one
+ * for cpu, four for memory, one for io); one that cannot be opened gets an
+ * ERROR event and is tried again each cycle.
  * Paths come from the directories: a cgroup's id is its directory's inode
  * number (d_ino), so ids become paths by reading only the directory of
  * the parent of an id not seen before.

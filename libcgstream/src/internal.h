@@ -58,6 +58,9 @@ int cgs_timerfd(uint32_t ms);
 int cgs_read_interval(const char *root, const struct cgs_controller *c, uint32_t *ms);
 
 uint64_t cgs_now_usec(void);
+/* grow the array *@v of *@cap items of @size bytes to hold @want (first
+ * @first, then doubling): 0, or -ENOMEM with the array as it was */
+int cgs_grow(void **v, size_t *cap, size_t want, size_t size, size_t first);
 /* poll @fd for POLLIN: 1 ready (or in error), 0 timeout, -errno; < 0 waits */
 int cgs_poll_in(int fd, int timeout_ms);
 /* errno of a read of a removed cgroup's file, as the library reports it */
@@ -138,7 +141,8 @@ struct cgs_flush {
 /* io devices as parsed, growing */
 struct cgs_devs {
 	struct cgstream_io_device *v;
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 };
 
 /* one cgroup of a group or a tree */
@@ -168,7 +172,7 @@ struct cgs_cg {
 	struct cgstream_memory mem;	/* .names, .values: below */
 	const struct cgs_names *mem_layout;	/* .mem's names */
 	uint64_t *mem_values;
-	uint32_t mem_cap;
+	size_t mem_cap;
 	struct cgstream_io io;
 	struct cgs_devs devs;
 };

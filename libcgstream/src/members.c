@@ -121,20 +121,7 @@ void cgs_cg_touch(const struct cgs_set *s, struct cgs_cg *m)
 
 static int cgs_evs_reserve(struct cgs_evs *e, size_t want)
 {
-	struct cgs_ev *v;
-	size_t cap;
-
-	if (want <= e->cap)
-		return 0;
-	cap = e->cap ? e->cap : 64;
-	while (cap < want)
-		cap *= 2;
-	v = realloc(e->v, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	e->v = v;
-	e->cap = cap;
-	return 0;
+	return cgs_grow((void **)&e->v, &e->cap, want, sizeof(*e->v), 64);
 }
 
 /* room is reserved when members join: a push never fails */

@@ -93,20 +93,7 @@ static const struct cgs_names *cgs_layout_of_kvs(struct cgs_set *s, const struct
 
 static int cgs_mem_reserve(struct cgs_cg *m, uint32_t n)
 {
-	uint64_t *v;
-	uint32_t cap;
-
-	if (n <= m->mem_cap)
-		return 0;
-	cap = m->mem_cap ? m->mem_cap : 64;
-	while (cap < n)
-		cap *= 2;
-	v = realloc(m->mem_values, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	m->mem_values = v;
-	m->mem_cap = cap;
-	return 0;
+	return cgs_grow((void **)&m->mem_values, &m->mem_cap, n, sizeof(*m->mem_values), 64);
 }
 
 int cgs_memory_store(struct cgs_set *s, struct cgs_cg *m, const struct cgs_kvs *kvs)
@@ -183,20 +170,7 @@ int cgs_memory_record(struct cgs_cg *m, const struct cgstream_record *rec,
 
 int cgs_devs_reserve(struct cgs_devs *d, uint32_t n)
 {
-	struct cgstream_io_device *v;
-	uint32_t cap;
-
-	if (n <= d->cap)
-		return 0;
-	cap = d->cap ? d->cap : 4;
-	while (cap < n)
-		cap *= 2;
-	v = realloc(d->v, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	d->v = v;
-	d->cap = cap;
-	return 0;
+	return cgs_grow((void **)&d->v, &d->cap, n, sizeof(*d->v), 4);
 }
 
 int cgs_io_record(struct cgs_cg *m, const struct cgstream_record *rec)

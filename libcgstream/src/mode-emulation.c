@@ -40,6 +40,8 @@
 #define CGS_CQ_ENTRIES		4096	/* more completions wait in the kernel (NODROP) */
 #define CGS_WAVE		1024	/* cgroups read per wave */
 #define CGS_SLOT_MIN		256	/* io_uring read slot: twice the longest read */
+#define CGS_SLOT_MAX		8192	/* longer texts (a root's io.stat of many disks)
+					 * are read again plainly: the arena stays small */
 #define CGS_FREE_WAIT_MS	2000	/* bound on waiting for reads at teardown */
 #define CGS_FENCE		UINT64_MAX	/* user_data of the eventfd write */
 #define CGS_NOT_READ		INT_MIN	/* a slot no read went to */
@@ -53,6 +55,7 @@ struct cgs_arena {
 
 struct cgs_uring {
 	struct io_uring ring;
+	unsigned int files;		/* the file kinds read: cgs_emu_files() */
 	struct cgs_arena arenas[CGS_NR_FILES];
 	struct cgs_cg *wave[CGS_WAVE];	/* slot -> member */
 	size_t wave_n;
@@ -61,21 +64,25 @@ struct cgs_uring {
 	uint64_t one;			/* what the fence writes */
 };
 
-/* the file kinds of the emulated controllers: a member's *.stat and aux files */
-static bool cgs_emu_file(const struct cgs_set *s, int slot)
+/* the file kinds (1 << enum cgs_file) of @c: its *.stat and aux files */
+static unsigned int cgs_ctrl_files(const struct cgs_controller *c)
 {
-	for (int i = 0; i < CGS_NR_CTRL; i++) {
-		const struct cgs_controller *c = cgs_controllers[i];
+	unsigned int mask = 1u << c->slot;
 
-		if (s->modes[i] != CGSTREAM_MODE_FALLBACK)
-			continue;
-		if (c->slot == slot)
-			return true;
-		for (size_t k = 0; k < c->n_aux; k++)
-			if (c->aux[k].slot == slot)
-				return true;
-	}
-	return false;
+	for (size_t k = 0; k < c->n_aux; k++)
+		mask |= 1u << c->aux[k].slot;
+	return mask;
+}
+
+/* the file kinds of the emulated controllers */
+static unsigned int cgs_emu_files(const struct cgs_set *s)
+{
+	unsigned int mask = 0;
+
+	for (int i = 0; i < CGS_NR_CTRL; i++)
+		if (s->modes[i] == CGSTREAM_MODE_FALLBACK)
+			mask |= cgs_ctrl_files(cgs_controllers[i]);
+	return mask;
 }
 
 static bool cgs_emu_read_plain(struct cgs_set *s);
@@ -118,6 +125,7 @@ static struct cgs_uring *cgs_uring_new(const struct cgs_set *s)
 	}
 	for (int f = 0; f < CGS_NR_FILES; f++)
 		u->arenas[f].slot_size = CGS_SLOT_MIN;
+	u->files = cgs_emu_files(s);
 	u->one = 1;
 	return u;
 }
@@ -185,10 +193,10 @@ static bool cgs_uring_arenas(struct cgs_set *s)
 		struct cgs_arena *a = &u->arenas[f];
 		size_t size = a->slot_size;
 
-		if (!cgs_emu_file(s, f))
+		if (!(u->files & (1u << f)))
 			continue;
 		/* twice the longest text seen: a full slot is read again, plainly */
-		while (size < 2 * a->longest && size < CGS_TEXT_BUF)
+		while (size < 2 * a->longest && size < CGS_SLOT_MAX)
 			size *= 2;
 		a->longest = 0;
 		if (a->mem && size == a->slot_size)
@@ -228,11 +236,11 @@ static bool cgs_uring_wave(struct cgs_set *s)
 			struct cgs_arena *a = &u->arenas[f];
 
 			a->res[i] = CGS_NOT_READ;
-			if (m->fds[f] < 0 || !cgs_emu_file(s, f))
+			if (m->fds[f] < 0 || !(u->files & (1u << f)))
 				continue;
 			sqe = cgs_sqe(&u->ring);
 			if (!sqe)
-				break;	/* the rest of it misses this cycle */
+				goto fail;	/* the ring is broken: plain reads */
 			io_uring_prep_read(sqe, m->fds[f], a->mem + i * a->slot_size,
 					   (unsigned int)a->slot_size, 0);
 			/* straight to a kernel worker: the caller's thread does not read */
@@ -278,6 +286,7 @@ static void cgs_uring_decode(struct cgs_set *s)
 		for (int c = 0; c < CGS_NR_CTRL; c++) {
 			const struct cgs_controller *ctl = cgs_controllers[c];
 			struct cgs_text t[CGS_NR_FILES] = { { 0 } };
+			unsigned int files = cgs_ctrl_files(ctl);
 			bool cut = false;
 			int r;
 
@@ -286,7 +295,7 @@ static void cgs_uring_decode(struct cgs_set *s)
 			for (int f = 0; f < CGS_NR_FILES; f++) {
 				struct cgs_arena *a = &u->arenas[f];
 
-				if (a->res[i] == CGS_NOT_READ || (f != ctl->slot && !cgs_emu_file(s, f)))
+				if (a->res[i] == CGS_NOT_READ || !(files & (1u << f)))
 					continue;
 				t[f] = (struct cgs_text){ a->mem + i * a->slot_size, a->res[i],
 							  a->slot_size };

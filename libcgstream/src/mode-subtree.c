@@ -92,7 +92,9 @@ static int cgs_subtree_record(struct cgs_set *s, const struct cgstream_record *r
 		return cgs_memory_layout(s, rec, layout);
 	if (!rec->decoded)
 		return 0;	/* a kind this library does not read */
-	m = s->ops->find(s, rec->cgroup_id, rec->parent_id);
+	/* only the lead's records find new cgroups: the others' join them */
+	m = s->ops->find(s, rec->cgroup_id,
+			 rec->type == s->lead->record_type ? rec->parent_id : 0);
 	if (!m)
 		return 0;	/* not found where it should be: next cycle */
 	m->parent_id = rec->parent_id;

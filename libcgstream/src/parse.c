@@ -48,6 +48,26 @@ static int cgs_parse_u64(const char *s, size_t len, uint64_t *ret)
 	return 0;
 }
 
+/* one line of a text: [start, eol), the first blank in it (or NULL) */
+struct cgs_line {
+	const char *start, *eol, *sp;
+};
+
+/* the line at *@p before @end, and *@p past it; false at the end */
+static bool cgs_next_line(const char **p, const char *end, struct cgs_line *l)
+{
+	const char *nl;
+
+	if (*p >= end)
+		return false;
+	nl = memchr(*p, '\n', (size_t)(end - *p));
+	l->start = *p;
+	l->eol = nl ? nl : end;
+	l->sp = memchr(l->start, ' ', (size_t)(l->eol - l->start));
+	*p = nl ? nl + 1 : end;
+	return true;
+}
+
 CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 			      struct cgstream_sample *sample, size_t sample_size)
 {
@@ -61,29 +81,25 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 	if (len == 0 || memchr(buf, '\0', len))
 		return -EBADMSG;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		const char *sp = memchr(p, ' ', (size_t)(eol - p));
+	for (struct cgs_line l; cgs_next_line(&p, end, &l);) {
 		const struct cgs_field *f;
 		uint64_t v;
 		int r;
 
-		if (!sp || sp == p)
+		if (!l.sp || l.sp == l.start)
 			return -EBADMSG;	/* no value, or no key */
-		f = cgs_field_by_key(&cgs_cpu, p, (size_t)(sp - p));
+		f = cgs_field_by_key(&cgs_cpu, l.start, (size_t)(l.sp - l.start));
 		if (f) {
-			r = cgs_parse_u64(sp + 1, (size_t)(eol - sp - 1), &v);
+			r = cgs_parse_u64(l.sp + 1, (size_t)(l.eol - l.sp - 1), &v);
 			if (r < 0)
 				return r;
 			if (s.present & f->bit)
 				return -EBADMSG;
 			memcpy((char *)&s + f->sample_off, &v, sizeof(v));
 			s.present |= f->bit;
-		} else if (sp + 1 == eol) {
+		} else if (l.sp + 1 == l.eol) {
 			return -EBADMSG;	/* unknown key, empty value */
 		}
-		p = nl ? nl + 1 : end;
 	}
 	if (!(s.present & CGSTREAM_F_USAGE))
 		return -EBADMSG;
@@ -138,15 +154,8 @@ static int cgs_parse_flush_key(const char *key, size_t klen, const char *val, si
 int cgs_kvs_push(struct cgs_kvs *kvs, const char *prefix, const char *key, size_t len,
 			uint64_t v)
 {
-	if (kvs->n == kvs->cap) {
-		size_t cap = kvs->cap ? 2 * kvs->cap : 128;
-		struct cgs_kv *n = realloc(kvs->v, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		kvs->v = n;
-		kvs->cap = cap;
-	}
+	if (cgs_grow((void **)&kvs->v, &kvs->cap, kvs->n + 1, sizeof(*kvs->v), 128) < 0)
+		return -ENOMEM;
 	kvs->v[kvs->n++] = (struct cgs_kv){ .prefix = prefix, .key = key, .len = (uint32_t)len,
 					    .v = v };
 	return 0;
@@ -159,29 +168,25 @@ int cgs_parse_keyed(const char *buf, size_t len, const char *prefix, struct cgs_
 
 	if (len && memchr(buf, '\0', len))
 		return -EBADMSG;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		const char *sp = memchr(p, ' ', (size_t)(eol - p));
+	for (struct cgs_line l; cgs_next_line(&p, end, &l);) {
 		size_t klen, vlen;
 		uint64_t v;
 		int r;
 
-		if (!sp || sp == p)
+		if (!l.sp || l.sp == l.start)
 			return -EBADMSG;	/* no value, or no key */
-		klen = (size_t)(sp - p);
-		vlen = (size_t)(eol - sp - 1);
-		r = fl ? cgs_parse_flush_key(p, klen, sp + 1, vlen, fl) : 0;
+		klen = (size_t)(l.sp - l.start);
+		vlen = (size_t)(l.eol - l.sp - 1);
+		r = fl ? cgs_parse_flush_key(l.start, klen, l.sp + 1, vlen, fl) : 0;
 		if (r < 0)
 			return r;
 		if (r == 0) {
-			if (cgs_parse_u64(sp + 1, vlen, &v) < 0 || klen > UINT16_MAX)
+			if (cgs_parse_u64(l.sp + 1, vlen, &v) < 0 || klen > UINT16_MAX)
 				return -EBADMSG;
-			r = cgs_kvs_push(kvs, prefix, p, klen, v);
+			r = cgs_kvs_push(kvs, prefix, l.start, klen, v);
 			if (r < 0)
 				return r;
 		}
-		p = nl ? nl + 1 : end;
 	}
 	return 0;
 }
@@ -244,39 +249,33 @@ int cgs_parse_io(const char *buf, size_t len, struct cgs_devs *devs, struct cgs_
 	devs->n = 0;
 	if (len && memchr(buf, '\0', len))
 		return -EBADMSG;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		const char *sp = memchr(p, ' ', (size_t)(eol - p));
-		const char *tok_end = sp ? sp : eol;
+	for (struct cgs_line l; cgs_next_line(&p, end, &l);) {
+		const char *tok_end = l.sp ? l.sp : l.eol;
 		struct cgstream_io_device d = { 0 };
 		int r;
 
-		if (tok_end == p)
+		if (tok_end == l.start)
 			return -EBADMSG;	/* a blank line, or one starting with a blank */
-		if (fl && sp) {
-			r = cgs_parse_flush_key(p, (size_t)(sp - p), sp + 1, (size_t)(eol - sp - 1),
-						fl);
+		if (fl && l.sp) {
+			r = cgs_parse_flush_key(l.start, (size_t)(l.sp - l.start), l.sp + 1,
+						(size_t)(l.eol - l.sp - 1), fl);
 			if (r < 0)
 				return r;
-			if (r > 0) {
-				p = nl ? nl + 1 : end;
+			if (r > 0)
 				continue;
-			}
 		}
-		if (!cgs_parse_devno(p, (size_t)(tok_end - p), &d.major, &d.minor)) {
+		if (!cgs_parse_devno(l.start, (size_t)(tok_end - l.start), &d.major, &d.minor)) {
 			/* "(unknown)": a disk being removed; anything else is junk */
-			if (*p != '(')
+			if (*l.start != '(')
 				return -EBADMSG;
-			p = nl ? nl + 1 : end;
 			continue;
 		}
-		for (const char *f = tok_end, *fe; f < eol; f = fe) {
+		for (const char *f = tok_end, *fe; f < l.eol; f = fe) {
 			if (*f == ' ') {
 				fe = f + 1;	/* io.stat puts two blanks before some policies */
 				continue;
 			}
-			for (fe = f; fe < eol && *fe != ' '; fe++)
+			for (fe = f; fe < l.eol && *fe != ' '; fe++)
 				;
 			r = cgs_parse_io_field(f, (size_t)(fe - f), &d);
 			if (r < 0)
@@ -286,7 +285,6 @@ int cgs_parse_io(const char *buf, size_t len, struct cgs_devs *devs, struct cgs_
 		if (r < 0)
 			return r;
 		devs->v[devs->n++] = d;
-		p = nl ? nl + 1 : end;
 	}
 	return 0;
 }

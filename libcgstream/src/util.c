@@ -41,6 +41,23 @@ uint64_t cgs_now_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+int cgs_grow(void **v, size_t *cap, size_t want, size_t size, size_t first)
+{
+	size_t n = *cap ? *cap : first;
+	void *p;
+
+	if (want <= *cap)
+		return 0;
+	while (n < want)
+		n *= 2;
+	p = realloc(*v, n * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
 int cgs_poll_in(int fd, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };

@@ -294,26 +294,49 @@ static inline const char *t_name(const char *what)
 
 #endif
 
-/* --- VM tests: the kernel's interval, restored at exit --- */
-static uint32_t t_saved_interval;
-static bool t_interval_saved;
+/* --- VM tests: the kernel's intervals, restored at exit --- */
+#if CGSTREAM_VERSION_MINOR >= 2	/* not for a test built against an older header */
+static uint32_t t_saved_interval[3];
+static bool t_interval_saved[3];
 
 static inline void t_restore_interval(void)
 {
-	if (t_interval_saved)
-		cgstream_set_interval(NULL, t_saved_interval);
+	for (unsigned int i = 0; i < 3; i++)
+		if (t_interval_saved[i])
+			cgstream_set_ctrl_interval(NULL, 1u << i, t_saved_interval[i]);
 }
 
-/* set the interval for this test; the old one comes back at exit */
+/* set controller @ctrl's interval for this test; the old one comes back at exit */
+static inline void t_use_ctrl_interval(unsigned int ctrl, uint32_t ms)
+{
+	static bool registered;
+	unsigned int i = ctrl == CGSTREAM_CTRL_CPU ? 0 : ctrl == CGSTREAM_CTRL_MEMORY ? 1 : 2;
+
+	if (!t_interval_saved[i]) {
+		T_EQ(cgstream_get_ctrl_interval(NULL, ctrl, &t_saved_interval[i]), 0);
+		t_interval_saved[i] = true;
+		if (!registered)
+			atexit(t_restore_interval);
+		registered = true;
+	}
+	T_EQ(cgstream_set_ctrl_interval(NULL, ctrl, ms), 0);
+}
+
 static inline void t_use_interval(uint32_t ms)
 {
-	if (!t_interval_saved) {
-		T_EQ(cgstream_get_interval(NULL, &t_saved_interval), 0);
-		t_interval_saved = true;
-		atexit(t_restore_interval);
-	}
-	T_EQ(cgstream_set_interval(NULL, ms), 0);
+	t_use_ctrl_interval(CGSTREAM_CTRL_CPU, ms);
 }
+
+/* every controller's stream that this kernel has at @ms */
+static inline void t_use_intervals(uint32_t ms)
+{
+	uint32_t old;
+
+	for (unsigned int c = CGSTREAM_CTRL_CPU; c <= CGSTREAM_CTRL_IO; c <<= 1)
+		if (cgstream_get_ctrl_interval(NULL, c, &old) == 0)
+			t_use_ctrl_interval(c, ms);
+}
+#endif
 
 static inline void t_require_kernel_stream(void)
 {

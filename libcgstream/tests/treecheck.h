@@ -37,6 +37,7 @@ struct tc_node {
 
 struct tc {
 	int mode;
+	uint32_t controllers;	/* opts.controllers: 0 (cpu), or cpu with memory and io */
 	bool exact;		/* every cgroup in every batch */
 	struct cgstream_opts opts;
 	struct cgstream_tree *t;
@@ -88,6 +89,12 @@ static struct tc_node *tc_make(const char *path)
 	T_EQ(stat(parent, &st), 0);
 	n->parent_id = strcmp(path, tc.top) ? st.st_ino : 0;
 	n->alive = true;
+	if (tc.controllers) {
+		char sc[PATH_MAX + 32];
+
+		snprintf(sc, sizeof(sc), "%s/cgroup.subtree_control", path);
+		T_EQ(t_write_file(sc, "+memory +io"), 0);
+	}
 	T_ASSERT(!tc_find(n->id));
 	for (size_t i = tc_slot(n->id);; i = (i + 1) % tc.n_slots) {
 		if (!tc.slots[i]) {
@@ -130,6 +137,30 @@ static long tc_rss_kb(void)
 	return strtol(p + 6, NULL, 10);
 }
 
+/* memory and io: every test cgroup has both (tc_make enables them) */
+static void tc_memio(const struct cgstream_event *e)
+{
+	uint64_t v;
+
+	if (!tc.controllers) {
+		T_EQ(e->controllers, CGSTREAM_CTRL_CPU);
+		T_ASSERT(!e->memory && !e->io);
+		return;
+	}
+	if (e->controllers != tc.controllers)
+		T_FAIL("%s: controllers %#x, want %#x", e->path, e->controllers, tc.controllers);
+	T_ASSERT(e->memory && e->io);
+	T_ASSERT(e->memory->nr > 20);
+	T_EQ(cgstream_memory_get(e->memory, "anon", &v), 0);
+	T_EQ(cgstream_memory_get(e->memory, "current", &v), 0);
+	T_EQ(cgstream_memory_get(e->memory, "events.oom_kill", &v), 0);
+	T_ASSERT(!strcmp(e->memory->names[0], "anon"));
+	/* the emulation's seq is the cycle, the streams' their flush's */
+	T_ASSERT(e->memory->seq > 0 && e->io->seq > 0);
+	T_ASSERT(e->memory->flush_time_usec > 0 && e->io->flush_time_usec > 0);
+	T_ASSERT(e->io->nr_devices == 0 || e->io->devices);
+}
+
 /* check one event against the model */
 static void tc_event(const struct cgstream_event *e)
 {
@@ -164,6 +195,7 @@ static void tc_event(const struct cgstream_event *e)
 		T_EQ(e->parent_id, n->parent_id);
 		T_ASSERT(e->sample.present & CGSTREAM_F_USAGE);
 		T_ASSERT(e->sample.present & CGSTREAM_F_SEQ);
+		tc_memio(e);
 		if (e->sample.seq <= n->last_seq)
 			T_FAIL("%s: seq %llu after %llu", n->path,
 			       (unsigned long long)e->sample.seq, (unsigned long long)n->last_seq);
@@ -260,14 +292,21 @@ static void tc_build(int n)
 	}
 }
 
+/* the tree's controllers: set before tc_setup() (tc_run() takes them) */
+static uint32_t tc_controllers;
+
 static void tc_setup(int mode, int n, uint32_t fallback_ms, const char *name)
 {
+	/* kernel and fallback modes hold an fd per cgroup and file */
+	size_t fds_per = tc_controllers ? 6 : 1;
 	struct rlimit rl;
 
 	tc.mode = mode;
+	tc.controllers = tc_controllers;
 	tc.exact = mode != CGSTREAM_MODE_KERNEL;
 	tc.opts = (struct cgstream_opts){ .sz = sizeof(tc.opts), .mode = mode,
-					  .fallback_interval_ms = fallback_ms };
+					  .fallback_interval_ms = fallback_ms,
+					  .controllers = tc_controllers };
 	tc.cap = (size_t)n + 1000;
 	tc.nodes = calloc(tc.cap, sizeof(*tc.nodes));
 	tc.n_slots = 4 * tc.cap;
@@ -275,11 +314,11 @@ static void tc_setup(int mode, int n, uint32_t fallback_ms, const char *name)
 	tc.max_ev = 3 * tc.cap;
 	tc.ev = calloc(tc.max_ev, sizeof(*tc.ev));
 	T_ASSERT(tc.nodes && tc.slots && tc.ev);
-	/* kernel and fallback modes hold an fd per cgroup */
 	T_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	if (rl.rlim_cur < tc.cap + 64) {
+	if (rl.rlim_cur < fds_per * tc.cap + 64) {
 		/* root (the VM tests) may raise the hard limit too */
-		struct rlimit want = { .rlim_cur = tc.cap + 64, .rlim_max = tc.cap + 64 };
+		struct rlimit want = { .rlim_cur = fds_per * tc.cap + 64,
+				       .rlim_max = fds_per * tc.cap + 64 };
 
 		if (want.rlim_max < rl.rlim_max)
 			want.rlim_max = rl.rlim_max;
@@ -289,9 +328,16 @@ static void tc_setup(int mode, int n, uint32_t fallback_ms, const char *name)
 		}
 		T_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
 	}
-	if (mode != CGSTREAM_MODE_SUBTREE && rl.rlim_cur < tc.cap + 64)
+	if (mode != CGSTREAM_MODE_SUBTREE && rl.rlim_cur < fds_per * tc.cap + 64)
 		t_skip("RLIMIT_NOFILE is too low for this many cgroups");
 	snprintf(tc.top, sizeof(tc.top), "%s/%s", t_cgroup_root(), t_name(name));
+	if (tc.controllers) {
+		char sc[PATH_MAX];
+
+		snprintf(sc, sizeof(sc), "%s/cgroup.subtree_control", t_cgroup_root());
+		if (t_write_file(sc, "+memory +io") < 0)
+			t_skip("cannot enable memory and io below the root");
+	}
 	atexit(tc_cleanup);
 	tc_build(n);
 }
@@ -305,6 +351,9 @@ static void tc_open_and_batches(int k)
 
 	T_EQ(cgstream_tree_open(tc.top, &tc.opts, &tc.t), 0);
 	T_EQ(cgstream_tree_mode(tc.t), tc.mode);
+	for (uint32_t c = CGSTREAM_CTRL_CPU; c <= CGSTREAM_CTRL_IO; c <<= 1)
+		T_EQ(cgstream_tree_ctrl_mode(tc.t, c),
+		     c == CGSTREAM_CTRL_CPU || (tc.controllers & c) ? tc.mode : -ENOENT);
 	T_ASSERT(!strcmp(cgstream_tree_path(tc.t), tc.top));
 	T_EQ(cgstream_tree_size(tc.t), all);
 	t_log("%s tree of %zu cgroups opened in %llu ms", cgstream_mode_name(tc.mode), all,
@@ -513,7 +562,7 @@ static inline void tc_run(int mode, int n, uint32_t interval_ms, int cycles, con
 	pid_t pid;
 
 	if (mode != CGSTREAM_MODE_FALLBACK)
-		t_use_interval(interval_ms);
+		t_use_intervals(interval_ms);
 	pid = fork();
 	T_ASSERT(pid >= 0);
 	if (pid == 0) {
@@ -537,16 +586,24 @@ static inline void tc_run(int mode, int n, uint32_t interval_ms, int cycles, con
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		T_FAIL("%s tree of %d cgroups: failed (status 0x%x)", cgstream_mode_name(mode), n,
 		       status);
-	t_log("== %s tree of %d cgroups, %u ms interval, %d cycles: passed in %llu s",
-	      cgstream_mode_name(mode), n, interval_ms, cycles,
+	t_log("== %s tree of %d cgroups (%s), %u ms interval, %d cycles: passed in %llu s",
+	      cgstream_mode_name(mode), n, tc_controllers ? "cpu, memory, io" : "cpu",
+	      interval_ms, cycles,
 	      (unsigned long long)(t_now_ms() - start) / 1000);
 }
 
-/* the larger tree of the VM tests: 10,000, or $CGSTREAM_TEST_CGROUPS */
+/*
+ * The larger tree of the VM tests: 10,000 (or $CGSTREAM_TEST_CGROUPS)
+ * when $CGSTREAM_TEST_SCALE asks for it (make stress: tests/stress/in-vm.sh),
+ * else 0: make check runs 1,000-cgroup trees only.
+ */
 static inline int tc_big(void)
 {
 	const char *e = getenv("CGSTREAM_TEST_CGROUPS");
+	const char *scale = getenv("CGSTREAM_TEST_SCALE");
 
+	if (!scale || !*scale || !strcmp(scale, "0"))
+		return 0;
 	return e && *e ? atoi(e) : 10000;
 }
 

@@ -12,6 +12,10 @@
  *    as "key value" lines parses to the same sample;
  *  - a 1.0-sized caller gets the same prefix and nothing is written past
  *    its size; on failure the output is untouched.
+ * The same bytes go to the library's memory and io text parsers
+ * (memory.stat(.stream), memory.events; io.stat(.stream)): 0 or -EBADMSG
+ * (-ENOMEM never, here), each key within the input and of its length,
+ * never more devices than lines.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,6 +95,31 @@ static void check_sample(const char *buf, size_t len, const struct cgstream_samp
 	CHECK(memcmp(&again, s, sizeof(again)) == 0);
 }
 
+/* memory's and io's text parsers on the same bytes */
+static void check_memio(const char *buf, size_t size)
+{
+	static struct cgs_kvs kvs;
+	static struct cgs_devs devs;
+	struct cgs_flush fl = { 0 };
+	size_t lines = 1;
+	int r;
+
+	for (int stream = 0; stream < 2; stream++) {
+		kvs.n = 0;
+		r = cgs_parse_keyed(buf, size, "events.", &kvs, stream ? &fl : NULL);
+		CHECK(r == 0 || r == -EBADMSG);
+		for (size_t i = 0; r == 0 && i < kvs.n; i++) {
+			CHECK(kvs.v[i].key >= buf && kvs.v[i].key + kvs.v[i].len <= buf + size);
+			CHECK(kvs.v[i].len > 0 && !memchr(kvs.v[i].key, ' ', kvs.v[i].len));
+		}
+		r = cgs_parse_io(buf, size, &devs, stream ? &fl : NULL);
+		CHECK(r == 0 || r == -EBADMSG);
+	}
+	for (size_t i = 0; i < size; i++)
+		lines += buf[i] == '\n';
+	CHECK(r < 0 || devs.n <= lines);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -101,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char old[CGS_SAMPLE_SIZE_1_0 + 16];
 	int r;
 
+	check_memio(buf, size);
 	memset(&full, 0xa5, sizeof(full));
 	memset(old, 0x5a, sizeof(old));
 	r = cgstream_parse(buf, size, &full, sizeof(full));

@@ -1354,47 +1354,43 @@ struct mem_keys_info {
 };
 
 /*
- * Checks the KEYS record at the start of a snapshot of @len bytes: its
- * header, nr_keys NUL-terminated names within it, zero padding to a
- * multiple of 8; the names: memory.stat's keys in its order, "current",
- * maybe "swap.current", then only "events.*".  0, or -EINVAL with a reason
- * in @why (at least 128 bytes).
+ * Checks the KEYS record at the start of a snapshot (as the library's
+ * decoder returned it: its names end within it): its header, zero padding
+ * to a multiple of 8; the names: memory.stat's keys in its order,
+ * "current", maybe "swap.current", then only "events.*".  0, or -EINVAL
+ * with a reason in @why (at least 128 bytes).
  */
-static int parse_mem_keys(const char *buf, size_t len, struct mem_keys_info *k, char *why)
+static int parse_mem_keys(const struct cgstream_record *rec, struct mem_keys_info *k, char *why)
 {
 	struct cgroup_stat_stream_keys h;
-	const char *want = mem_keys;
+	const char *want = mem_keys, *buf = rec->data;
 	bool current = false;
 	unsigned int i;
 	size_t off;
 
-	if (len < sizeof(h)) {
-		snprintf(why, 128, "a snapshot of %zu bytes, less than a KEYS record", len);
-		return -EINVAL;
-	}
 	memcpy(&h, buf, sizeof(h));
-	if (h.type != CGROUP_STAT_STREAM_RECORD_KEYS || h.flags ||
-	    h.for_type != CGROUP_STAT_STREAM_RECORD_MEMORY || h.reserved || !h.nr_keys) {
+	if (rec->type != CGSTREAM_RECORD_KEYS || rec->flags ||
+	    rec->for_type != CGROUP_STAT_STREAM_RECORD_MEMORY || h.reserved || !rec->count) {
 		snprintf(why, 128, "first record: type %u flags %u for_type %u nr_keys %u reserved %u, "
-			 "not KEYS for MEMORY", h.type, h.flags, h.for_type, h.nr_keys, h.reserved);
+			 "not KEYS for MEMORY", rec->type, rec->flags, rec->for_type, rec->count,
+			 h.reserved);
 		return -EINVAL;
 	}
-	if (h.size % 8 || h.size < sizeof(h) + 8 || h.size > len) {
-		snprintf(why, 128, "KEYS record of %u bytes in %zu", h.size, len);
+	if (rec->size % 8 || rec->size < sizeof(h) + 8) {
+		snprintf(why, 128, "KEYS record of %u bytes", rec->size);
 		return -EINVAL;
 	}
-	k->size = h.size;
-	k->nr = h.nr_keys;
-	k->rec_size = sizeof(struct cgroup_stat_stream_header) + 8 * (size_t)h.nr_keys;
+	k->size = rec->size;
+	k->nr = rec->count;
+	k->rec_size = sizeof(struct cgroup_stat_stream_header) + 8 * (size_t)rec->count;
 	k->pgfault = k->events_first = -1;
-	off = offsetof(struct cgroup_stat_stream_keys, names);
-	for (i = 0; i < h.nr_keys; i++) {
+	off = (size_t)((const char *)rec->items - buf);
+	for (i = 0; i < rec->count; i++) {
 		const char *name = buf + off;
-		size_t nlen = strnlen(name, h.size - off);
+		size_t nlen = strlen(name);
 
-		if (!nlen || off + nlen >= h.size) {
-			snprintf(why, 128, "KEYS: name %u of %u %s", i, h.nr_keys,
-				 nlen ? "runs past the record" : "is empty");
+		if (!nlen) {
+			snprintf(why, 128, "KEYS: name %u of %u is empty", i, rec->count);
 			return -EINVAL;
 		}
 		if (*want) {
@@ -1426,14 +1422,14 @@ static int parse_mem_keys(const char *buf, size_t len, struct mem_keys_info *k, 
 		off += nlen + 1;
 	}
 	if (*want || !current) {
-		snprintf(why, 128, "KEYS: %u names, not all of memory.stat's and current", h.nr_keys);
+		snprintf(why, 128, "KEYS: %u names, not all of memory.stat's and current", rec->count);
 		return -EINVAL;
 	}
-	if (h.size - off >= 8) {
-		snprintf(why, 128, "KEYS: %zu bytes of padding after the names", h.size - off);
+	if (rec->size - off >= 8) {
+		snprintf(why, 128, "KEYS: %zu bytes of padding after the names", rec->size - off);
 		return -EINVAL;
 	}
-	for (; off < h.size; off++)
+	for (; off < rec->size; off++)
 		if (buf[off]) {
 			snprintf(why, 128, "KEYS: padding byte at %zu is %#x", off, (unsigned char)buf[off]);
 			return -EINVAL;
@@ -1463,73 +1459,79 @@ static int check_mem_snapshot(struct sfile *f, const char *buf, size_t len)
 {
 	struct mem_keys_info k;
 	uint64_t snap = ++f->snaps, nomem[MAX_CGS], time_max = 0;
-	size_t off, nr = 0;
-	int i, nnomem = 0;
+	struct cgstream_record rec;
+	size_t off = 0, nr = 0;
+	int i, nnomem = 0, ret;
 	char why[128];
 
-	if (parse_mem_keys(buf, len, &k, why)) {
+	/* the library's decoder: records within the bytes, names within KEYS */
+	ret = cgstream_records_next(buf, len, &off, &rec, sizeof(rec));
+	if (ret <= 0) {
+		FAIL("%s/%s: %s at offset 0 of %zu", f->cg.path, MEM_SUBTREE_FILE,
+		     ret ? "a malformed record" : "no record", len);
+		return -EIO;
+	}
+	if (parse_mem_keys(&rec, &k, why)) {
 		FAIL("%s/%s: %s", f->cg.path, MEM_SUBTREE_FILE, why);
 		return -EIO;
 	}
 	atomic_store(&mem_keys_size, k.size);
 	atomic_store(&mem_rec_size, k.rec_size);
-	for (off = k.size; off < len; off += k.rec_size) {
-		struct cgroup_stat_stream_header h;
+	while ((ret = cgstream_records_next(buf, len, &off, &rec, sizeof(rec))) > 0) {
 		struct idmap_entry *e;
 		uint64_t pgfault = 0, events = 0, v;
 		bool fresh;
 
-		if (len - off < sizeof(h)) {
-			FAIL("%s/%s: %zu stray bytes at offset %zu", f->cg.path, MEM_SUBTREE_FILE,
-			     len - off, off);
-			return -EIO;
-		}
-		memcpy(&h, buf + off, sizeof(h));
-		if (h.size != k.rec_size || h.type != CGROUP_STAT_STREAM_RECORD_MEMORY || h.flags ||
-		    h.size > len - off) {
+		if (rec.size != k.rec_size || rec.type != CGSTREAM_RECORD_MEMORY || rec.flags ||
+		    rec.count != k.nr) {
 			FAIL("%s/%s: record at offset %zu of %zu: size %u type %u flags %u, "
 			     "not a MEMORY record of %zu bytes (%u keys)", f->cg.path, MEM_SUBTREE_FILE,
-			     off, len, h.size, h.type, h.flags, k.rec_size, k.nr);
+			     off - rec.size, len, rec.size, rec.type, rec.flags, k.rec_size, k.nr);
 			return -EIO;
 		}
 		nr++;
 		if (nr == 1) {
-			if (h.cgroup_id != f->cg.id || h.parent_id)
+			if (rec.cgroup_id != f->cg.id || rec.parent_id)
 				FAIL("%s/%s: first record is cgroup %llu parent %llu, not the opened %llu",
-				     f->cg.path, MEM_SUBTREE_FILE, (unsigned long long)h.cgroup_id,
-				     (unsigned long long)h.parent_id, (unsigned long long)f->cg.id);
-			check_label(f, h.flush_seq, "subtree");
+				     f->cg.path, MEM_SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
+				     (unsigned long long)rec.parent_id, (unsigned long long)f->cg.id);
+			check_label(f, rec.seq, "subtree");
 		} else {
-			struct idmap_entry *p = idmap_get(&f->ids, h.parent_id, &fresh);
+			struct idmap_entry *p = idmap_get(&f->ids, rec.parent_id, &fresh);
 
 			if (fresh || p->snap != snap)
 				FAIL("%s/%s: record of %llu before (or without) its parent %llu",
-				     f->cg.path, MEM_SUBTREE_FILE, (unsigned long long)h.cgroup_id,
-				     (unsigned long long)h.parent_id);
+				     f->cg.path, MEM_SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
+				     (unsigned long long)rec.parent_id);
 		}
-		if (h.flush_time_usec > time_max)
-			time_max = h.flush_time_usec;
+		if (rec.flush_time_usec > time_max)
+			time_max = rec.flush_time_usec;
 		if (k.pgfault >= 0)
-			memcpy(&pgfault, buf + off + sizeof(h) + 8 * k.pgfault, 8);
+			cgstream_record_value(&rec, (unsigned int)k.pgfault, &pgfault);
 		for (i = k.events_first; i >= 0 && i < (int)k.nr; i++) {
-			memcpy(&v, buf + off + sizeof(h) + 8 * i, 8);
+			cgstream_record_value(&rec, (unsigned int)i, &v);
 			events += v;
 		}
-		e = idmap_get(&f->ids, h.cgroup_id, &fresh);
+		e = idmap_get(&f->ids, rec.cgroup_id, &fresh);
 		if (!fresh && e->snap == snap)
 			FAIL("%s/%s: cgroup %llu twice in one snapshot", f->cg.path, MEM_SUBTREE_FILE,
-			     (unsigned long long)h.cgroup_id);
-		if (!fresh && (h.flush_seq < e->label || pgfault < e->pgfault || events < e->events))
+			     (unsigned long long)rec.cgroup_id);
+		if (!fresh && (rec.seq < e->label || pgfault < e->pgfault || events < e->events))
 			FAIL("%s/%s: cgroup %llu went back: flush_seq %llu -> %llu, pgfault %llu -> %llu, "
 			     "events.* %llu -> %llu", f->cg.path, MEM_SUBTREE_FILE,
-			     (unsigned long long)h.cgroup_id, (unsigned long long)e->label,
-			     (unsigned long long)h.flush_seq, (unsigned long long)e->pgfault,
+			     (unsigned long long)rec.cgroup_id, (unsigned long long)e->label,
+			     (unsigned long long)rec.seq, (unsigned long long)e->pgfault,
 			     (unsigned long long)pgfault, (unsigned long long)e->events,
 			     (unsigned long long)events);
-		e->label = h.flush_seq;
+		e->label = rec.seq;
 		e->pgfault = pgfault;
 		e->events = events;
 		e->snap = snap;
+	}
+	if (ret < 0) {
+		FAIL("%s/%s: a malformed record at offset %zu of %zu (%s)", f->cg.path,
+		     MEM_SUBTREE_FILE, off, len, strerror(-ret));
+		return -EIO;
 	}
 	if (!nr)
 		return subtree_empty(f, "a snapshot of the KEYS record only");
@@ -1640,17 +1642,20 @@ static int read_mem_subtree(struct reader *rd, struct sfile *f)
 		if (n < 0)
 			return subtree_error(f, len ? "continued read of" : "read of");
 		if (!len) {
-			uint16_t ks, nk;
+			struct cgstream_record keys;
+			size_t o = 0;
+			unsigned int ks, nk;
 
 			if (!n)
 				return subtree_empty(f, "a read at offset 0 returned 0 bytes");
-			if ((size_t)n < sizeof(struct cgroup_stat_stream_keys)) {
-				FAIL("%s/%s: a read at offset 0 returned %zd bytes, less than a KEYS record",
-				     f->cg.path, MEM_SUBTREE_FILE, n);
+			if (cgstream_records_next(rd->snap, (size_t)n, &o, &keys, sizeof(keys)) != 1 ||
+			    keys.type != CGSTREAM_RECORD_KEYS) {
+				FAIL("%s/%s: a read at offset 0 returned %zd bytes, not starting with a "
+				     "whole KEYS record", f->cg.path, MEM_SUBTREE_FILE, n);
 				return -EIO;
 			}
-			memcpy(&ks, rd->snap, 2);
-			memcpy(&nk, rd->snap + offsetof(struct cgroup_stat_stream_keys, nr_keys), 2);
+			ks = keys.size;
+			nk = keys.count;
 			rec = sizeof(struct cgroup_stat_stream_header) + 8 * (size_t)nk;
 			if (ks > n || (n - ks) % rec) {
 				FAIL("%s/%s: a read at offset 0 returned %zd bytes: not a KEYS record "
@@ -2014,72 +2019,71 @@ static int check_io_snapshot(struct sfile *f, const char *buf, size_t len,
 	int i, nnoio = 0, ret;
 
 	while ((ret = cgstream_records_next(buf, len, &off, &rec, sizeof(rec))) > 0) {
-		struct cgroup_stat_stream_io h = { 0 };
 		struct io_dev d[IO_DEVS_MAX];
 		struct idmap_entry *e;
-		const char *p = rec.data;
+		uint32_t reserved = 0;
 		unsigned int k, j;
 		bool fresh;
 
-		/* the library decodes cpu records only: the header is read here */
+		/* the library checked that nr_devices fit; the layout is exact here */
 		if (rec.size >= IO_REC_MIN)
-			memcpy(&h, p, sizeof(h));
-		if (rec.type != CGROUP_STAT_STREAM_RECORD_IO || rec.size < IO_REC_MIN ||
-		    rec.flags || h.reserved || rec.size != IO_REC_MIN + IO_DEV_SIZE * (size_t)h.nr_devices) {
+			memcpy(&reserved, (const char *)rec.data + offsetof(struct cgroup_stat_stream_io,
+									  reserved), 4);
+		if (rec.type != CGSTREAM_RECORD_IO || rec.flags || reserved ||
+		    rec.size != IO_REC_MIN + IO_DEV_SIZE * (size_t)rec.count) {
 			FAIL("%s/%s: record at offset %zu of %zu: size %u type %u flags %u nr_devices %u "
 			     "reserved %u, not an IO record of 48 + 56 * nr_devices bytes", f->cg.path,
 			     IO_SUBTREE_FILE, off - rec.size, len, rec.size, rec.type, rec.flags,
-			     rec.size >= IO_REC_MIN ? h.nr_devices : 0,
-			     rec.size >= IO_REC_MIN ? h.reserved : 0);
+			     rec.count, reserved);
 			return -EIO;
 		}
-		if (h.nr_devices > IO_DEVS_MAX) {
+		if (rec.count > IO_DEVS_MAX) {
 			FAIL("%s/%s: cgroup %llu has %u devices, more than this test takes (%d)",
-			     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
-			     h.nr_devices, IO_DEVS_MAX);
+			     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
+			     rec.count, IO_DEVS_MAX);
 			return -EIO;
 		}
 		nr++;
 		if (nr == 1) {
-			if (h.hdr.cgroup_id != f->cg.id || h.hdr.parent_id)
+			if (rec.cgroup_id != f->cg.id || rec.parent_id)
 				FAIL("%s/%s: first record is cgroup %llu parent %llu, not the opened %llu",
-				     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
-				     (unsigned long long)h.hdr.parent_id, (unsigned long long)f->cg.id);
-			check_label(f, h.hdr.flush_seq, "subtree");
+				     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
+				     (unsigned long long)rec.parent_id, (unsigned long long)f->cg.id);
+			check_label(f, rec.seq, "subtree");
 		} else {
-			struct idmap_entry *pe = idmap_get(&f->ids, h.hdr.parent_id, &fresh);
+			struct idmap_entry *pe = idmap_get(&f->ids, rec.parent_id, &fresh);
 
 			if (fresh || pe->snap != snap)
 				FAIL("%s/%s: record of %llu before (or without) its parent %llu",
-				     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
-				     (unsigned long long)h.hdr.parent_id);
+				     f->cg.path, IO_SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
+				     (unsigned long long)rec.parent_id);
 		}
-		if (h.hdr.flush_time_usec > time_max)
-			time_max = h.hdr.flush_time_usec;
-		e = idmap_get(&f->ids, h.hdr.cgroup_id, &fresh);
+		if (rec.flush_time_usec > time_max)
+			time_max = rec.flush_time_usec;
+		e = idmap_get(&f->ids, rec.cgroup_id, &fresh);
 		if (!fresh && e->snap == snap)
 			FAIL("%s/%s: cgroup %llu twice in one snapshot", f->cg.path, IO_SUBTREE_FILE,
-			     (unsigned long long)h.hdr.cgroup_id);
-		if (!fresh && h.hdr.flush_seq < e->label)
+			     (unsigned long long)rec.cgroup_id);
+		if (!fresh && rec.seq < e->label)
 			FAIL("%s/%s: cgroup %llu went back: flush_seq %llu -> %llu", f->cg.path,
-			     IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
-			     (unsigned long long)e->label, (unsigned long long)h.hdr.flush_seq);
-		e->label = h.hdr.flush_seq;
+			     IO_SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
+			     (unsigned long long)e->label, (unsigned long long)rec.seq);
+		e->label = rec.seq;
 		e->snap = snap;
-		for (k = 0; k < h.nr_devices; k++) {
-			struct cgroup_stat_stream_io_device dv;
+		for (k = 0; k < rec.count; k++) {
+			struct cgstream_io_device dv;
 
-			memcpy(&dv, p + IO_REC_MIN + IO_DEV_SIZE * k, sizeof(dv));
+			cgstream_record_device(&rec, k, &dv);
 			d[k] = (struct io_dev){ dv.major, dv.minor,
 				{ dv.rbytes, dv.wbytes, dv.rios, dv.wios, dv.dbytes, dv.dios } };
 			for (j = 0; j < k; j++)
 				if (d[j].major == d[k].major && d[j].minor == d[k].minor)
 					FAIL("%s/%s: cgroup %llu lists device %u:%u twice", f->cg.path,
-					     IO_SUBTREE_FILE, (unsigned long long)h.hdr.cgroup_id,
+					     IO_SUBTREE_FILE, (unsigned long long)rec.cgroup_id,
 					     d[k].major, d[k].minor);
-			io_check_dev(f, h.hdr.cgroup_id, &d[k], e0, e1, "record");
+			io_check_dev(f, rec.cgroup_id, &d[k], e0, e1, "record");
 		}
-		devices += h.nr_devices;
+		devices += rec.count;
 	}
 	if (ret < 0) {
 		FAIL("%s/%s: a malformed record at offset %zu of %zu (%s)", f->cg.path,

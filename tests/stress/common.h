@@ -2,9 +2,12 @@
 /*
  * Shared by the kernel stress programs in tests/stress (cgstress, scale,
  * interval-fuzz): clocks, a seeded random generator, cgroupfs file helpers,
- * and the cpu.stat.stream text parser.  The cpu.stat.stream.subtree records
- * are decoded by libcgstream's cgstream_records_next(), the decoder users
- * run (the programs link the library's static archive).  These programs
+ * and the cpu.stat.stream text parser.  The records of the cpu, memory and
+ * io subtree files (CPU; KEYS and MEMORY; IO) are decoded by libcgstream's
+ * cgstream_records_next(), cgstream_record_value() and
+ * cgstream_record_device(), the decoder users run (the programs link the
+ * library's static archive); cgstress checks the layout's exact sizes,
+ * padding and reserved fields on top.  These programs
  * check the kernel, so they are strict: text or records that do not follow
  * docs/kernel-interface.md are reported as failures by the callers, never
  * skipped.

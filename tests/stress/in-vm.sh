@@ -1,8 +1,9 @@
 #!/bin/bash
 # One `make stress` boot: the randomized stress, then the 10,000-file scale
-# test, the kselftest's 10,000-cgroup subtree reads of memory and io, and
-# pycgstream's 10,000-cgroup Tree test (too slow to remove for make check
-# under TCG), and the interval fuzzer, each logged to OUT/<name>.log with its exit
+# test, the kselftest's 10,000-cgroup subtree reads of memory and io,
+# libcgstream's 10,000-cgroup trees (cpu in subtree mode; cpu, memory and
+# io in each mode) and pycgstream's 10,000-cgroup Tree test (too slow to
+# remove for make check under TCG), and the interval fuzzer, each logged to OUT/<name>.log with its exit
 # status and duration in OUT/results (lines "name rc seconds"), and the
 # kernel release in OUT/release.  Runs inside the VM as root.
 #
@@ -30,6 +31,9 @@ run stress env CGSTREAM_STRESS_BIN="$bin/cgstress" "$here/run-stress.sh" --secon
 run scale "$bin/scale"
 run memory-scale "$here/../kselftest/build/test_stat_stream" memory:test_memory_stream_subtree_10k
 run io-scale "$here/../kselftest/build/test_stat_stream" io:test_io_stream_subtree_10k
+# (their 1,000-cgroup runs again first: make check runs those)
+run libcgstream-tree-scale env CGSTREAM_TEST_SCALE=1 "$here/../../libcgstream/build/tests/vm/50-tree-subtree"
+run libcgstream-memio-scale env CGSTREAM_TEST_SCALE=1 "$here/../../libcgstream/build/tests/vm/53-tree-memio"
 run pycgstream-scale "$here/../vm/40-pycgstream" tests/vm/test_tree.py -k 10000
 run interval-fuzz "$bin/interval-fuzz" --seconds "$fuzz_seconds"
 exit $fail

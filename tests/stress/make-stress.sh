@@ -2,7 +2,9 @@
 # `make stress`: for each of the lockdep, KASAN and KCSAN test kernels,
 # build it (timed), boot it (2 vCPUs, TCG unless KVM works) and run
 # tests/stress/in-vm.sh in it: the randomized stress (cgstress) for 10
-# minutes, then the 10,000-file scale test and the interval fuzzer.  A
+# minutes, then the 10,000-file and 10,000-cgroup scale tests (kselftest,
+# libcgstream's trees with CGSTREAM_TEST_SCALE, pycgstream) and the
+# interval fuzzer.  A
 # kernel's run fails on any failed program and on any WARNING, BUG,
 # lockdep or sanitizer report in its kernel log (scripts/vm/dmesg-check.sh
 # via vm-run.sh).  The raw results stay in build/stress/<kernel>/;
@@ -27,6 +29,7 @@ out=$top/build/stress
 # the programs, built on the host (the guest's checkout is read-only)
 "$make" -s -C tests/stress || { echo "stress: tests/stress does not build" >&2; exit 1; }
 "$make" -s -C tests/kselftest || { echo "stress: tests/kselftest does not build" >&2; exit 1; }
+"$make" -s -C libcgstream || { echo "stress: libcgstream does not build" >&2; exit 1; }
 
 # a run of some kernels (CGSTREAM_STRESS_KERNELS) replaces their results
 # and keeps the others'; each kernel's folder says when and at which

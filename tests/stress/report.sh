@@ -82,14 +82,16 @@ accel() {
 	echo
 	echo "## Results"
 	echo
-	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | memory 10k | io 10k | pycgstream 10k | interval fuzz |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | memory 10k | io 10k | libcgstream 10k | libcgstream memio 10k | pycgstream 10k | interval fuzz |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for k in $kernels; do
 		d=$res/$k
 		echo "| $k | $(val "$d/release") | $(val "$d/verdict" "did not run") |" \
 			"$(val "$d/build-seconds") s ($(val "$d/build-kind")) | $(val "$d/boot-seconds") s |" \
 			"$(prog "$k" stress) | $(prog "$k" scale) | $(prog "$k" memory-scale) |" \
-			"$(prog "$k" io-scale) | $(prog "$k" pycgstream-scale) | $(prog "$k" interval-fuzz) |"
+			"$(prog "$k" io-scale) | $(prog "$k" libcgstream-tree-scale) |" \
+			"$(prog "$k" libcgstream-memio-scale) | $(prog "$k" pycgstream-scale) |" \
+			"$(prog "$k" interval-fuzz) |"
 	done
 	echo
 	echo "A verdict of \`kernel-report\` means the guest's kernel log held a WARNING,"
@@ -122,6 +124,10 @@ accel() {
 	echo "- **scale** (tests/stress/scale.c): 10,000 open stream files over 2,000"
 	echo "  cgroups, the memory an open file costs, one wake-up per file per flush"
 	echo "  through epoll, and the flusher stopping once all are closed."
+	echo "- **libcgstream 10k** (libcgstream/tests/vm/50-tree-subtree and 53-tree-memio with"
+	echo "  \`CGSTREAM_TEST_SCALE=1\`): the tree checks (ADDED and REMOVED once with churn,"
+	echo "  every cgroup in every batch, no fd or RSS growth, the root removed) on"
+	echo "  10,000 cgroups: cpu in subtree mode; cpu, memory and io in each mode."
 	echo "- **interval-fuzz** (tests/stress/interval-fuzz.c): random bytes and"
 	echo "  decorated numbers up to three pages written to"
 	echo "  \`cpu.stat.stream_interval\` as root, as root without CAP_SYS_ADMIN and"
@@ -155,6 +161,8 @@ accel() {
 	echo
 	log_lines memory-scale.log '^# |^(ok|not ok) '
 	log_lines io-scale.log '^# |^(ok|not ok) '
+	log_lines libcgstream-tree-scale.log '^== |passed|FAIL'
+	log_lines libcgstream-memio-scale.log '^== |passed|FAIL'
 	log_lines pycgstream-scale.log 'passed|failed|FAIL|Error'
 	echo "## Interval fuzzer"
 	echo

@@ -2,8 +2,8 @@
 /*
  * kernel.io_uring_disabled=2 (patched kernel, root, in the VM; restored
  * after): trees in FALLBACK mode (the one that reads through io_uring
- * where it can) and SUBTREE mode, and a kernel-mode group, all with plain
- * syscalls and no io_uring fd.
+ * where it can) and SUBTREE mode, of cpu and of cpu, memory and io, and a
+ * kernel-mode group, all with plain syscalls and no io_uring fd.
  */
 #include "treecheck.h"
 
@@ -37,12 +37,18 @@ int main(void)
 	if (!t_io_uring_disable())
 		t_skip("no kernel.io_uring_disabled sysctl");
 	t_log("kernel.io_uring_disabled=2");
-	t_use_interval(100);
+	t_use_intervals(100);
 	group_kernel();
 	tc_run(CGSTREAM_MODE_FALLBACK, 1000, 100, 50, "nouring-fb");
 	snprintf(sub, sizeof(sub), "%s/cpu.stat.stream.subtree", t_cgroup_root());
 	if (access(sub, F_OK) == 0)
 		tc_run(CGSTREAM_MODE_SUBTREE, 1000, 100, 50, "nouring-sub");
+	snprintf(sub, sizeof(sub), "%s/memory.stat.stream.subtree", t_cgroup_root());
+	if (access(sub, F_OK) == 0) {
+		tc_controllers = CGSTREAM_CTRL_ALL;
+		tc_run(CGSTREAM_MODE_FALLBACK, 1000, 100, 50, "nouring-mfb");
+		tc_run(CGSTREAM_MODE_SUBTREE, 1000, 100, 50, "nouring-msub");
+	}
 	t_io_uring_restore();
 	t_log("no-io-uring: all passed");
 	return 0;

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Trees of cpu, memory and io (patched kernel, root, in the VM): the
+ * checks of treecheck.h (ADDED and REMOVED exactly once with churn, every
+ * cgroup in every batch, pieces, no fd or RSS growth, the root removed)
+ * with every cgroup's memory values (named: "anon", "current",
+ * "events.*") and io devices in every SAMPLE, in each of the three modes:
+ * SUBTREE (the three *.stat.stream.subtree files, 1,000 cgroups, 1,000
+ * cycles), KERNEL (each cgroup's six files, 1,000 cgroups, 100 cycles)
+ * and FALLBACK (cpu.stat, memory.stat, memory.current,
+ * memory.swap.current, memory.events and io.stat, through io_uring, 1,000
+ * cgroups, 100 cycles).  Under make stress ($CGSTREAM_TEST_SCALE) each
+ * mode again with 10,000 cgroups.
+ */
+#include "treecheck.h"
+
+static bool has(const char *file)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", t_cgroup_root(), file);
+	return access(p, F_OK) == 0;
+}
+
+int main(void)
+{
+	int big;
+
+	t_require_kernel_stream();
+	if (!has("memory.stat.stream.subtree") || !has("io.stat.stream.subtree"))
+		t_skip("this kernel has no memory and io streams");
+	tc_controllers = CGSTREAM_CTRL_ALL;
+	tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, 1000, "msub1k");
+	tc_run(CGSTREAM_MODE_KERNEL, 1000, 100, 100, "mker1k");
+	tc_run(CGSTREAM_MODE_FALLBACK, 1000, 100, 100, "mfb1k");
+	big = tc_big();
+	if (big) {
+		tc_run(CGSTREAM_MODE_SUBTREE, big, 200, 100, "msub10k");
+		tc_run(CGSTREAM_MODE_KERNEL, big, 1000, 20, "mker10k");
+		tc_run(CGSTREAM_MODE_FALLBACK, big, 1000, 20, "mfb10k");
+	}
+	t_log("tree-memio: all passed");
+	return 0;
+}
