@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import errno
 import gc
+import gzip
 import ipaddress
 import os
 import resource
@@ -121,8 +122,9 @@ def log(message: str) -> None:
 class Metric:
     """One per-cgroup metric family: its name (without the unit suffix
     and, for counters, without _total), help, unit ("seconds", "bytes" or
-    ""), whether it is a counter, and what it is made of (a Sample field
-    and its divisor to the base unit; a memory key; an io field)."""
+    ""), whether it is a counter, what it is made of (a Sample field and
+    its divisor to the base unit; a memory key; an io field), and whether
+    the default set has it (``--stats all`` serves every one)."""
 
     name: str
     help: str
@@ -130,18 +132,20 @@ class Metric:
     counter: bool
     source: str
     divisor: int = 1
+    default: bool = True
 
 
-# cpu.stat's fields, in seconds where they are times
+# cpu.stat's fields, in seconds where they are times; by default usage and
+# throttling (which exists only where the cpu controller is enabled)
 CPU_METRICS = (
     Metric("cgroup_cpu_usage_seconds", "CPU time the cgroup's tasks used (cpu.stat usage_usec)",
            "seconds", True, "usage_usec", 1_000_000),
     Metric("cgroup_cpu_user_seconds", "CPU time the cgroup's tasks used in user mode "
-           "(cpu.stat user_usec)", "seconds", True, "user_usec", 1_000_000),
+           "(cpu.stat user_usec)", "seconds", True, "user_usec", 1_000_000, False),
     Metric("cgroup_cpu_system_seconds", "CPU time the cgroup's tasks used in kernel mode "
-           "(cpu.stat system_usec)", "seconds", True, "system_usec", 1_000_000),
+           "(cpu.stat system_usec)", "seconds", True, "system_usec", 1_000_000, False),
     Metric("cgroup_cpu_nice_seconds", "CPU time the cgroup's tasks used at a positive nice "
-           "value (cpu.stat nice_usec)", "seconds", True, "nice_usec", 1_000_000),
+           "value (cpu.stat nice_usec)", "seconds", True, "nice_usec", 1_000_000, False),
     Metric("cgroup_cpu_periods", "Bandwidth enforcement periods elapsed (cpu.stat nr_periods; "
            "cpu controller on)", "", True, "nr_periods"),
     Metric("cgroup_cpu_throttled_periods", "Enforcement periods in which the cgroup was "
@@ -149,14 +153,14 @@ CPU_METRICS = (
     Metric("cgroup_cpu_throttled_seconds", "Time the cgroup's tasks were throttled "
            "(cpu.stat throttled_usec)", "seconds", True, "throttled_usec", 1_000_000),
     Metric("cgroup_cpu_bursts", "Enforcement periods in which the cgroup used burst time "
-           "(cpu.stat nr_bursts)", "", True, "nr_bursts"),
+           "(cpu.stat nr_bursts)", "", True, "nr_bursts", default=False),
     Metric("cgroup_cpu_burst_seconds", "Burst time the cgroup used (cpu.stat burst_usec)",
-           "seconds", True, "burst_usec", 1_000_000),
+           "seconds", True, "burst_usec", 1_000_000, False),
 )
 
 # The memory values served by default: what fleet dashboards chart (usage,
 # the working set's inputs, swap, OOM kills and limit hits, page faults).
-# --memory-stat all serves every value the kernel names.
+# --stats all serves every value the kernel names.
 MEMORY_DEFAULT = ("current", "swap.current", "anon", "file", "inactive_file", "pgfault",
                   "pgmajfault", "events.oom_kill", "events.max", "events.high")
 
@@ -187,15 +191,16 @@ def memory_metric(key: str) -> Metric:
     return Metric(base, what + " (bytes)", "bytes", False, key)
 
 
-# io.stat's fields, per device
+# io.stat's fields, per device; by default bytes and operations read and written
 IO_METRICS = (
     Metric("cgroup_io_read_bytes", "Bytes read (io.stat rbytes)", "bytes", True, "rbytes"),
     Metric("cgroup_io_written_bytes", "Bytes written (io.stat wbytes)", "bytes", True, "wbytes"),
     Metric("cgroup_io_reads", "Read operations (io.stat rios)", "", True, "rios"),
     Metric("cgroup_io_writes", "Write operations (io.stat wios)", "", True, "wios"),
     Metric("cgroup_io_discarded_bytes", "Bytes discarded (io.stat dbytes)", "bytes", True,
-           "dbytes"),
-    Metric("cgroup_io_discards", "Discard operations (io.stat dios)", "", True, "dios"),
+           "dbytes", default=False),
+    Metric("cgroup_io_discards", "Discard operations (io.stat dios)", "", True, "dios",
+           default=False),
 )
 
 
@@ -330,11 +335,13 @@ class CgroupCollector:
     subtree's snapshot and the exporter's own."""
 
     def __init__(self, subtrees: Callable[[], Sequence[Subtree]],
-                 memory_keys: Optional[tuple[str, ...]] = MEMORY_DEFAULT,
+                 every_stat: bool = False,
                  on_gone: Callable[[], None] = lambda: None) -> None:
-        """@memory_keys: the memory values to serve; None: every one."""
+        """@every_stat: every field and memory value, not the default set."""
         self._subtrees = subtrees
-        self._memory_keys = memory_keys
+        self._memory_keys: Optional[tuple[str, ...]] = None if every_stat else MEMORY_DEFAULT
+        self._cpu_metrics = tuple(m for m in CPU_METRICS if every_stat or m.default)
+        self._io_metrics = tuple(m for m in IO_METRICS if every_stat or m.default)
         self._on_gone = on_gone
         self._core = client().core
         self._memory_metrics: dict[str, Metric] = {}
@@ -364,7 +371,7 @@ class CgroupCollector:
         return make(m.name, m.help, labels=labels, unit=m.unit)
 
     def _cpu(self, rows: list[tuple[tuple[str], Sample]]) -> Iterator[Any]:
-        for m in CPU_METRICS:
+        for m in self._cpu_metrics:
             fam = self._family(m, ("cgroup",))
             add, attr, divisor = fam.add_metric, m.source, m.divisor
             for label, s in rows:
@@ -405,7 +412,7 @@ class CgroupCollector:
                    for name, dev in s.io.items()]
         if not devices:
             return
-        for m in IO_METRICS:
+        for m in self._io_metrics:
             fam = self._family(m, ("cgroup", "device"))
             add, attr = fam.add_metric, m.source
             for labels, dev in devices:
@@ -599,17 +606,48 @@ class _NoGC:
                 gc.enable()
 
 
+# gzip as fast as it goes: prometheus_client compresses at level 9, which
+# costs several times level 1 for a reply of megabytes that compresses
+# about as well either way (the text repeats itself)
+GZIP_LEVEL = 1
+
+
+def _accepts_gzip(environ: dict[str, Any]) -> bool:
+    """Accept-Encoding names gzip (with a q above 0)."""
+    for coding in str(environ.get("HTTP_ACCEPT_ENCODING", "")).split(","):
+        name, *params = coding.split(";")
+        if name.strip().lower() != "gzip":
+            continue
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        return q > 0
+    return False
+
+
 def wsgi_app(registry: Any) -> Callable[..., Iterable[bytes]]:
-    """/metrics: prometheus_client's app (text or OpenMetrics by Accept,
-    gzip by Accept-Encoding); /: a page that links to it; else 404."""
-    metrics = client().make_wsgi_app(registry)
+    """/metrics: prometheus_client's app (text or OpenMetrics by Accept),
+    gzipped by Accept-Encoding; /: a page that links to it; else 404."""
+    metrics = client().make_wsgi_app(registry, disable_compression=True)
     no_gc = _NoGC()
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
         if path == METRICS_PATH:
+            reply: list[Any] = []
             with no_gc:     # the reply is made in this call
-                return metrics(environ, start_response)  # type: ignore[no-any-return]
+                body = b"".join(metrics(environ, lambda *a: reply.append(a)))
+            status, headers = reply[0][0], list(reply[0][1])
+            if _accepts_gzip(environ) and status.startswith("200"):
+                body = gzip.compress(body, GZIP_LEVEL)
+                headers.append(("Content-Encoding", "gzip"))
+            start_response(status, headers)
+            return [body]
         if path == "/":
             start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
             return [LANDING]
@@ -633,7 +671,7 @@ class Exporter:
     """
 
     def __init__(self, trees: Sequence[Tree], mount: str,
-                 memory_keys: Optional[tuple[str, ...]] = MEMORY_DEFAULT) -> None:
+                 every_stat: bool = False) -> None:
         prom = client()
         self.subtrees = [Subtree(t, mount) for t in trees]
         self.registry = prom.CollectorRegistry()
@@ -641,7 +679,7 @@ class Exporter:
         prom.PlatformCollector(registry=self.registry)
         prom.GCCollector(registry=self.registry)
         self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-        self.collector = CgroupCollector(lambda: self.subtrees, memory_keys, self._wake)
+        self.collector = CgroupCollector(lambda: self.subtrees, every_stat, self._wake)
         self.registry.register(self.collector)
         self._stopping = False
         self._server: Optional[WSGIServer] = None
@@ -837,7 +875,7 @@ def run(args: argparse.Namespace) -> int:
     raise_fd_limit()
     trees = open_trees(args)
     try:
-        exporter = Exporter(trees, mount, None if args.memory_stat == "all" else MEMORY_DEFAULT)
+        exporter = Exporter(trees, mount, args.stats == "all")
     except BaseException:
         for t in trees:
             t.close()
@@ -919,9 +957,11 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--controllers", type=_controllers, default=CONTROLLERS,
                    metavar="LIST", help=f"what to serve, of {','.join(CONTROLLERS)} "
                    "(default: all)")
-    e.add_argument("--memory-stat", choices=("default", "all"), default="default",
-                   help="default: usage, anon, file, inactive_file, swap, OOM kills and "
-                   "limit events, page faults; all: every memory.stat key too")
+    e.add_argument("--stats", choices=("default", "all"), default="default",
+                   help="default: the set for a fleet (cpu usage and throttling; memory "
+                   "usage, anon, file, inactive_file, swap, OOM kills and limit events, page "
+                   "faults; io bytes and operations); all: every cpu.stat field, every "
+                   "memory value the kernel names, discards")
     e.add_argument("--mode", type=_mode, default="auto",
                    metavar="auto|subtree|kernel|fallback",
                    help="auto (default): per controller, the subtree file, else a stream per "

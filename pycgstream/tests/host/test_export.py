@@ -63,14 +63,14 @@ def test_default_listen_is_loopback() -> None:
     args = export.parser().parse_args(["export", "/"])
     assert args.listen == export.Listen("127.0.0.1", export.DEFAULT_PORT)
     assert args.mode == "auto" and args.controllers == ("cpu", "memory", "io")
-    assert args.memory_stat == "default"
+    assert args.stats == "default"
 
 
 @pytest.mark.parametrize("argv", [["watch", "/"], ["interval"], ["export"],
                                   ["export", "--controllers", "cpu,disk", "/"],
                                   ["export", "--controllers", "", "/"],
                                   ["export", "--fallback-interval", "0", "/"],
-                                  ["export", "--memory-stat", "some", "/"]])
+                                  ["export", "--stats", "some", "/"]])
 def test_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """watch and interval are the C command's: pycgstream has only export."""
     with pytest.raises(SystemExit) as e:
@@ -203,14 +203,15 @@ def families(registry: Any, openmetrics: bool = False) -> dict[str, Any]:
     return {f.name: f for f in parse_text(prometheus_client.generate_latest(registry).decode())}
 
 
-def registry_of(*subtrees: export.Subtree, memory_keys: Any = export.MEMORY_DEFAULT) -> Any:
+def registry_of(*subtrees: export.Subtree, every_stat: bool = False) -> Any:
     registry = prometheus_client.CollectorRegistry()
-    registry.register(export.CgroupCollector(lambda: subtrees, memory_keys))
+    registry.register(export.CgroupCollector(lambda: subtrees, every_stat))
     return registry
 
 
 @pytest.mark.parametrize("openmetrics", [False, True], ids=["text", "openmetrics"])
-def test_metrics(openmetrics: bool) -> None:
+@pytest.mark.parametrize("every_stat", [False, True], ids=["default", "all"])
+def test_metrics(openmetrics: bool, every_stat: bool) -> None:
     busy, capped = fake_subtree("/busy.slice"), fake_subtree("/capped", EMULATED)
     busy.apply([sample("/busy.slice", 7, 41, 2_500_000, memory=memory(1 << 20),
                        io=Io([IoDevice(7, 0, 4096, 8192, 1, 2, 0, 0),
@@ -218,7 +219,7 @@ def test_metrics(openmetrics: bool) -> None:
                 sample("/busy.slice/x.service", 8, 41, 1_000_000)])
     capped.apply([sample("/capped", 9, 3, 4_000_000, nr_periods=50, nr_throttled=20,
                          throttled_usec=1_500_000, nr_bursts=1, burst_usec=250)])
-    got = families(registry_of(busy, capped), openmetrics)
+    got = families(registry_of(busy, capped, every_stat=every_stat), openmetrics)
 
     def values(name: str, label: str = "cgroup") -> dict[str, float]:
         return {s.labels[label]: s.value for s in got[name].samples
@@ -228,15 +229,20 @@ def test_metrics(openmetrics: bool) -> None:
     usage = "cgroup_cpu_usage_seconds"
     assert got[usage].type == "counter"
     assert values(usage) == {"/busy.slice": 2.5, "/busy.slice/x.service": 1.0, "/capped": 4.0}
-    assert values("cgroup_cpu_user_seconds")["/busy.slice"] == 0.625
-    assert values("cgroup_cpu_system_seconds")["/busy.slice"] == 1.875
-    assert values("cgroup_cpu_nice_seconds")["/capped"] == 0
     # the bandwidth fields exist only where the cpu controller is on
     assert values("cgroup_cpu_periods") == {"/capped": 50}
     assert values("cgroup_cpu_throttled_periods") == {"/capped": 20}
     assert values("cgroup_cpu_throttled_seconds") == {"/capped": 1.5}
-    assert values("cgroup_cpu_bursts") == {"/capped": 1}
-    assert values("cgroup_cpu_burst_seconds") == {"/capped": 0.00025}
+    every_cpu = {"cgroup_cpu_user_seconds", "cgroup_cpu_system_seconds",
+                 "cgroup_cpu_nice_seconds", "cgroup_cpu_bursts", "cgroup_cpu_burst_seconds"}
+    if every_stat:
+        assert values("cgroup_cpu_user_seconds")["/busy.slice"] == 0.625
+        assert values("cgroup_cpu_system_seconds")["/busy.slice"] == 1.875
+        assert values("cgroup_cpu_nice_seconds")["/capped"] == 0
+        assert values("cgroup_cpu_bursts") == {"/capped": 1}
+        assert values("cgroup_cpu_burst_seconds") == {"/capped": 0.00025}
+    else:
+        assert not every_cpu & set(got), "the default set: usage and throttling"
     assert all(s.name == usage + "_total" for s in got[usage].samples)
     if openmetrics:
         assert got[usage].unit == "seconds"
@@ -253,7 +259,12 @@ def test_metrics(openmetrics: bool) -> None:
               "cgroup_memory_events_max": ("counter", base + 10),
               "cgroup_memory_events_oom_kill": ("counter", base + 12)}
     memory_families = {n for n in got if n.startswith("cgroup_memory_")}
-    assert memory_families == set(expect)
+    if every_stat:
+        assert memory_families == {export.memory_metric(k).name +
+                                   ("" if export.memory_metric(k).counter else "_bytes")
+                                   for k in MEMORY_NAMES}
+    else:
+        assert memory_families == set(expect)
     for name, (kind, value) in expect.items():
         assert got[name].type == kind, name
         assert values(name) == {"/busy.slice": value}, name
@@ -271,8 +282,11 @@ def test_metrics(openmetrics: bool) -> None:
                                              ("/busy.slice", "259:3"): 2}
     assert io("cgroup_io_reads")[("/busy.slice", "259:3")] == 3
     assert io("cgroup_io_writes")[("/busy.slice", "259:3")] == 4
-    assert io("cgroup_io_discarded_bytes")[("/busy.slice", "259:3")] == 5
-    assert io("cgroup_io_discards")[("/busy.slice", "259:3")] == 6
+    if every_stat:
+        assert io("cgroup_io_discarded_bytes")[("/busy.slice", "259:3")] == 5
+        assert io("cgroup_io_discards")[("/busy.slice", "259:3")] == 6
+    else:
+        assert "cgroup_io_discards" not in got
     # the exporter's own
     def own(name: str) -> dict[tuple[str, str], float]:
         return {(s.labels["subtree"], s.labels["controller"]): s.value
@@ -292,13 +306,13 @@ def test_metrics(openmetrics: bool) -> None:
 
 
 def test_every_memory_key() -> None:
-    """--memory-stat all: a family for every name of every cgroup, sizes
+    """--stats all: a family for every name of every cgroup, sizes
     as _bytes gauges, events as _total counters; promtool-clean."""
     st = fake_subtree()
     other = ("anon", "hugetlb", "thp_fault_alloc", "zswap", "zswpout")
     st.apply([sample("/", 1, 3, 10, memory=memory(100)),
               sample("/x", 2, 3, 10, memory=memory(200, other))])
-    registry = registry_of(st, memory_keys=None)
+    registry = registry_of(st, every_stat=True)
     got = families(registry)
     names = {n for n in got if n.startswith("cgroup_memory_")}
     assert names == {
@@ -642,3 +656,10 @@ def test_permission_denied(cgroups: Cgroups) -> None:
         pytest.skip(f"no privileged port to try (ip_unprivileged_port_start is {start})")
     assert as_nobody(lambda: run_main("--listen", f"127.0.0.1:{low}", "--mode", "fallback",
                                       str(open_cgroup))) == export.EXIT_PERMISSION
+
+
+@pytest.mark.parametrize("header, gzipped", [
+    ("gzip", True), ("deflate, gzip;q=0.5", True), ("GZIP", True), ("gzip;q=0", False),
+    ("identity", False), ("", False), ("gzip;q=x", False)])
+def test_gzip_by_accept_encoding(header: str, gzipped: bool) -> None:
+    assert export._accepts_gzip({"HTTP_ACCEPT_ENCODING": header}) == gzipped

@@ -160,4 +160,4 @@ def test_the_venv_has_the_checkouts_package() -> None:
     assert r.stdout.strip() == str(PACKAGE_DIR / "src" / "pycgstream" / "__init__.py")
     r = subprocess.run([str(venv_python), "-I", "-m", "pycgstream", "export", "--help"],
                        capture_output=True, text=True, cwd="/")
-    assert r.returncode == 0 and "--memory-stat" in r.stdout, r.stderr
+    assert r.returncode == 0 and "--stats" in r.stdout, r.stderr
