@@ -187,7 +187,8 @@ def test_struct_layout_matches_the_header(tmp_path: Path) -> None:
         lines.append(f'\tprintf("{struct} %zu\\n", sizeof(struct {struct}));')
         expected[struct] = ctypes.sizeof(mirror)
         for field, *_ in mirror._fields_:
-            lines.append(f'\tprintf("{struct}.{field} %zu\\n", offsetof(struct {struct}, {field}));')
+            lines.append(f'\tprintf("{struct}.{field} %zu\\n", '
+                         f'offsetof(struct {struct}, {field}));')
             expected[f"{struct}.{field}"] = getattr(mirror, field).offset
     (tmp_path / "layout.c").write_text("\n".join(lines + ["\treturn 0;", "}", ""]))
     subprocess.run([cc, "-I", str(HEADER.parent), "-o", str(tmp_path / "layout"),

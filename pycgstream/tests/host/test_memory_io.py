@@ -121,7 +121,8 @@ def test_decode_memory_and_io_behind_the_event() -> None:
     assert isinstance(a, Sample) and a.memory is not None and a.io is not None
     assert (a.cgroup, a.cgroup_id, a.parent_id, a.usage_usec) == ("/a", 10, 1, 1010)
     assert dict(a.memory) == dict(zip(NAMES, (1, 2, 3, 4, 5)))
-    assert (a.memory.seq, a.memory.flush_time_usec, a.io.seq, a.io.flush_time_usec) == (6, 60, 7, 70)
+    assert (a.memory.seq, a.memory.flush_time_usec) == (6, 60)
+    assert (a.io.seq, a.io.flush_time_usec) == (7, 70)
     assert list(a.io.values()) == [IoDevice(7, 0, 4096, 8192, 1, 2, 0, 0)]
     assert isinstance(b, Sample) and b.memory is not None and b.io is None
     assert b.memory["events.oom_kill"] == 10 and b.memory.names is a.memory.names

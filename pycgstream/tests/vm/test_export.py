@@ -25,7 +25,8 @@ pytest.importorskip("prometheus_client")
 import pycgstream  # noqa: E402
 from conftest import Cgroups  # noqa: E402
 from promcheck import Prometheus, in_process, scenario, tool  # noqa: E402,F401 (a fixture)
-from vmfixtures import interval, patched_kernel, time_limit  # noqa: E402,F401 (fixtures)
+from vmfixtures import (all_streaming, interval, patched_kernel,  # noqa: E402,F401 (fixtures)
+                        time_limit)
 
 RATE_WINDOW = 30        # seconds (promcheck.check_rate: the tolerance)
 HELD_MIB = 64           # what the memory cgroup holds (tmpfs pages)
@@ -50,18 +51,6 @@ def loopback() -> None:
     if not works():
         subprocess.run(["ip", "link", "set", "dev", "lo", "up"], check=True)
         assert works(), "no loopback network in the guest"
-
-
-@pytest.fixture
-def streaming(interval: int, mount: Path) -> Iterator[int]:
-    """Every controller streaming at the test interval (cpu's from the
-    interval fixture); the memory and io settings back afterwards."""
-    old = {c: pycgstream.get_interval(controller=c) for c in ("memory", "io")}
-    for c in old:
-        pycgstream.set_interval(interval, controller=c)
-    yield interval
-    for c, ms in old.items():
-        pycgstream.set_interval(ms, controller=c)
 
 
 @pytest.fixture
@@ -103,7 +92,7 @@ def device_of(dev: Path) -> str:
 
 
 @pytest.mark.time_limit(900)
-def test_prometheus_scrapes_subtree_mode(streaming: int, cgroups: Cgroups, mount: Path,
+def test_prometheus_scrapes_subtree_mode(all_streaming: int, cgroups: Cgroups, mount: Path,
                                          in_process: Any, tmp_path: Path, tmpfs: Path,
                                          loop_device: Path) -> None:
     tool("prometheus")
@@ -181,7 +170,7 @@ def test_prometheus_scrapes_subtree_mode(streaming: int, cgroups: Cgroups, mount
 
 
 @pytest.mark.time_limit(300)
-def test_kernel_mode(streaming: int, cgroups: Cgroups, mount: Path, in_process: Any) -> None:
+def test_kernel_mode(all_streaming: int, cgroups: Cgroups, mount: Path, in_process: Any) -> None:
     top = cgroups.make("kernel")
     busy = cgroups.make("busy", parent=top)
     cgroups.make("idle", parent=top)
@@ -198,7 +187,7 @@ def test_kernel_mode(streaming: int, cgroups: Cgroups, mount: Path, in_process: 
 
 
 @pytest.mark.time_limit(300)
-def test_a_sync_per_scrape_and_nothing_between(streaming: int, cgroups: Cgroups, mount: Path,
+def test_a_sync_per_scrape_and_nothing_between(all_streaming: int, cgroups: Cgroups, mount: Path,
                                                in_process: Any,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A scrape syncs the tree once (no read at the kernel's flushes);
@@ -227,7 +216,7 @@ def test_a_sync_per_scrape_and_nothing_between(streaming: int, cgroups: Cgroups,
 
 @pytest.mark.time_limit(900)
 @pytest.mark.parametrize("n", [1000, 10000])
-def test_a_scrape_of_many_cgroups(streaming: int, mount: Path, cgroups: Cgroups,
+def test_a_scrape_of_many_cgroups(all_streaming: int, mount: Path, cgroups: Cgroups,
                                   in_process: Any, n: int) -> None:
     """A subtree of n cgroups with memory and io on: one scrape has every
     cgroup's series; its time and the exporter's CPU for it are printed
@@ -256,7 +245,7 @@ def test_a_scrape_of_many_cgroups(streaming: int, mount: Path, cgroups: Cgroups,
 
 
 @pytest.mark.time_limit(300)
-def test_the_emulation_keeps_its_timer(streaming: int, cgroups: Cgroups, mount: Path,
+def test_the_emulation_keeps_its_timer(all_streaming: int, cgroups: Cgroups, mount: Path,
                                        in_process: Any) -> None:
     """--mode fallback: the tree is read at its timer (the statistics files
     flush when read), a scrape serves the latest cycle; memory and io from

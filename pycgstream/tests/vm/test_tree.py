@@ -21,7 +21,7 @@ from conftest import Cgroups
 from treecheck import (TreeModel, check_no_growth, churn, fd_count, io_uring_fds,
                        model_fixture, populate, raise_fd_limit, read_until_settled,
                        remove_all)
-from vmfixtures import interval, patched_kernel, time_limit  # noqa: F401 (fixtures)
+from vmfixtures import all_streaming, interval, patched_kernel, time_limit  # noqa: F401 (fixtures)
 
 IO_URING_SYSCTL = Path("/proc/sys/kernel/io_uring_disabled")
 
@@ -185,17 +185,6 @@ def test_sync_reads_the_latest_flush_without_flushing(interval: int, subtree_fil
             again = [ev for ev in tree.sync(30) if isinstance(ev, Sample)]
             assert [(ev.seq, ev.usage_usec) for ev in again] == [
                 (ev.seq, ev.usage_usec) for ev in first]
-
-
-@pytest.fixture
-def all_streaming(interval: int) -> Iterator[int]:
-    """memory and io streaming at the test interval too."""
-    old = {c: pycgstream.get_interval(controller=c) for c in ("memory", "io")}
-    for c in old:
-        pycgstream.set_interval(interval, controller=c)
-    yield interval
-    for c, ms in old.items():
-        pycgstream.set_interval(ms, controller=c)
 
 
 @pytest.mark.parametrize("mode", ["subtree", "kernel", "fallback"])
