@@ -659,6 +659,27 @@ def wsgi_app(registry: Any) -> Callable[..., Iterable[bytes]]:
 
 # --- the exporter --------------------------------------------------------------
 
+# serve_forever() wakes this often to see whether it is to stop: rarely,
+# so that between scrapes the exporter does not run at all; stop_serving()
+# wakes it at once instead
+SERVE_POLL = 3600.0
+
+
+def stop_serving(server: WSGIServer) -> None:
+    """shutdown() without waiting for serve_forever()'s next poll: a
+    connection of our own makes its select() return (again, should the
+    first come before shutdown() asked)."""
+    stopping = threading.Thread(target=server.shutdown)
+    stopping.start()
+    host, port = server.server_address[:2]
+    while stopping.is_alive():
+        try:
+            socket.create_connection((str(host), int(port)), timeout=5).close()
+        except OSError:
+            pass    # it stops at its next poll
+        stopping.join(0.2)
+
+
 class Exporter:
     """Subtrees, their collector in a registry of their own (with the
     process and Python collectors that the default registry has), and an
@@ -690,8 +711,8 @@ class Exporter:
         picked)."""
         server = bind(listen, wsgi_app(self.registry))
         self._server = server
-        self._serving = threading.Thread(target=server.serve_forever, name="cgstream-http",
-                                         daemon=True)
+        self._serving = threading.Thread(target=server.serve_forever, args=(SERVE_POLL,),
+                                         name="cgstream-http", daemon=True)
         self._serving.start()
         host, port = server.server_address[:2]
         return Listen(str(host), int(port))
@@ -745,7 +766,7 @@ class Exporter:
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
+            stop_serving(self._server)
             self._server.server_close()
             self._server = None
         for st in self.subtrees:
