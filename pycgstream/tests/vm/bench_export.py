@@ -155,6 +155,9 @@ def measure(args: argparse.Namespace, n: int) -> dict[str, Any]:
         idle_rate = (c1 - c0) / 1e6 / (t1 - t0)
         result["idle_cpu_s_per_s"] = round(idle_rate, 5)
         result["idle_window_s"] = round(t1 - t0, 1)
+        log(f"{args.label} {n}: ready after {result['ready_s']} s, between scrapes "
+            f"{idle_rate * 1000:.2f} ms CPU per s over {t1 - t0:.0f} s, RSS "
+            f"{status_kb(proc.pid, 'VmRSS')} kB")
         scrapes = []
         for i in range(args.scrapes + 1):
             accept = PROMETHEUS_ACCEPT if i < args.scrapes else "text/plain"
@@ -176,6 +179,8 @@ def measure(args: argparse.Namespace, n: int) -> dict[str, Any]:
         time.sleep(min(args.idle, 10))
         result["idle_after_cpu_s_per_s"] = round(
             (usage_usec(HOME) - c0) / 1e6 / (time.monotonic() - t0), 5)
+        # before the clean-up, which takes minutes at 10,000 cgroups under TCG
+        print(json.dumps(result), flush=True)
     finally:
         proc.terminate()
         try:
@@ -212,7 +217,6 @@ def main() -> int:
     for n in (int(x) for x in args.cgroups.split(",")):
         res = measure(args, n)
         line = json.dumps(res)
-        print(line, flush=True)
         if args.out:
             with open(args.out, "a") as f:
                 f.write(line + "\n")
