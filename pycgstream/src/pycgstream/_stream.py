@@ -47,31 +47,37 @@ class Memory(Mapping[str, int]):
     which flush; in fallback mode the library's cycle count and the time
     of its read."""
 
-    __slots__ = ("_names", "_index", "_values", "seq", "flush_time_usec")
+    __slots__ = ("_names", "_index", "_raw", "seq", "flush_time_usec")
 
     def __init__(self, names: Sequence[str], values: Sequence[int], seq: int = 0,
                  flush_time_usec: int = 0) -> None:
         if len(names) != len(values):
             raise ValueError(f"{len(names)} names for {len(values)} values")
         self._names, self._index = _name_index(tuple(names))
-        self._values = tuple(values)
+        try:
+            self._raw = _u64s(len(values)).pack(*values)
+        except struct.error as e:
+            raise ValueError(f"memory values are unsigned 64-bit integers: {e}") from None
         self.seq = seq
         self.flush_time_usec = flush_time_usec
 
+    # The values stay as the library's u64 array (bytes) until asked for:
+    # a tree makes a Memory per cgroup per cycle, and most readers want a
+    # few of its 60-70 values.
     def __getitem__(self, name: str) -> int:
-        return self._values[self._index[name]]
+        return _U64_AT(self._raw, 8 * self._index[name])[0]  # type: ignore[no-any-return]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._index)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(self._values)
+        return len(self._names)
 
     def __contains__(self, name: object) -> bool:
         return name in self._index
 
     def __hash__(self) -> int:
-        return hash((self._names, self._values))
+        return hash((self._names, self._raw))
 
     def __repr__(self) -> str:
         return f"Memory(seq={self.seq}, {dict(self)!r})"
@@ -85,26 +91,51 @@ class Memory(Mapping[str, int]):
     def pick(self, names: tuple[str, ...]) -> tuple[Optional[int], ...]:
         """The values of @names, in that order, None for a name it lacks:
         for readers of a few values of many cgroups (an exporter), one call
-        per cgroup instead of one lookup per value."""
+        per cgroup that makes only those values."""
         if not names:
             return ()
         key = (self._names, names)
-        getter = _PICKERS.get(key)
-        if getter is None:
+        picker = _PICKERS.get(key)
+        if picker is None:
             if len(_PICKERS) >= 256:
                 _PICKERS.clear()
-            # a name it lacks reads the None appended below
-            getter = _PICKERS[key] = _itemgetter(
-                *(self._index.get(n, len(self._values)) for n in names))
-        got = getter(self._values + (None,))
+            picker = _PICKERS[key] = _picker(self._index, names)
+        read, order = picker
+        got = order(read(self._raw) + (None,))
         return got if len(names) > 1 else (got,)
+
+
+_U64_AT = struct.Struct("@Q").unpack_from
+_U64S: dict[int, struct.Struct] = {}
+
+
+def _u64s(n: int) -> struct.Struct:
+    """The struct of @n native u64 values (cached)."""
+    layout = _U64S.get(n)
+    if layout is None:
+        layout = _U64S[n] = struct.Struct(f"@{n}Q")
+    return layout
+
+
+def _picker(index: dict[str, int], names: tuple[str, ...]) -> tuple[Any, Any]:
+    """What Memory.pick() calls for @names of values laid out as @index
+    says: an unpack of just those u64s (in array order, skipping the rest)
+    and the getter that puts them in the order of @names (a name not in
+    @index: the None after them)."""
+    where = sorted({index[n] for n in names if n in index})
+    layout, at = "@", 0
+    for pos in where:
+        layout += "x" * (8 * (pos - at)) + "Q"
+        at = pos + 1
+    order = _itemgetter(*(where.index(index[n]) if n in index else len(where) for n in names))
+    return struct.Struct(layout).unpack_from, order
 
 
 # names -> their positions, shared by every Memory with the same names (in
 # subtree mode every cgroup of every cycle): one dict, not one per sample
 _NAME_INDEXES: dict[tuple[str, ...], tuple[tuple[str, ...], dict[str, int]]] = {}
-# (a Memory's names, names picked) -> the getter of their positions
-_PICKERS: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
+# (a Memory's names, names picked) -> _picker()'s
+_PICKERS: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[Any, Any]] = {}
 
 
 def _name_index(names: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
@@ -311,11 +342,28 @@ def _make_opts(mode: str, fallback_interval_ms: int, cgroup_root: Optional[StrPa
 
 
 # A Tree makes a Sample for every cgroup every cycle: they are filled
-# through their slots (a frozen dataclass's __init__ goes through
-# object.__setattr__ for each field, twice as slow), with the fields each
-# ``present`` mask leaves out worked out once per mask.
-_SAMPLE_SLOTS = tuple(Sample.__dict__[f.name].__set__ for f in fields(Sample))
-_ABSENT: dict[int, tuple[int, ...]] = {}
+# through their slots by a function made once from the field tables (a
+# frozen dataclass's __init__ goes through object.__setattr__ for each
+# field, and a loop over the fields costs as much again).
+def _make_sample_filler() -> Any:
+    cpu = {name: (i, bit) for i, (name, bit) in enumerate(_lib.SAMPLE_FIELDS)}
+    env: dict[str, Any] = {"_new": object.__new__, "_Sample": Sample}
+    lines = ["def _sample(path, values, present, parent_id=None, memory=None, io=None):",
+             "    s = _new(_Sample)"]
+    for f in fields(Sample):
+        env[f"_set_{f.name}"] = Sample.__dict__[f.name].__set__
+        if f.name in cpu:
+            i, bit = cpu[f.name]
+            value = f"values[{i}] if present & {bit} else None"
+        else:
+            value = {"cgroup": "path"}.get(f.name, f.name)
+        lines.append(f"    _set_{f.name}(s, {value})")
+    lines.append("    return s")
+    exec("\n".join(lines), env)
+    return env["_sample"]
+
+
+_sample_filler = _make_sample_filler()
 
 
 def _sample(path: str, values: Sequence[int], present: int,
@@ -323,20 +371,7 @@ def _sample(path: str, values: Sequence[int], present: int,
             io: Optional[Io] = None) -> Sample:
     """A Sample from the fields of a struct cgstream_sample after
     ``present``, in SAMPLE_FIELDS order (absent ones None)."""
-    absent = _ABSENT.get(present)
-    if absent is None:
-        absent = _ABSENT[present] = tuple(
-            i for i, (_, bit) in enumerate(_lib.SAMPLE_FIELDS) if not present & bit)
-    v: list[Optional[int]] = list(values)
-    for i in absent:
-        v[i] = None
-    sample = object.__new__(Sample)
-    for put, value in zip(_SAMPLE_SLOTS, (path, v[-1], parent_id, *v[:-1], memory, io)):
-        put(sample, value)
-    return sample
-
-
-_U64S: dict[int, struct.Struct] = {}
+    return _sample_filler(path, values, present, parent_id, memory, io)  # type: ignore[no-any-return]
 
 
 class _Decoder:
@@ -346,22 +381,19 @@ class _Decoder:
     subtree mode every cgroup's values share the snapshot's names)."""
 
     def __init__(self) -> None:
-        self._names: dict[tuple[int, int], tuple[str, ...]] = {}
+        self._names: dict[tuple[int, int], tuple[tuple[str, ...], dict[str, int]]] = {}
 
     def memory(self, address: int) -> Memory:
         seq, flush_time, nr, _, names_at, values_at = _lib.MEMORY_LAYOUT.unpack(
             ctypes.string_at(address, _lib.MEMORY_LAYOUT.size))
-        names = self._names.get((names_at, nr))
-        if names is None:
+        known = self._names.get((names_at, nr))
+        if known is None:
             pointers = (ctypes.c_void_p * nr).from_address(names_at) if nr else ()
-            names = tuple(os.fsdecode(ctypes.string_at(p)) for p in pointers)
-            self._names[(names_at, nr)] = names
-        unpack = _U64S.get(nr)
-        if unpack is None:
-            unpack = _U64S[nr] = struct.Struct(f"@{nr}Q")
+            known = self._names[(names_at, nr)] = _name_index(
+                tuple(os.fsdecode(ctypes.string_at(p)) for p in pointers))
         memory = object.__new__(Memory)
-        memory._names, memory._index = _name_index(names)
-        memory._values = unpack.unpack(ctypes.string_at(values_at, 8 * nr)) if nr else ()
+        memory._names, memory._index = known
+        memory._raw = ctypes.string_at(values_at, 8 * nr) if nr else b""
         memory.seq = seq
         memory.flush_time_usec = flush_time
         return memory
