@@ -139,7 +139,8 @@ struct cgstream_memory {
 	 * and "events." + each key of memory.events.  The names come from
 	 * the kernel's KEYS record in subtree mode, from the text elsewhere;
 	 * a cgroup without memory.current (the root) has no "current" and
-	 * "events.*" in fallback mode.
+	 * "events.*" but in subtree mode (whose records carry the root
+	 * memcg's own counters).
 	 */
 	const char *const *names;
 	const uint64_t *values;

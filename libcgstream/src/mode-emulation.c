@@ -11,7 +11,7 @@
  *         cycle is still read count as missed.
  * read:   with io_uring the reads run in the kernel's workers, in
  *         parallel, and the caller never waits for them.  They go in
- *         waves of up to CGS_WAVE cgroups, each file kind into an arena of
+ *         waves of up to CGS_WAVE_BYTES of slots, each file kind into an arena of
  *         small slots of its own size (not a 4 KiB buffer per file),
  *         followed by an IOSQE_IO_DRAIN write to the cycle's eventfd that
  *         runs once every read of the wave completed: the caller wakes at
@@ -38,7 +38,8 @@
 #define CGS_PLAIN_BUDGET_US	10000	/* plain fallback reads per process call */
 #define CGS_SQ_ENTRIES		256	/* submissions beyond this are flushed early */
 #define CGS_CQ_ENTRIES		4096	/* more completions wait in the kernel (NODROP) */
-#define CGS_WAVE		1024	/* cgroups read per wave */
+#define CGS_WAVE_BYTES		(8u << 20)	/* the arenas of one wave */
+#define CGS_WAVE_MIN		256	/* cgroups per wave, whatever their texts */
 #define CGS_SLOT_MIN		256	/* io_uring read slot: twice the longest read */
 #define CGS_SLOT_MAX		8192	/* longer texts (a root's io.stat of many disks)
 					 * are read again plainly: the arena stays small */
@@ -46,19 +47,19 @@
 #define CGS_FENCE		UINT64_MAX	/* user_data of the eventfd write */
 #define CGS_NOT_READ		INT_MIN	/* a slot no read went to */
 
-/* the slots of one file kind: CGS_WAVE of slot_size bytes */
+/* the slots of one file kind: wave_cap of slot_size bytes */
 struct cgs_arena {
 	char *mem;
 	size_t slot_size, longest;	/* the longest read of the last wave */
-	int res[CGS_WAVE];
+	int *res;			/* each slot's read: bytes, -errno, CGS_NOT_READ */
 };
 
 struct cgs_uring {
 	struct io_uring ring;
 	unsigned int files;		/* the file kinds read: cgs_emu_files() */
 	struct cgs_arena arenas[CGS_NR_FILES];
-	struct cgs_cg *wave[CGS_WAVE];	/* slot -> member */
-	size_t wave_n;
+	struct cgs_cg **wave;		/* slot -> member */
+	size_t wave_n, wave_cap;	/* cgroups per wave: CGS_WAVE_BYTES of slots */
 	unsigned int reads;		/* READs in flight */
 	unsigned int fences;		/* eventfd writes in flight */
 	uint64_t one;			/* what the fence writes */
@@ -178,35 +179,63 @@ static bool cgs_uring_free(struct cgs_uring *u)
 	io_uring_queue_exit(&u->ring);
 	if (!quiet)
 		return false;	/* the kernel may still write the arenas */
-	for (int f = 0; f < CGS_NR_FILES; f++)
+	for (int f = 0; f < CGS_NR_FILES; f++) {
 		free(u->arenas[f].mem);
+		free(u->arenas[f].res);
+	}
+	free(u->wave);
 	free(u);
 	return true;
 }
 
-/* the arenas of the emulated files, at the slot sizes the last wave needed */
+/*
+ * The arenas of the emulated files, at the slot sizes the last wave
+ * needed, and as many cgroups per wave as CGS_WAVE_BYTES of slots hold
+ * (cpu alone: 32,768; with memory.stat's ~4 KiB slots about 1,500): the
+ * memory stays bounded whatever the number of cgroups, and few waves
+ * (each a round trip through the caller) are needed.
+ */
 static bool cgs_uring_arenas(struct cgs_set *s)
 {
 	struct cgs_uring *u = s->uring;
+	size_t sizes[CGS_NR_FILES] = { 0 }, per = 0, cap;
+	bool changed = !u->wave;
 
 	for (int f = 0; f < CGS_NR_FILES; f++) {
 		struct cgs_arena *a = &u->arenas[f];
-		size_t size = a->slot_size;
 
 		if (!(u->files & (1u << f)))
 			continue;
 		/* twice the longest text seen: a full slot is read again, plainly */
-		while (size < 2 * a->longest && size < CGS_SLOT_MAX)
-			size *= 2;
+		sizes[f] = a->slot_size;
+		while (sizes[f] < 2 * a->longest && sizes[f] < CGS_SLOT_MAX)
+			sizes[f] *= 2;
 		a->longest = 0;
-		if (a->mem && size == a->slot_size)
+		changed |= sizes[f] != a->slot_size;
+		per += sizes[f];
+	}
+	cap = per ? CGS_WAVE_BYTES / per : CGS_WAVE_MIN;
+	cap = cap < CGS_WAVE_MIN ? CGS_WAVE_MIN : cap;
+	if (!changed && cap == u->wave_cap)
+		return true;
+	free(u->wave);
+	u->wave = calloc(cap, sizeof(*u->wave));
+	if (!u->wave)
+		return false;
+	u->wave_cap = cap;
+	for (int f = 0; f < CGS_NR_FILES; f++) {
+		struct cgs_arena *a = &u->arenas[f];
+
+		if (!sizes[f])
 			continue;
 		free(a->mem);
+		free(a->res);
 		/* zeroed: defined bytes for tools that do not see the kernel write them */
-		a->mem = calloc(CGS_WAVE, size);
-		if (!a->mem)
+		a->mem = calloc(cap, sizes[f]);
+		a->res = malloc(cap * sizeof(*a->res));
+		if (!a->mem || !a->res)
 			return false;
-		a->slot_size = size;
+		a->slot_size = sizes[f];
 	}
 	return true;
 }
@@ -224,7 +253,7 @@ static bool cgs_uring_wave(struct cgs_set *s)
 	u->wave_n = 0;
 	if (!cgs_uring_arenas(s))
 		goto fail;
-	while (s->cursor && u->wave_n < CGS_WAVE) {
+	while (s->cursor && u->wave_n < u->wave_cap) {
 		struct cgs_cg *m = s->cursor;
 		size_t i = u->wave_n;
 		bool queued = false;
@@ -235,8 +264,10 @@ static bool cgs_uring_wave(struct cgs_set *s)
 		for (int f = 0; f < CGS_NR_FILES; f++) {
 			struct cgs_arena *a = &u->arenas[f];
 
+			if (!(u->files & (1u << f)))
+				continue;
 			a->res[i] = CGS_NOT_READ;
-			if (m->fds[f] < 0 || !(u->files & (1u << f)))
+			if (m->fds[f] < 0)
 				continue;
 			sqe = cgs_sqe(&u->ring);
 			if (!sqe)
@@ -295,7 +326,7 @@ static void cgs_uring_decode(struct cgs_set *s)
 			for (int f = 0; f < CGS_NR_FILES; f++) {
 				struct cgs_arena *a = &u->arenas[f];
 
-				if (a->res[i] == CGS_NOT_READ || !(files & (1u << f)))
+				if (!(files & (1u << f)) || a->res[i] == CGS_NOT_READ)
 					continue;
 				t[f] = (struct cgs_text){ a->mem + i * a->slot_size, a->res[i],
 							  a->slot_size };
