@@ -329,16 +329,17 @@ def check_rate(prom: Prometheus, cgroup: str, pid: int, window: int) -> RateChec
     return RateCheck(share, rate, lag, (lag + 2 * SCRAPE_INTERVAL) / window, window)
 
 
-def scenario(prom: Prometheus, exporter_url: str, mount: Path, cgroups: Cgroups, mode: str,
-             busy: Path, busy_pid: int, idle: Path, doomed: Path, window: int,
-             more: Callable[[], None] = lambda: None) -> RateCheck:
+def scenario(prom: Prometheus, exporter_url: str, mount: Path, cgroups: Cgroups,
+             modes: dict[str, str], busy: Path, busy_pid: int, idle: Path, doomed: Path,
+             window: int, more: Callable[[], None] = lambda: None, served: int = 4) -> RateCheck:
     """What the host and the VM tests ask a Prometheus server scraping an
     exporter of subtree @busy's parent, which has @busy (with @busy_pid,
-    the process burning CPU), @idle and @doomed below it, and nothing
-    else: up is 1, promtool is clean, the mode and the number of cgroups,
-    @busy's rate() against @busy_pid's CPU share (check_rate), @idle's
-    rate() 0, then @more(), then @doomed removed and gone from the
-    server's results and the exporter's scrape, up still 1."""
+    the process burning CPU), @idle and @doomed below it, and @served
+    cgroups in all (the parent included): up is 1, promtool is clean, each
+    controller's mode (@modes) and the number of cgroups, @busy's rate()
+    against @busy_pid's CPU share (check_rate), @idle's rate() 0, then
+    @more(), then @doomed removed and gone from the server's results (every
+    series of it) and the exporter's scrape, up still 1."""
     def label(cgroup: Path) -> str:
         return "/" + str(cgroup.relative_to(mount))
 
@@ -347,9 +348,10 @@ def scenario(prom: Prometheus, exporter_url: str, mount: Path, cgroups: Cgroups,
 
     prom.wait_for('up{job="cgstream"}', one("1"), "up == 1")
     promtool_check(fetch(exporter_url)[2])
-    prom.wait_for("cgstream_exporter_cgroups", one("4"), "four cgroups served")
-    assert [(m["metric"]["mode"], m["value"][1])
-            for m in prom.query("cgstream_exporter_mode")] == [(mode, "1")]
+    prom.wait_for("cgstream_exporter_cgroups", one(str(served)), f"{served} cgroups served")
+    assert sorted((m["metric"]["controller"], m["metric"]["mode"], m["value"][1])
+                  for m in prom.query("cgstream_exporter_mode")) == sorted(
+        (c, m, "1") for c, m in modes.items())
 
     rc = check_rate(prom, label(busy), busy_pid, window)
     print(rc)
@@ -358,11 +360,12 @@ def scenario(prom: Prometheus, exporter_url: str, mount: Path, cgroups: Cgroups,
                       f'[{window}s])') == 0
     more()
 
-    gone = f'cgroup_cpu_usage_seconds_total{{cgroup="{label(doomed)}"}}'
+    gone = f'{{cgroup="{label(doomed)}"}}'
     assert prom.query(gone), "the cgroup to remove is there first"
     cgroups.remove(doomed)
-    prom.wait_for(gone, lambda r: r == [], "the removed cgroup gone from Prometheus")
-    prom.wait_for("cgstream_exporter_cgroups", one("3"), "three cgroups served")
+    prom.wait_for(gone, lambda r: r == [], "the removed cgroup's series gone from Prometheus")
+    prom.wait_for("cgstream_exporter_cgroups", one(str(served - 1)),
+                  f"{served - 1} cgroups served")
     assert f'cgroup="{label(doomed)}"' not in fetch(exporter_url)[2].decode()
     assert prom.value('up{job="cgstream"}') == 1
     return rc

@@ -1,4 +1,5 @@
-"""pycgstream: cgroup v2 CPU statistics once per kernel flush, from Python.
+"""pycgstream: cgroup v2 cpu, memory and io statistics once per kernel flush,
+from Python.
 
 A binding of libcgstream (ctypes, no compiler needed).  The C library is
 loaded on first use: from $CGSTREAM_LIBRARY when set, else the one that
@@ -14,9 +15,12 @@ LibraryNotFoundError (an ImportError) says how to get it otherwise.
         async for batch in group:        # one list of events per flush
             ...
 
-    with pycgstream.Tree("system.slice") as tree:   # a whole subtree
+    with pycgstream.Tree("system.slice", controllers=("cpu", "memory", "io")) as tree:
         for batch in tree:               # Added/Removed/Failed, then a Sample per cgroup
-            ...
+            ...                          # sample.memory["anon"], sample.io["7:0"].wbytes
+
+    with pycgstream.Tree("/", controllers=("memory",)) as tree:
+        batch = tree.sync()              # now: the latest completed flush, no waiting
 
 Errors from the library are OSError subclasses carrying the errno
 (FileNotFoundError for a missing cgroup, PermissionError, OSError with
@@ -26,11 +30,15 @@ Any thread may close() an object; a wait or iteration on it elsewhere ends.
 
 from ._lib import LibraryNotFoundError, load as load_library
 from ._stream import (
+    CONTROLLERS,
     Added,
     CgroupRemovedError,
     Event,
     Failed,
     Group,
+    Io,
+    IoDevice,
+    Memory,
     Removed,
     Sample,
     Stream,
@@ -44,12 +52,16 @@ from ._stream import (
 )
 
 __all__ = [
+    "CONTROLLERS",
     "Added",
     "CgroupRemovedError",
     "Event",
     "Failed",
     "Group",
+    "Io",
+    "IoDevice",
     "LibraryNotFoundError",
+    "Memory",
     "Removed",
     "Sample",
     "Stream",
@@ -63,4 +75,4 @@ __all__ = [
     "set_interval",
 ]
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"

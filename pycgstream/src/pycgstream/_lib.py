@@ -51,6 +51,14 @@ F_BURST = 1 << 10
 F_FLUSH_MISSED = 1 << 11
 F_CGROUP_ID = 1 << 12
 
+# enum cgstream_controller (since 1.2): the controllers an object reads, in
+# the library's order (the first one an object reads leads its cycles)
+CTRL_CPU = 1 << 0
+CTRL_MEMORY = 1 << 1
+CTRL_IO = 1 << 2
+CONTROLLERS: tuple[tuple[str, int], ...] = (("cpu", CTRL_CPU), ("memory", CTRL_MEMORY),
+                                           ("io", CTRL_IO))
+
 # enum cgstream_event_type
 EVENT_SAMPLE = 1
 EVENT_REMOVED = 2
@@ -108,6 +116,41 @@ class FieldInfoStruct(Structure):
     ]
 
 
+class MemoryStruct(Structure):
+    """struct cgstream_memory: names[i] labels values[i]"""
+
+    _fields_ = [
+        ("seq", c_uint64),
+        ("flush_time_usec", c_uint64),
+        ("nr", c_uint32),
+        ("reserved", c_uint32),
+        ("names", POINTER(c_char_p)),
+        ("values", POINTER(c_uint64)),
+    ]
+
+
+# struct cgstream_io_device's counters after major and minor, in its order
+IO_FIELDS = ("rbytes", "wbytes", "rios", "wios", "dbytes", "dios")
+
+
+class IoDeviceStruct(Structure):
+    """struct cgstream_io_device"""
+
+    _fields_ = [("major", c_uint32), ("minor", c_uint32)] + [(f, c_uint64) for f in IO_FIELDS]
+
+
+class IoStruct(Structure):
+    """struct cgstream_io"""
+
+    _fields_ = [
+        ("seq", c_uint64),
+        ("flush_time_usec", c_uint64),
+        ("nr_devices", c_uint32),
+        ("reserved", c_uint32),
+        ("devices", POINTER(IoDeviceStruct)),
+    ]
+
+
 class RecordStruct(Structure):
     """struct cgstream_record"""
 
@@ -118,7 +161,12 @@ class RecordStruct(Structure):
         ("decoded", c_uint32),
         ("cgroup_id", c_uint64),
         ("parent_id", c_uint64),
+        ("seq", c_uint64),
+        ("flush_time_usec", c_uint64),
         ("data", c_void_p),
+        ("count", c_uint32),
+        ("for_type", c_uint32),
+        ("items", c_void_p),
         ("sample", SampleStruct),
     ]
 
@@ -131,6 +179,7 @@ class OptsStruct(Structure):
         ("mode", c_int),
         ("fallback_interval_ms", c_uint32),
         ("cgroup_root", c_char_p),
+        ("controllers", c_uint32),
     ]
 
 
@@ -144,6 +193,10 @@ class EventStruct(Structure):
         ("userdata", c_void_p),
         ("sample", SampleStruct),
         ("parent_id", c_uint64),
+        ("controllers", c_uint32),
+        ("reserved", c_uint32),
+        ("memory", POINTER(MemoryStruct)),
+        ("io", POINTER(IoStruct)),
     ]
 
 
@@ -165,10 +218,19 @@ TreePtr = POINTER(TreeHandle)
 
 # struct cgstream_event as Python's struct module reads an array of them
 # (the decode of a whole batch in one pass): type, error, path, userdata,
-# the sample's present and its fields in SAMPLE_FIELDS order, parent_id
-EVENT_LAYOUT = struct.Struct("@iiPP" + "Q" * len(SampleStruct._fields_) + "Q")
-if EVENT_LAYOUT.size != ctypes.sizeof(EventStruct):
-    raise ImportError("pycgstream: struct cgstream_event layout mismatch")
+# the sample's present and its fields in SAMPLE_FIELDS order, parent_id,
+# controllers, reserved, and the memory and io pointers
+EVENT_LAYOUT = struct.Struct("@iiPP" + "Q" * len(SampleStruct._fields_) + "QIIPP")
+# struct cgstream_memory and struct cgstream_io read the same way:
+# seq, flush_time_usec, nr, reserved, names, values / devices
+MEMORY_LAYOUT = struct.Struct("@QQIIPP")
+IO_LAYOUT = struct.Struct("@QQIIP")
+# struct cgstream_io_device: major, minor, then IO_FIELDS
+IO_DEVICE_LAYOUT = struct.Struct("@II" + "Q" * len(IO_FIELDS))
+for _layout, _struct in ((EVENT_LAYOUT, EventStruct), (MEMORY_LAYOUT, MemoryStruct),
+                         (IO_LAYOUT, IoStruct), (IO_DEVICE_LAYOUT, IoDeviceStruct)):
+    if _layout.size != ctypes.sizeof(_struct):
+        raise ImportError(f"pycgstream: {_struct.__doc__} layout mismatch")
 
 def _raise_errno(result: int, path: Any) -> None:
     err = -result
@@ -199,6 +261,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
     "cgstream_path": (c_char_p, [StreamPtr], _RAW),
     "cgstream_wait": (c_int, [StreamPtr, c_int], None),
     "cgstream_read": (c_int, [StreamPtr, POINTER(SampleStruct), c_size_t], None),
+    "cgstream_read_event": (c_int, [StreamPtr, POINTER(EventStruct), c_size_t], None),
+    "cgstream_ctrl_mode": (c_int, [StreamPtr, ctypes.c_uint], None),
     "cgstream_group_new": (c_int, [POINTER(OptsStruct), POINTER(GroupPtr)], None),
     "cgstream_group_free": (None, [GroupPtr], _RAW),
     "cgstream_group_add": (c_int, [GroupPtr, c_char_p, c_void_p], 1),
@@ -206,6 +270,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
     "cgstream_group_size": (c_size_t, [GroupPtr], _RAW),
     "cgstream_group_fd": (c_int, [GroupPtr], None),
     "cgstream_group_mode": (c_int, [GroupPtr], None),
+    "cgstream_group_ctrl_mode": (c_int, [GroupPtr, ctypes.c_uint], None),
     "cgstream_group_wait": (c_int, [GroupPtr, c_int], None),
     "cgstream_group_process": (
         c_int,
@@ -216,6 +281,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
     "cgstream_tree_close": (None, [TreePtr], _RAW),
     "cgstream_tree_fd": (c_int, [TreePtr], None),
     "cgstream_tree_mode": (c_int, [TreePtr], None),
+    "cgstream_tree_ctrl_mode": (c_int, [TreePtr, ctypes.c_uint], None),
+    "cgstream_tree_sync": (c_int, [TreePtr], None),
     "cgstream_tree_path": (c_char_p, [TreePtr], _RAW),
     "cgstream_tree_size": (c_size_t, [TreePtr], _RAW),
     "cgstream_tree_wait": (c_int, [TreePtr, c_int], None),
@@ -226,6 +293,9 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
     ),
     "cgstream_get_interval": (c_int, [POINTER(OptsStruct), POINTER(c_uint32)], None),
     "cgstream_set_interval": (c_int, [POINTER(OptsStruct), c_uint32], None),
+    "cgstream_get_ctrl_interval": (
+        c_int, [POINTER(OptsStruct), ctypes.c_uint, POINTER(c_uint32)], None),
+    "cgstream_set_ctrl_interval": (c_int, [POINTER(OptsStruct), ctypes.c_uint, c_uint32], None),
     "cgstream_parse": (
         c_int,
         [c_char_p, c_size_t, POINTER(SampleStruct), c_size_t],
@@ -236,6 +306,12 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
         [c_void_p, c_size_t, POINTER(c_size_t), POINTER(RecordStruct), c_size_t],
         None,
     ),
+    "cgstream_record_value": (
+        c_int, [POINTER(RecordStruct), ctypes.c_uint, POINTER(c_uint64)], None),
+    "cgstream_record_device": (
+        c_int, [POINTER(RecordStruct), ctypes.c_uint, POINTER(IoDeviceStruct)], None),
+    "cgstream_memory_get": (c_int, [POINTER(MemoryStruct), c_char_p, POINTER(c_uint64)], None),
+    "cgstream_controller_name": (c_char_p, [ctypes.c_uint], _RAW),
     "cgstream_sample_field": (
         c_int,
         [ctypes.c_uint, POINTER(FieldInfoStruct), c_size_t],
@@ -360,10 +436,11 @@ def load() -> ctypes.CDLL:
 
 
 def make_opts(mode: int = MODE_AUTO, fallback_interval_ms: int = 0,
-              cgroup_root: Optional[bytes] = None) -> OptsStruct:
+              cgroup_root: Optional[bytes] = None, controllers: int = 0) -> OptsStruct:
     opts = OptsStruct()
     opts.sz = ctypes.sizeof(OptsStruct)
     opts.mode = mode
     opts.fallback_interval_ms = fallback_interval_ms
     opts.cgroup_root = cgroup_root
+    opts.controllers = controllers
     return opts

@@ -7,9 +7,13 @@ import ctypes
 import errno
 import os
 import select
+import struct
 import threading
+import time
 import warnings
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterator, Mapping
+from operator import itemgetter as _itemgetter
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Generic, Iterable, Optional, Sequence, TypeVar, Union
 
 from . import _lib
@@ -31,9 +35,173 @@ class CgroupRemovedError(OSError):
     """
 
 
+class Memory(Mapping[str, int]):
+    """A cgroup's memory values as of one flush of the memory controller:
+    a read-only mapping of every key memory.stat prints (spelled and
+    ordered as it prints them, in its units: bytes for sizes, counts for
+    events), then ``current`` (memory.current), ``swap.current`` where the
+    kernel accounts swap, and ``events.`` + each key of memory.events
+    (hierarchical).  The names come from the kernel (its KEYS record, or
+    memory.stat's text in fallback mode), so a key a kernel adds shows up
+    here as is.  ``seq`` and ``flush_time_usec`` (CLOCK_MONOTONIC) say
+    which flush; in fallback mode the library's cycle count and the time
+    of its read."""
+
+    __slots__ = ("_names", "_index", "_raw", "seq", "flush_time_usec")
+
+    def __init__(self, names: Sequence[str], values: Sequence[int], seq: int = 0,
+                 flush_time_usec: int = 0) -> None:
+        if len(names) != len(values):
+            raise ValueError(f"{len(names)} names for {len(values)} values")
+        self._names, self._index = _name_index(tuple(names))
+        try:
+            self._raw = _u64s(len(values)).pack(*values)
+        except struct.error as e:
+            raise ValueError(f"memory values are unsigned 64-bit integers: {e}") from None
+        self.seq = seq
+        self.flush_time_usec = flush_time_usec
+
+    # The values stay as the library's u64 array (bytes) until asked for:
+    # a tree makes a Memory per cgroup per cycle, and most readers want a
+    # few of its 60-70 values.
+    def __getitem__(self, name: str) -> int:
+        return _U64_AT(self._raw, 8 * self._index[name])[0]  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __hash__(self) -> int:
+        return hash((self._names, self._raw))
+
+    def __repr__(self) -> str:
+        return f"Memory(seq={self.seq}, {dict(self)!r})"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names, in the kernel's order (shared by every Memory with the
+        same names)."""
+        return self._names
+
+    def pick(self, names: tuple[str, ...]) -> tuple[Optional[int], ...]:
+        """The values of @names, in that order, None for a name it lacks:
+        for readers of a few values of many cgroups (an exporter), one call
+        per cgroup that makes only those values."""
+        if not names:
+            return ()
+        key = (self._names, names)
+        picker = _PICKERS.get(key)
+        if picker is None:
+            if len(_PICKERS) >= 256:
+                _PICKERS.clear()
+            picker = _PICKERS[key] = _picker(self._index, names)
+        read, order = picker
+        got = order(read(self._raw) + (None,))
+        return got if len(names) > 1 else (got,)
+
+
+_U64_AT = struct.Struct("@Q").unpack_from
+_U64S: dict[int, struct.Struct] = {}
+
+
+def _u64s(n: int) -> struct.Struct:
+    """The struct of @n native u64 values (cached)."""
+    layout = _U64S.get(n)
+    if layout is None:
+        layout = _U64S[n] = struct.Struct(f"@{n}Q")
+    return layout
+
+
+def _picker(index: dict[str, int], names: tuple[str, ...]) -> tuple[Any, Any]:
+    """What Memory.pick() calls for @names of values laid out as @index
+    says: an unpack of just those u64s (in array order, skipping the rest)
+    and the getter that puts them in the order of @names (a name not in
+    @index: the None after them)."""
+    where = sorted({index[n] for n in names if n in index})
+    layout, at = "@", 0
+    for pos in where:
+        layout += "x" * (8 * (pos - at)) + "Q"
+        at = pos + 1
+    order = _itemgetter(*(where.index(index[n]) if n in index else len(where) for n in names))
+    return struct.Struct(layout).unpack_from, order
+
+
+# names -> their positions, shared by every Memory with the same names (in
+# subtree mode every cgroup of every cycle): one dict, not one per sample
+_NAME_INDEXES: dict[tuple[str, ...], tuple[tuple[str, ...], dict[str, int]]] = {}
+# (a Memory's names, names picked) -> _picker()'s
+_PICKERS: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[Any, Any]] = {}
+
+
+def _name_index(names: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The one copy of @names and their positions."""
+    known = _NAME_INDEXES.get(names)
+    if known is None:
+        if len(_NAME_INDEXES) >= 64:    # kernels do not change their keys often
+            _NAME_INDEXES.clear()
+        known = _NAME_INDEXES[names] = (names, {name: i for i, name in enumerate(names)})
+    return known
+
+
+@dataclass(frozen=True, slots=True)
+class IoDevice:
+    """One device of a cgroup's io.stat: bytes and operations read,
+    written and discarded."""
+
+    major: int
+    minor: int
+    rbytes: int = 0
+    wbytes: int = 0
+    rios: int = 0
+    wios: int = 0
+    dbytes: int = 0
+    dios: int = 0
+
+    @property
+    def device(self) -> str:
+        """"MAJ:MIN", as io.stat names it."""
+        return f"{self.major}:{self.minor}"
+
+
+class Io(Mapping[str, IoDevice]):
+    """A cgroup's io.stat as of one flush of the io controller: a read-only
+    mapping of "MAJ:MIN" to :class:`IoDevice`, the devices io.stat lists
+    for the cgroup, in its order.  ``seq`` and ``flush_time_usec`` as for
+    :class:`Memory`."""
+
+    __slots__ = ("_devices", "seq", "flush_time_usec")
+
+    def __init__(self, devices: Iterable[IoDevice] = (), seq: int = 0,
+                 flush_time_usec: int = 0) -> None:
+        self._devices = {d.device: d for d in devices}
+        self.seq = seq
+        self.flush_time_usec = flush_time_usec
+
+    def __getitem__(self, device: str) -> IoDevice:
+        return self._devices[device]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._devices)
+
+    def __len__(self) -> int:
+        return len(self._devices)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._devices.values()))
+
+    def __repr__(self) -> str:
+        return f"Io(seq={self.seq}, {list(self._devices.values())!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """A cgroup's cpu.stat as of one flush (one cycle).
+    """A cgroup's statistics as of one cycle: cpu.stat's fields, and with
+    the memory and io controllers asked for, ``memory`` and ``io``.
 
     Every field the kernel did not report is None (``nr_periods`` and the
     other bandwidth fields exist only where the cpu controller is enabled),
@@ -47,6 +215,12 @@ class Sample:
     Every sample of a Stream, Group or Tree has it (:func:`parse` has no
     cgroup: None).  ``parent_id`` is, in a :class:`Tree`, the parent's id
     (0 for the tree's root), None elsewhere.  Both are keyword-only.
+
+    Without the cpu controller asked for, the cpu fields are None.
+    ``memory`` (a :class:`Memory`) and ``io`` (an :class:`Io`) are None
+    unless their controller was asked for and the cgroup has it (a cgroup
+    without ``memory.stat`` because the controller is not enabled for it
+    carries no memory values); keyword-only too.
     """
 
     cgroup: str
@@ -64,6 +238,8 @@ class Sample:
     nr_bursts: Optional[int] = None
     burst_usec: Optional[int] = None
     flush_missed: Optional[int] = None
+    memory: Optional[Memory] = field(default=None, kw_only=True)
+    io: Optional[Io] = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,37 +313,123 @@ def _u32(value: int, what: str) -> int:
     return value
 
 
+_CONTROLLER_BITS = dict(_lib.CONTROLLERS)
+CONTROLLERS = tuple(name for name, _ in _lib.CONTROLLERS)
+
+
+def _controller_bits(controllers: Iterable[str]) -> int:
+    if isinstance(controllers, (str, bytes)):
+        raise TypeError("controllers is a collection of names, e.g. ('cpu', 'memory'), "
+                        f"not {controllers!r}")
+    bits = 0
+    for name in controllers:
+        bit = _CONTROLLER_BITS.get(name) if isinstance(name, str) else None
+        if bit is None:
+            raise ValueError(f"controllers are {', '.join(CONTROLLERS)}, not {name!r}")
+        bits |= bit
+    if not bits:
+        raise ValueError("no controller asked for")
+    return bits
+
+
 def _make_opts(mode: str, fallback_interval_ms: int, cgroup_root: Optional[StrPath],
-               allowed: Iterable[str] = _STREAM_MODES) -> _lib.OptsStruct:
+               allowed: Iterable[str] = _STREAM_MODES,
+               controllers: Iterable[str] = ("cpu",)) -> _lib.OptsStruct:
     root = os.fsencode(cgroup_root) if cgroup_root is not None else None
     return _lib.make_opts(_mode_number(mode, allowed),
                           _u32(fallback_interval_ms, "fallback_interval_ms"),
-                          root)
+                          root, _controller_bits(controllers))
 
 
 # A Tree makes a Sample for every cgroup every cycle: they are filled
-# through their slots (a frozen dataclass's __init__ goes through
-# object.__setattr__ for each field, twice as slow), with the fields each
-# ``present`` mask leaves out worked out once per mask.
-_SAMPLE_SLOTS = tuple(Sample.__dict__[f.name].__set__ for f in fields(Sample))
-_ABSENT: dict[int, tuple[int, ...]] = {}
+# through their slots by a function made once from the field tables (a
+# frozen dataclass's __init__ goes through object.__setattr__ for each
+# field, and a loop over the fields costs as much again).
+def _make_sample_filler() -> Any:
+    cpu = {name: (i, bit) for i, (name, bit) in enumerate(_lib.SAMPLE_FIELDS)}
+    env: dict[str, Any] = {"_new": object.__new__, "_Sample": Sample}
+    lines = ["def _sample(path, values, present, parent_id=None, memory=None, io=None):",
+             "    s = _new(_Sample)"]
+    for f in fields(Sample):
+        env[f"_set_{f.name}"] = Sample.__dict__[f.name].__set__
+        if f.name in cpu:
+            i, bit = cpu[f.name]
+            value = f"values[{i}] if present & {bit} else None"
+        else:
+            value = {"cgroup": "path"}.get(f.name, f.name)
+        lines.append(f"    _set_{f.name}(s, {value})")
+    lines.append("    return s")
+    exec("\n".join(lines), env)
+    return env["_sample"]
+
+
+_sample_filler = _make_sample_filler()
 
 
 def _sample(path: str, values: Sequence[int], present: int,
-            parent_id: Optional[int] = None) -> Sample:
+            parent_id: Optional[int] = None, memory: Optional[Memory] = None,
+            io: Optional[Io] = None) -> Sample:
     """A Sample from the fields of a struct cgstream_sample after
     ``present``, in SAMPLE_FIELDS order (absent ones None)."""
-    absent = _ABSENT.get(present)
-    if absent is None:
-        absent = _ABSENT[present] = tuple(
-            i for i, (_, bit) in enumerate(_lib.SAMPLE_FIELDS) if not present & bit)
-    v: list[Optional[int]] = list(values)
-    for i in absent:
-        v[i] = None
-    sample = object.__new__(Sample)
-    for put, value in zip(_SAMPLE_SLOTS, (path, v[-1], parent_id, *v[:-1])):
-        put(sample, value)
-    return sample
+    return _sample_filler(path, values, present, parent_id, memory, io)  # type: ignore[no-any-return]
+
+
+class _Decoder:
+    """struct cgstream_memory and struct cgstream_io (behind an event's
+    pointers, valid until the next process or read call) as Memory and Io.
+    A decoder lives for one batch: it reads each array of names once (in
+    subtree mode every cgroup's values share the snapshot's names)."""
+
+    def __init__(self) -> None:
+        self._names: dict[tuple[int, int], tuple[tuple[str, ...], dict[str, int]]] = {}
+
+    def memory(self, address: int) -> Memory:
+        seq, flush_time, nr, _, names_at, values_at = _lib.MEMORY_LAYOUT.unpack(
+            ctypes.string_at(address, _lib.MEMORY_LAYOUT.size))
+        known = self._names.get((names_at, nr))
+        if known is None:
+            pointers = (ctypes.c_void_p * nr).from_address(names_at) if nr else ()
+            known = self._names[(names_at, nr)] = _name_index(
+                tuple(os.fsdecode(ctypes.string_at(p)) for p in pointers))
+        memory = object.__new__(Memory)
+        memory._names, memory._index = known
+        memory._raw = ctypes.string_at(values_at, 8 * nr) if nr else b""
+        memory.seq = seq
+        memory.flush_time_usec = flush_time
+        return memory
+
+    def io(self, address: int) -> Io:
+        seq, flush_time, nr, _, devices_at = _lib.IO_LAYOUT.unpack(
+            ctypes.string_at(address, _lib.IO_LAYOUT.size))
+        raw = ctypes.string_at(devices_at, nr * _lib.IO_DEVICE_LAYOUT.size) if nr else b""
+        return Io((IoDevice(*d) for d in _lib.IO_DEVICE_LAYOUT.iter_unpack(raw)), seq, flush_time)
+
+
+def _decode_events(raw: Union[bytes, memoryview], tree: bool) -> list[Event]:
+    """struct cgstream_event array bytes as Python events (their paths and
+    the memory and io they point to are valid until the next process or
+    read call)."""
+    out: list[Event] = []
+    decoder = _Decoder()
+    for (etype, error, path_ptr, _userdata, present, *values, parent_id, controllers, _,
+         memory_at, io_at) in _lib.EVENT_LAYOUT.iter_unpack(raw):
+        path = os.fsdecode(ctypes.string_at(path_ptr)) if path_ptr else ""
+        parent = parent_id if tree else None
+        if etype == _lib.EVENT_SAMPLE:
+            memory = decoder.memory(memory_at) if memory_at else None
+            io = decoder.io(io_at) if io_at else None
+            out.append(_sample(path, values, present, parent, memory, io))
+            continue
+        cgroup_id = values[-1] if present & _lib.F_CGROUP_ID else None
+        if etype == _lib.EVENT_ADDED:
+            out.append(Added(path, cgroup_id or 0, parent_id))
+        elif etype == _lib.EVENT_REMOVED:
+            out.append(Removed(path, cgroup_id=cgroup_id, parent_id=parent))
+        elif etype == _lib.EVENT_ERROR:
+            err = -error
+            out.append(Failed(path, OSError(err, os.strerror(err), path),
+                              cgroup_id=cgroup_id, parent_id=parent))
+    return out
 
 
 def _poll_zero(fd: int) -> bool:
@@ -220,17 +482,33 @@ class _Pollable(Generic[_Item]):
         return not self._removed
 
     def _opened(self, handle: ctypes._Pointer, fd: int,  # type: ignore[type-arg]
-                mode: int) -> None:
-        """Set up with a new C object, its fd (which never changes) and mode."""
+                mode: int, opts: _lib.OptsStruct,
+                ctrl_mode: Any) -> None:
+        """Set up with a new C object, its fd (which never changes), its
+        mode and each controller's (``ctrl_mode(handle, bit)``)."""
         self._fd = fd
         self._mode = _mode_name(mode)
+        self._modes = {name: _mode_name(ctrl_mode(handle, bit))
+                       for name, bit in _lib.CONTROLLERS if opts.controllers & bit}
         self._handle = handle
 
     @property
     def mode(self) -> str:
         """How samples are produced: "kernel" or "fallback", a Tree's also
-        "subtree"."""
+        "subtree" (the first controller's of :attr:`controllers`, which
+        leads the cycles; :attr:`modes` has each one's)."""
         return self._mode
+
+    @property
+    def modes(self) -> dict[str, str]:
+        """Each controller read and its mode: with ``mode="auto"`` cpu may
+        stream while memory is emulated, on a kernel that streams only cpu."""
+        return dict(self._modes)
+
+    @property
+    def controllers(self) -> tuple[str, ...]:
+        """The controllers read ("cpu", "memory", "io"), in that order."""
+        return tuple(self._modes)
 
     def _check_open(self) -> ctypes._Pointer:  # type: ignore[type-arg]
         if self._handle is None:
@@ -448,6 +726,11 @@ class Stream(_Rooted, _Pollable[Sample]):
     reads cpu.stat on a timer every ``fallback_interval_ms``; 0 means the
     kernel's interval if set, else 1000).
 
+    ``controllers`` names what to read: "cpu" (the default), "memory"
+    (:attr:`Sample.memory`), "io" (:attr:`Sample.io`), any of them;
+    OSError EOPNOTSUPP when a mode other than "auto" is not there for one
+    of them, FileNotFoundError... as for a missing cgroup.
+
     Iterating (``for sample in stream`` or ``async for``) yields one
     :class:`Sample` per cycle and ends when the cgroup is removed
     (``removed`` is True then) or the stream is closed.  :meth:`read` never
@@ -456,18 +739,21 @@ class Stream(_Rooted, _Pollable[Sample]):
 
     def __init__(self, cgroup: StrPath, mode: str = "auto",
                  fallback_interval_ms: int = 0,
-                 cgroup_root: Optional[StrPath] = None) -> None:
+                 cgroup_root: Optional[StrPath] = None,
+                 controllers: Iterable[str] = ("cpu",)) -> None:
         super().__init__()
         lib = _lib.load()
         # the library may keep opts->cgroup_root: keep it alive with us
-        self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root)
-        self._sample = _lib.SampleStruct()  # every read's, reused
+        self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root,
+                                controllers=controllers)
+        self._event = _lib.EventStruct()  # every read's, reused
         handle = _lib.StreamPtr()
         lib.cgstream_open(os.fsencode(cgroup), ctypes.byref(self._opts),
                           ctypes.byref(handle))
         self._lib = lib
         self._path = os.fsdecode(lib.cgstream_path(handle))
-        self._opened(handle, int(lib.cgstream_fd(handle)), lib.cgstream_mode(handle))
+        self._opened(handle, int(lib.cgstream_fd(handle)), lib.cgstream_mode(handle),
+                     self._opts, lib.cgstream_ctrl_mode)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else self._mode
@@ -479,13 +765,14 @@ class Stream(_Rooted, _Pollable[Sample]):
     def read(self) -> Optional[Sample]:
         """The sample of a cycle not returned before, or None when there is
         none yet.  CgroupRemovedError once the cgroup is gone."""
-        s = self._sample
+        ev = self._event
         try:
             with self._lock:
-                self._lib.cgstream_read(self._check_open(), ctypes.byref(s),
-                                        ctypes.sizeof(s))
-                values = tuple(getattr(s, name) for name, _ in _lib.SAMPLE_FIELDS)
-                present = s.present
+                self._lib.cgstream_read_event(self._check_open(), ctypes.byref(ev),
+                                              ctypes.sizeof(ev))
+                # decoded under the lock: memory and io point into the
+                # stream, valid until its next read
+                events = _decode_events(bytes(ev), tree=False)
         except BlockingIOError:
             return None
         except OSError as e:
@@ -494,7 +781,13 @@ class Stream(_Rooted, _Pollable[Sample]):
             if e.filename is None:
                 e.filename = self._path
             raise
-        return _sample(self._path, values, present)
+        for event in events:
+            if isinstance(event, Sample):
+                # the stream's canonical path, whatever the event says
+                return event if event.cgroup == self._path else replace(event, cgroup=self._path)
+            if isinstance(event, Removed):
+                raise self._gone(self._path)
+        return None
 
 
 class _Batches(_Pollable[list[Event]]):
@@ -520,28 +813,9 @@ class _Batches(_Pollable[list[Event]]):
             return self._size(self._check_open())
 
     def _decode(self, n: int, tree: bool) -> list[Event]:
-        """The first @n events of the array as Python events (their paths
-        are valid until the next process call)."""
-        out: list[Event] = []
+        """The first @n events of the array as Python events."""
         size = ctypes.sizeof(_lib.EventStruct)
-        raw = memoryview(self._events).cast("B")[:n * size]
-        for etype, error, path_ptr, _userdata, present, *values, parent_id in \
-                _lib.EVENT_LAYOUT.iter_unpack(raw):
-            path = os.fsdecode(ctypes.string_at(path_ptr)) if path_ptr else ""
-            parent = parent_id if tree else None
-            if etype == _lib.EVENT_SAMPLE:
-                out.append(_sample(path, values, present, parent))
-                continue
-            cgroup_id = values[-1] if present & _lib.F_CGROUP_ID else None
-            if etype == _lib.EVENT_ADDED:
-                out.append(Added(path, cgroup_id or 0, parent_id))
-            elif etype == _lib.EVENT_REMOVED:
-                out.append(Removed(path, cgroup_id=cgroup_id, parent_id=parent))
-            elif etype == _lib.EVENT_ERROR:
-                err = -error
-                out.append(Failed(path, OSError(err, os.strerror(err), path),
-                                  cgroup_id=cgroup_id, parent_id=parent))
-        return out
+        return _decode_events(memoryview(self._events).cast("B")[:n * size], tree)
 
     def _read_batch(self, tree: bool) -> list[Event]:
         """One cycle's batch, over as many process calls as it takes."""
@@ -582,14 +856,17 @@ class Group(_Batches):
 
     def __init__(self, cgroups: Iterable[StrPath] = (), mode: str = "auto",
                  fallback_interval_ms: int = 0,
-                 cgroup_root: Optional[StrPath] = None) -> None:
+                 cgroup_root: Optional[StrPath] = None,
+                 controllers: Iterable[str] = ("cpu",)) -> None:
         super().__init__()
         lib = _lib.load()
-        self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root)
+        self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root,
+                                controllers=controllers)
         handle = _lib.GroupPtr()
         lib.cgstream_group_new(ctypes.byref(self._opts), ctypes.byref(handle))
         self._lib = lib
-        self._opened(handle, int(lib.cgstream_group_fd(handle)), lib.cgstream_group_mode(handle))
+        self._opened(handle, int(lib.cgstream_group_fd(handle)), lib.cgstream_group_mode(handle),
+                     self._opts, lib.cgstream_group_ctrl_mode)
         try:
             for cgroup in cgroups:
                 self.add(cgroup)
@@ -656,16 +933,18 @@ class Tree(_Rooted, _Batches):
 
     def __init__(self, cgroup: StrPath, mode: str = "auto",
                  fallback_interval_ms: int = 0,
-                 cgroup_root: Optional[StrPath] = None) -> None:
+                 cgroup_root: Optional[StrPath] = None,
+                 controllers: Iterable[str] = ("cpu",)) -> None:
         super().__init__()
         lib = _lib.load()
-        self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root, _MODES)
+        self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root, _MODES, controllers)
         handle = _lib.TreePtr()
         lib.cgstream_tree_open(os.fsencode(cgroup), ctypes.byref(self._opts),
                                ctypes.byref(handle))
         self._lib = lib
         self._path = os.fsdecode(lib.cgstream_tree_path(handle))
-        self._opened(handle, int(lib.cgstream_tree_fd(handle)), lib.cgstream_tree_mode(handle))
+        self._opened(handle, int(lib.cgstream_tree_fd(handle)), lib.cgstream_tree_mode(handle),
+                     self._opts, lib.cgstream_tree_ctrl_mode)
 
     def __repr__(self) -> str:
         if self.closed:
@@ -693,31 +972,88 @@ class Tree(_Rooted, _Batches):
         try:
             return self._read_batch(tree=True)
         except OSError as e:
-            if e.errno == errno.ENODEV:
-                raise self._gone(self._path) from None
-            if e.filename is None:
-                e.filename = self._path
-            raise
+            raise self._failed(e) from None
+
+    def _failed(self, e: OSError) -> OSError:
+        if e.errno == errno.ENODEV:
+            return self._gone(self._path)
+        if e.filename is None:
+            e.filename = self._path
+        return e
+
+    def sync(self, timeout: Optional[float] = None) -> list[Event]:
+        """Begin a cycle now, instead of at the next flush (or tick), and
+        return its batch: every controller's values as of its latest
+        completed flush, for callers that want values when they need them
+        (an exporter at a scrape) rather than at every flush.  In subtree
+        mode that is one read of each controller's subtree file, in kernel
+        mode each cgroup's stream files: nothing is flushed.  In fallback
+        mode the statistics files are read now (the kernel flushes as for
+        any read of them).
+
+        Events of an earlier cycle not read yet come first in the list (a
+        sync never loses a Removed).  Blocks until the batch is complete
+        (fallback mode with io_uring reads in the kernel's workers), or
+        ``timeout`` seconds, then returns what came; None waits without
+        limit.  CgroupRemovedError once the root is gone."""
+        if self._removed:
+            self._check_open()
+            raise self._gone(self._path)
+        events: list[Event] = []
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    with self._lock:
+                        self._lib.cgstream_tree_sync(self._check_open())
+                    break
+                except OSError as e:
+                    if e.errno != errno.EBUSY:
+                        raise
+                # a batch still being handed out or read: take it first
+                events += self._read_batch(tree=True)
+                if not self._wait_until(deadline):
+                    return events
+            while True:
+                batch = self._read_batch(tree=True)
+                events += batch
+                if batch or not self._wait_until(deadline):
+                    return events
+        except OSError as e:
+            raise self._failed(e) from None
+
+    def _wait_until(self, deadline: Optional[float]) -> bool:
+        """Wait for the fd until @deadline (monotonic; None: no limit);
+        False when the time is up."""
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return False
+        return self.wait(left)
 
 
-def get_interval(cgroup_root: Optional[StrPath] = None) -> int:
-    """The kernel's flush interval in ms (0: streaming off).  OSError with
-    errno EOPNOTSUPP on kernels without cpu.stat.stream."""
+def get_interval(cgroup_root: Optional[StrPath] = None, controller: str = "cpu") -> int:
+    """The kernel's flush interval of @controller ("cpu", "memory", "io";
+    the root's <controller>.stat.stream_interval) in ms (0: streaming
+    off).  OSError with errno EOPNOTSUPP on kernels that do not stream it."""
     lib = _lib.load()
     opts = _make_opts("auto", 0, cgroup_root)
     ms = ctypes.c_uint32()
-    lib.cgstream_get_interval(ctypes.byref(opts), ctypes.byref(ms))
+    lib.cgstream_get_ctrl_interval(ctypes.byref(opts), _controller_bits((controller,)),
+                                   ctypes.byref(ms))
     return ms.value
 
 
-def set_interval(ms: int, cgroup_root: Optional[StrPath] = None) -> None:
-    """Set the kernel's flush interval (0 turns streaming off).  OSError:
-    EINVAL out of the kernel's range, EPERM/EACCES unprivileged,
-    EOPNOTSUPP without the feature; ValueError/TypeError for values that
-    are not a 32-bit unsigned int at all."""
+def set_interval(ms: int, cgroup_root: Optional[StrPath] = None,
+                 controller: str = "cpu") -> None:
+    """Set the kernel's flush interval of @controller (0 turns its
+    streaming off).  OSError: EINVAL out of the kernel's range, EPERM/EACCES
+    unprivileged, EOPNOTSUPP without the feature; ValueError/TypeError for
+    values that are not a 32-bit unsigned int at all, or an unknown
+    controller."""
     lib = _lib.load()
     opts = _make_opts("auto", 0, cgroup_root)
-    lib.cgstream_set_interval(ctypes.byref(opts), _u32(ms, "interval"))
+    lib.cgstream_set_ctrl_interval(ctypes.byref(opts), _controller_bits((controller,)),
+                                   _u32(ms, "interval"))
 
 
 def resolve_path(cgroup: StrPath, cgroup_root: Optional[StrPath] = None) -> str:

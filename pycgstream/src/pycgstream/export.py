@@ -1,29 +1,38 @@
-"""python -m pycgstream export: the latest streamed sample of every cgroup
-of some subtrees, served to Prometheus.
+"""pycgstream export: the cpu, memory and io statistics of every cgroup of
+some subtrees, served to Prometheus.
 
-One :class:`~pycgstream.Tree` per subtree is read once per cycle (the
-kernel's flush, or the emulation's timer on kernels without cgstream), by
-one thread: :meth:`Exporter.run`.  Each cycle it builds a new
-:class:`Snapshot` of its subtree (the latest sample of every cgroup, by
-cgroup id) and swaps it in whole.  A scrape only formats the snapshots it
-finds (:class:`CgroupCollector`): it never reads cgroupfs, never calls the
-library and never waits for a cycle, so scrapes cost the kernel nothing and
-any number of scrapers see the same numbers.  A cgroup removed is dropped
-from its snapshot by the cycle that reports it, and so from the next scrape.
+The exporter works at Prometheus' pace, not the kernel's.  A scrape asks
+each subtree's :class:`~pycgstream.Tree` for the latest completed flush
+(:meth:`Tree.sync`: in subtree mode one read of each controller's subtree
+file, whatever the number of cgroups; no flush, no file per cgroup), turns
+that batch into metric families through prometheus_client's public API
+(:class:`CgroupCollector`, a custom collector) and serves them.  Between
+scrapes it does nothing: no thread wakes, nothing is read.  Scrapes that
+arrive together share one sync.  The emulation (a controller in fallback
+mode, on kernels without its stream) is the exception: reading its
+statistics files makes the kernel flush, so it keeps its timer, one thread
+reads each cycle as it comes, and a scrape serves the latest.
 
 Built on the official client library, prometheus_client (0.16, Debian 12's,
 or later): its registry, the process and Python collectors, the text
 format and OpenMetrics (by the scraper's Accept header), gzip.  The HTTP
 server is the standard library's WSGI server with a thread per request, as
 prometheus_client's own, with clearer errors and a clean stop.
+
+This is pycgstream's only command: ``python -m pycgstream export`` (the
+``pycgstream`` script once installed).  Watching cgroups and setting the
+kernel's interval from a shell is the C ``cgstream`` command's job.
 """
 
 from __future__ import annotations
 
 import argparse
 import errno
+import gc
+import gzip
 import ipaddress
 import os
+import resource
 import select
 import signal
 import socket
@@ -33,11 +42,23 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequence, TextIO
+from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequence
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
-from . import cli
-from ._stream import CgroupRemovedError, Event, Failed, Removed, Sample, Tree, resolve_path
+from ._lib import LibraryNotFoundError
+from ._stream import (
+    CONTROLLERS,
+    CgroupRemovedError,
+    Event,
+    Failed,
+    Removed,
+    Sample,
+    Tree,
+    get_interval,
+    resolve_path,
+)
+
+PROG = "pycgstream"
 
 # Not (yet) in Prometheus' "Default port allocations" wiki page: its
 # 9100-9999 range has been full since 2023 and allocations went on above
@@ -45,111 +66,217 @@ from ._stream import CgroupRemovedError, Event, Failed, Removed, Sample, Tree, r
 # is not any Prometheus component's or common exporter's port.  Register it
 # on that page before announcing a release.
 DEFAULT_PORT = 10340
-# Loopback unless the admin says otherwise: per-service CPU numbers of a
-# host are not for every network it is on.
+# Loopback unless the admin says otherwise: per-service numbers of a host
+# are not for every network it is on.
 DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
 METRICS_PATH = "/metrics"
 
-# exit status besides the cgstream command's (cli.EXIT_*)
+# The exporter's exit statuses (cgstream-exporter.service's
+# RestartPreventExitStatus= lists the configuration errors, 2-6)
+EXIT_OK = 0
+EXIT_RUNTIME = 1        # the port in use, every subtree removed, ...
+EXIT_USAGE = 2
+EXIT_NO_CGROUP = 3
+EXIT_PERMISSION = 4
+EXIT_NO_KERNEL = 5      # a mode the kernel does not have for a controller
 EXIT_NO_CLIENT = 6      # prometheus_client is not installed
 
 NO_CLIENT = ("the exporter needs the Python package prometheus_client (>= 0.16): "
              "apt-get install python3-prometheus-client, or pip install prometheus_client")
 
-# the per-cgroup counters: Sample field, metric family (counters are
-# exposed with _total), help, factor to the base unit (usec -> seconds)
-CGROUP_COUNTERS = (
-    ("usage_usec", "cgroup_cpu_usage_seconds",
-     "CPU time the cgroup's tasks used (cpu.stat usage_usec)", 1e-6),
-    ("user_usec", "cgroup_cpu_user_seconds",
-     "CPU time the cgroup's tasks used in user mode (cpu.stat user_usec)", 1e-6),
-    ("system_usec", "cgroup_cpu_system_seconds",
-     "CPU time the cgroup's tasks used in kernel mode (cpu.stat system_usec)", 1e-6),
-    ("nice_usec", "cgroup_cpu_nice_seconds",
-     "CPU time the cgroup's tasks used at a positive nice value (cpu.stat nice_usec)", 1e-6),
-    ("nr_periods", "cgroup_cpu_periods",
-     "Bandwidth enforcement periods elapsed (cpu.stat nr_periods; cpu controller on)", 1),
-    ("nr_throttled", "cgroup_cpu_throttled_periods",
-     "Enforcement periods in which the cgroup was throttled (cpu.stat nr_throttled)", 1),
-    ("throttled_usec", "cgroup_cpu_throttled_seconds",
-     "Time the cgroup's tasks were throttled (cpu.stat throttled_usec)", 1e-6),
-    ("nr_bursts", "cgroup_cpu_bursts",
-     "Enforcement periods in which the cgroup used burst time (cpu.stat nr_bursts)", 1),
-    ("burst_usec", "cgroup_cpu_burst_seconds",
-     "Burst time the cgroup used (cpu.stat burst_usec)", 1e-6),
-)
+# How long a scrape waits for a batch (the emulation's io_uring reads, a
+# tree of many cgroups in kernel mode): Prometheus' default scrape timeout.
+SYNC_TIMEOUT = 10.0
+
+
+class Exit(Exception):
+    """Stop with a message on stderr and an exit status."""
+
+    def __init__(self, status: int, message: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Stop(Exception):
+    """SIGTERM: stop like Ctrl-C does."""
 
 
 def client() -> ModuleType:
-    """prometheus_client, or cli.Exit(EXIT_NO_CLIENT) saying how to get it."""
+    """prometheus_client, or Exit(EXIT_NO_CLIENT) saying how to get it."""
     try:
         import prometheus_client
         import prometheus_client.core  # noqa: F401 (the metric families)
     except ImportError:
-        raise cli.Exit(EXIT_NO_CLIENT, NO_CLIENT) from None
+        raise Exit(EXIT_NO_CLIENT, NO_CLIENT) from None
     return prometheus_client
 
 
 def log(message: str) -> None:
-    print(f"{cli.PROG} export: {message}", file=sys.stderr, flush=True)
+    print(f"{PROG} export: {message}", file=sys.stderr, flush=True)
 
 
-# --- state: one snapshot per subtree, replaced whole every cycle -----------
+# --- what is exported: one table per controller ----------------------------
+
+@dataclass(frozen=True)
+class Metric:
+    """One per-cgroup metric family: its name (without the unit suffix
+    and, for counters, without _total), help, unit ("seconds", "bytes" or
+    ""), whether it is a counter, what it is made of (a Sample field and
+    its divisor to the base unit; a memory key; an io field), and whether
+    the default set has it (``--stats all`` serves every one)."""
+
+    name: str
+    help: str
+    unit: str
+    counter: bool
+    source: str
+    divisor: int = 1
+    default: bool = True
+
+
+# cpu.stat's fields, in seconds where they are times; by default usage and
+# throttling (which exists only where the cpu controller is enabled)
+CPU_METRICS = (
+    Metric("cgroup_cpu_usage_seconds", "CPU time the cgroup's tasks used (cpu.stat usage_usec)",
+           "seconds", True, "usage_usec", 1_000_000),
+    Metric("cgroup_cpu_user_seconds", "CPU time the cgroup's tasks used in user mode "
+           "(cpu.stat user_usec)", "seconds", True, "user_usec", 1_000_000, False),
+    Metric("cgroup_cpu_system_seconds", "CPU time the cgroup's tasks used in kernel mode "
+           "(cpu.stat system_usec)", "seconds", True, "system_usec", 1_000_000, False),
+    Metric("cgroup_cpu_nice_seconds", "CPU time the cgroup's tasks used at a positive nice "
+           "value (cpu.stat nice_usec)", "seconds", True, "nice_usec", 1_000_000, False),
+    Metric("cgroup_cpu_periods", "Bandwidth enforcement periods elapsed (cpu.stat nr_periods; "
+           "cpu controller on)", "", True, "nr_periods"),
+    Metric("cgroup_cpu_throttled_periods", "Enforcement periods in which the cgroup was "
+           "throttled (cpu.stat nr_throttled)", "", True, "nr_throttled"),
+    Metric("cgroup_cpu_throttled_seconds", "Time the cgroup's tasks were throttled "
+           "(cpu.stat throttled_usec)", "seconds", True, "throttled_usec", 1_000_000),
+    Metric("cgroup_cpu_bursts", "Enforcement periods in which the cgroup used burst time "
+           "(cpu.stat nr_bursts)", "", True, "nr_bursts", default=False),
+    Metric("cgroup_cpu_burst_seconds", "Burst time the cgroup used (cpu.stat burst_usec)",
+           "seconds", True, "burst_usec", 1_000_000, False),
+)
+
+# The memory values served by default: what fleet dashboards chart (usage,
+# the working set's inputs, swap, OOM kills and limit hits, page faults).
+# --stats all serves every value the kernel names.
+MEMORY_DEFAULT = ("current", "swap.current", "anon", "file", "inactive_file", "pgfault",
+                  "pgmajfault", "events.oom_kill", "events.max", "events.high")
+
+# memory.stat prints sizes in bytes and events as counts; its counts are
+# the page and swap events and the workingset and NUMA counters, and
+# memory.events' keys are counts of events.  Every other value is a size.
+MEMORY_COUNT_PREFIXES = ("pg", "swp", "zswp", "thp_", "numa_", "workingset_", "events.")
+
+
+def memory_metric(key: str) -> Metric:
+    """The metric family of one memory value, named after the kernel's key:
+    sizes are gauges ``cgroup_memory_<key>_bytes``, counts counters
+    ``cgroup_memory_<key>_total`` ("." becomes "_")."""
+    base = "cgroup_memory_" + "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_"
+                                      for c in key)
+    if key.startswith(MEMORY_COUNT_PREFIXES):
+        if key.startswith("events."):
+            what = f"memory.events {key[7:]} (hierarchical): times it happened"
+        else:
+            what = f"memory.stat {key}: events"
+        return Metric(base, what, "", True, key)
+    if key == "current":
+        what = "memory.current: memory the cgroup uses"
+    elif key == "swap.current":
+        what = "memory.swap.current: swap the cgroup uses"
+    else:
+        what = f"memory.stat {key}"
+    return Metric(base, what + " (bytes)", "bytes", False, key)
+
+
+# io.stat's fields, per device; by default bytes and operations read and written
+IO_METRICS = (
+    Metric("cgroup_io_read_bytes", "Bytes read (io.stat rbytes)", "bytes", True, "rbytes"),
+    Metric("cgroup_io_written_bytes", "Bytes written (io.stat wbytes)", "bytes", True, "wbytes"),
+    Metric("cgroup_io_reads", "Read operations (io.stat rios)", "", True, "rios"),
+    Metric("cgroup_io_writes", "Write operations (io.stat wios)", "", True, "wios"),
+    Metric("cgroup_io_discarded_bytes", "Bytes discarded (io.stat dbytes)", "bytes", True,
+           "dbytes", default=False),
+    Metric("cgroup_io_discards", "Discard operations (io.stat dios)", "", True, "dios",
+           default=False),
+)
+
+
+# --- state: one snapshot per subtree, replaced whole at every cycle ---------
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A subtree as of its latest cycle: ``cgroups`` maps each cgroup id to
-    its labels ({"cgroup": path below the cgroup2 mount, "/" for the root
-    cgroup}: made once per cgroup, shared by its samples in every scrape)
-    and its latest sample.  Never changed once made: the collector reads it
-    while the next one is being built."""
+    """A subtree as of one cycle: the label tuple (``(cgroup,)``: the path
+    below the cgroup2 mount, "/" for the root cgroup; made once per
+    cgroup) and sample of every cgroup the cycle read.  Never changed once
+    made: a scrape reads it while the next one may be built."""
 
-    cgroups: dict[int, tuple[dict[str, str], Sample]] = field(default_factory=dict)
-    seq: Optional[int] = None               # the latest flush seen
-    flush_time_usec: Optional[int] = None   # its CLOCK_MONOTONIC time
-    flush_missed: Optional[int] = None      # the flusher's skipped cycles (total)
+    rows: list[tuple[tuple[str], Sample]] = field(default_factory=list)
+    # the latest flush each controller's values are as of: (seq, CLOCK_MONOTONIC usec)
+    flushes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    flush_missed: Optional[int] = None      # the cpu flusher's skipped cycles (total)
     cycles: int = 0                         # batches read
-    skipped: int = 0                        # flushes that came and went unread
     errors: int = 0                         # cgroups that could not be read
 
 
+def _newest(flushes: dict[str, tuple[int, int]], controller: str, seq: Optional[int],
+            flush_time: Optional[int]) -> None:
+    if seq is not None and flush_time is not None:
+        known = flushes.get(controller)
+        if known is None or seq > known[0]:
+            flushes[controller] = (seq, flush_time)
+
+
 class Subtree:
-    """One watched subtree: its Tree, and the snapshot the collector reads."""
+    """One watched subtree: its Tree, the labels of the cgroups it knows
+    (by cgroup id, across cycles), and the snapshot scrapes read.
+
+    ``on_scrape`` (every controller streamed by the kernel): a scrape
+    syncs the tree.  Otherwise (some controller emulated) the exporter's
+    main thread applies each cycle as the tree's timer brings it."""
 
     def __init__(self, tree: Tree, mount: str) -> None:
         self.tree = tree
-        self.mode = tree.mode
+        self.modes = tree.modes
+        self.on_scrape = "fallback" not in self.modes.values()
         self._mount_len = len(mount) if mount != "/" else 0
         self.label = self.cgroup_label(tree.path)
         self.snapshot = Snapshot()
         self.gone = False
+        self._labels: dict[int, tuple[str]] = {}
         self._failing: set[int] = set()     # said once, until they read again
+        self._lock = threading.Lock()
+        self._synced_from = -1.0            # when the latest sync began (monotonic)
 
     def cgroup_label(self, path: str) -> str:
         return path[self._mount_len:] or "/"
 
     def apply(self, batch: Sequence[Event]) -> None:
-        """A new snapshot from the last one and one cycle's events."""
+        """A new snapshot from one cycle's events (several cycles' in a
+        row: each cgroup's latest sample).  A cgroup removed, or that could
+        not be read, is left out: never served stale."""
+        if not batch:
+            return      # nothing read: keep serving the last cycle
         old = self.snapshot
-        cgroups = dict(old.cgroups)
+        labels = self._labels
+        latest: dict[int, tuple[tuple[str], Sample]] = {}
         errors = old.errors
-        newest: Optional[Sample] = None
         for ev in batch:
             if isinstance(ev, Sample):
                 key = ev.cgroup_id or 0
-                known = cgroups.get(key)
-                labels = known[0] if known is not None else {
-                    "cgroup": self.cgroup_label(ev.cgroup)}
-                cgroups[key] = (labels, ev)
-                self._failing.discard(key)
-                if ev.seq is not None and (newest is None or ev.seq > (newest.seq or 0)):
-                    newest = ev
+                label = labels.get(key)
+                if label is None:
+                    label = labels[key] = (self.cgroup_label(ev.cgroup),)
+                latest[key] = (label, ev)
+                if key in self._failing:
+                    self._failing.discard(key)
             elif isinstance(ev, (Removed, Failed)):
-                # removed; or unreadable: no stale numbers, it comes back
-                # with its next sample
                 key = ev.cgroup_id or 0
-                cgroups.pop(key, None)
+                latest.pop(key, None)
                 if isinstance(ev, Removed):
+                    labels.pop(key, None)
                     self._failing.discard(key)
                     continue
                 errors += 1
@@ -157,90 +284,176 @@ class Subtree:
                     self._failing.add(key)
                     log(f"{ev.cgroup}: {os.strerror(ev.error.errno or 0)} (left out "
                         "until it can be read)")
-        skipped = old.skipped
-        if newest is None:
-            seq, flush_time, missed = old.seq, old.flush_time_usec, old.flush_missed
-        else:
-            seq, flush_time, missed = newest.seq, newest.flush_time_usec, newest.flush_missed
-            if old.seq is not None and seq is not None and seq > old.seq + 1:
-                skipped += seq - old.seq - 1
-        self.snapshot = Snapshot(cgroups, seq, flush_time, missed, old.cycles + 1,
-                                 skipped, errors)
+        flushes: dict[str, tuple[int, int]] = {}
+        missed = None
+        for _, s in latest.values():
+            _newest(flushes, "cpu", s.seq, s.flush_time_usec)
+            if s.flush_missed is not None:
+                missed = s.flush_missed if missed is None else max(missed, s.flush_missed)
+            if s.memory is not None:
+                _newest(flushes, "memory", s.memory.seq, s.memory.flush_time_usec)
+            if s.io is not None:
+                _newest(flushes, "io", s.io.seq, s.io.flush_time_usec)
+        self.snapshot = Snapshot(list(latest.values()), flushes or old.flushes,
+                                 missed if missed is not None else old.flush_missed,
+                                 old.cycles + 1, errors)
+
+    def close(self) -> None:
+        with self._lock:    # not under a scrape's sync
+            self.tree.close()
+            self.gone = True
+
+    def sync(self, asked_at: float) -> None:
+        """Bring the snapshot up to the latest completed flush, for a scrape
+        that began at @asked_at (monotonic): unless a sync that began after
+        it already did (scrapes at once share one).  A tree that fails is
+        logged and its subtree served no more; its root's removal too."""
+        with self._lock:
+            if self.gone or self._synced_from >= asked_at:
+                return
+            began = time.monotonic()
+            try:
+                batch = self.tree.sync(SYNC_TIMEOUT)
+            except CgroupRemovedError:
+                self.gone = True
+                log(f"{self.tree.path}: removed; no longer served")
+                return
+            except (OSError, ValueError) as e:
+                self.gone = True
+                log(f"{self.tree.path}: {getattr(e, 'strerror', None) or e}; no longer served")
+                return
+            self.apply(batch)
+            self._synced_from = began
 
 
-# --- the collector: formats snapshots, nothing else ------------------------
+# --- the collector: scrape-time sync, then metric families -----------------
 
 class CgroupCollector:
-    """prometheus_client collector of the exporter's subtrees: the latest
-    sample of every cgroup, and the exporter's own state.  collect() reads
-    the current snapshots only (no I/O, no library call)."""
+    """prometheus_client collector of the exporter's subtrees.  collect()
+    syncs the subtrees read at scrapes (a sync already under way for an
+    earlier scrape is shared), then yields the metric families of every
+    subtree's snapshot and the exporter's own."""
 
-    def __init__(self, subtrees: Callable[[], Sequence[Subtree]]) -> None:
+    def __init__(self, subtrees: Callable[[], Sequence[Subtree]],
+                 every_stat: bool = False,
+                 on_gone: Callable[[], None] = lambda: None) -> None:
+        """@every_stat: every field and memory value, not the default set."""
         self._subtrees = subtrees
+        self._memory_keys: Optional[tuple[str, ...]] = None if every_stat else MEMORY_DEFAULT
+        self._cpu_metrics = tuple(m for m in CPU_METRICS if every_stat or m.default)
+        self._io_metrics = tuple(m for m in IO_METRICS if every_stat or m.default)
+        self._on_gone = on_gone
         self._core = client().core
+        self._memory_metrics: dict[str, Metric] = {}
 
     def describe(self) -> list[Any]:
-        # the families depend on what the cgroups have (the bandwidth
-        # fields): nothing to check at registration
+        # the families depend on what the cgroups have: nothing to check
+        # at registration (and no sync)
         return []
 
     def collect(self) -> Iterator[Any]:
-        core = self._core
-        counter, gauge, make_sample = (core.CounterMetricFamily, core.GaugeMetricFamily,
-                                       core.Sample)
+        asked_at = time.monotonic()
         subtrees = [st for st in self._subtrees() if not st.gone]
-        snapshots = [(st, st.snapshot) for st in subtrees]
-        families = []
-        for attr, family, help_text, factor in CGROUP_COUNTERS:
-            unit = "seconds" if family.endswith("_seconds") else ""
-            fam = counter(family, help_text, labels=["cgroup"], unit=unit)
-            # what add_metric() appends, without a labels dict per call: a
-            # scrape of 10,000 cgroups makes some 40,000 samples
-            name = fam.name + "_total"
-            append = fam.samples.append
-            for _, snap in snapshots:
-                for labels, sample in snap.cgroups.values():
-                    value = getattr(sample, attr)
-                    if value is not None:
-                        append(make_sample(name, labels, value * factor))
-            if fam.samples:
-                families.append(fam)
-        yield from families
+        for st in subtrees:
+            if st.on_scrape:
+                st.sync(asked_at)
+                if st.gone:
+                    self._on_gone()
+        snapshots = [(st, st.snapshot) for st in subtrees if not st.gone]
+        rows = [row for _, snap in snapshots for row in snap.rows]
+        yield from self._cpu(rows)
+        yield from self._memory(rows)
+        yield from self._io(rows)
+        yield from self._own(snapshots)
 
-        seq = gauge("cgstream_flush_seq", "Sequence number of the latest flush the exporter "
-                    "read (kernel streaming: the kernel's; emulation: its own cycle count)",
-                    labels=["subtree"])
-        age = gauge("cgstream_flush_age_seconds", "Time since the latest flush the exporter "
-                    "read (CLOCK_MONOTONIC)", labels=["subtree"], unit="seconds")
-        missed = counter("cgstream_flush_missed", "Cycles the flusher skipped because the "
+    def _family(self, m: Metric, labels: Sequence[str]) -> Any:
+        make = self._core.CounterMetricFamily if m.counter else self._core.GaugeMetricFamily
+        return make(m.name, m.help, labels=labels, unit=m.unit)
+
+    def _cpu(self, rows: list[tuple[tuple[str], Sample]]) -> Iterator[Any]:
+        for m in self._cpu_metrics:
+            fam = self._family(m, ("cgroup",))
+            add, attr, divisor = fam.add_metric, m.source, m.divisor
+            for label, s in rows:
+                value = getattr(s, attr)
+                if value is not None:
+                    add(label, value / divisor)
+            if fam.samples:
+                yield fam
+
+    def _memory_metric(self, key: str) -> Metric:
+        m = self._memory_metrics.get(key)
+        if m is None:
+            m = self._memory_metrics[key] = memory_metric(key)
+        return m
+
+    def _memory(self, rows: list[tuple[tuple[str], Sample]]) -> Iterator[Any]:
+        with_memory = [(label, s.memory) for label, s in rows if s.memory is not None]
+        if not with_memory:
+            return
+        keys = self._memory_keys
+        if keys is None:
+            # every name any cgroup has, in the kernel's order
+            keys = tuple(dict.fromkeys(k for names in dict.fromkeys(
+                memory.names for _, memory in with_memory) for k in names))
+        labels = [label for label, _ in with_memory]
+        columns = zip(*(memory.pick(keys) for _, memory in with_memory))
+        for key, column in zip(keys, columns):
+            fam = self._family(self._memory_metric(key), ("cgroup",))
+            add = fam.add_metric
+            for label, value in zip(labels, column):
+                if value is not None:
+                    add(label, value)
+            if fam.samples:
+                yield fam
+
+    def _io(self, rows: list[tuple[tuple[str], Sample]]) -> Iterator[Any]:
+        devices = [((label[0], name), dev) for label, s in rows if s.io
+                   for name, dev in s.io.items()]
+        if not devices:
+            return
+        for m in self._io_metrics:
+            fam = self._family(m, ("cgroup", "device"))
+            add, attr = fam.add_metric, m.source
+            for labels, dev in devices:
+                add(labels, getattr(dev, attr))
+            yield fam
+
+    def _own(self, snapshots: list[tuple[Subtree, Snapshot]]) -> Iterator[Any]:
+        core = self._core
+        counter, gauge = core.CounterMetricFamily, core.GaugeMetricFamily
+        seq = gauge("cgstream_flush_seq", "Sequence number of the latest flush served, per "
+                    "controller (kernel streaming: the kernel's; emulation: its own cycle "
+                    "count)", labels=["subtree", "controller"])
+        age = gauge("cgstream_flush_age_seconds", "Time from the latest flush served to the "
+                    "scrape, per controller (CLOCK_MONOTONIC)", labels=["subtree", "controller"],
+                    unit="seconds")
+        missed = counter("cgstream_flush_missed", "Cycles the cpu flusher skipped because the "
                          "previous one was late (cpu.stat.stream flush_missed)",
                          labels=["subtree"])
-        skipped = counter("cgstream_exporter_missed_cycles", "Flushes that completed without "
-                          "the exporter reading them (it was late)", labels=["subtree"])
-        cycles = counter("cgstream_exporter_cycles", "Cycles (batches of samples) the "
-                         "exporter read", labels=["subtree"])
+        cycles = counter("cgstream_exporter_cycles", "Batches the exporter read (at scrapes, "
+                         "or at the emulation's timer)", labels=["subtree"])
         errors = counter("cgstream_exporter_read_errors", "Cgroups that could not be read "
                          "in a cycle (left out until they can be)", labels=["subtree"])
-        cgroups = gauge("cgstream_exporter_cgroups", "Cgroups watched (served)",
-                        labels=["subtree"])
-        mode = gauge("cgstream_exporter_mode", "How the subtree is read: subtree or kernel "
-                     "(the kernel's cgroup stat stream), fallback (the userspace emulation: "
-                     "a timer and cpu.stat reads)", labels=["subtree", "mode"])
+        cgroups = gauge("cgstream_exporter_cgroups", "Cgroups served", labels=["subtree"])
+        mode = gauge("cgstream_exporter_mode", "How each controller of the subtree is read: "
+                     "subtree or kernel (the kernel's stat streams, at scrapes), fallback "
+                     "(the userspace emulation: a timer and reads of the statistics files)",
+                     labels=["subtree", "controller", "mode"])
         now_usec = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
         for st, snap in snapshots:
             where = [st.label]
-            if snap.seq is not None:
-                seq.add_metric(where, snap.seq)
-            if snap.flush_time_usec is not None:
-                age.add_metric(where, max(0, now_usec - snap.flush_time_usec) / 1e6)
+            for controller, (flush_seq, flush_time) in sorted(snap.flushes.items()):
+                seq.add_metric([st.label, controller], flush_seq)
+                age.add_metric([st.label, controller], max(0, now_usec - flush_time) / 1e6)
             if snap.flush_missed is not None:
                 missed.add_metric(where, snap.flush_missed)
-            skipped.add_metric(where, snap.skipped)
             cycles.add_metric(where, snap.cycles)
             errors.add_metric(where, snap.errors)
-            cgroups.add_metric(where, len(snap.cgroups))
-            mode.add_metric([st.label, st.mode], 1)
-        yield from (seq, age, missed, skipped, cycles, errors, cgroups, mode)
+            cgroups.add_metric(where, len(snap.rows))
+            for controller, how in st.modes.items():
+                mode.add_metric([st.label, controller, how], 1)
+        yield from (seq, age, missed, cycles, errors, cgroups, mode)
 
 
 # --- HTTP --------------------------------------------------------------------
@@ -328,15 +541,15 @@ def _addresses(listen: Listen) -> list[tuple[int, str, bool]]:
         infos = socket.getaddrinfo(listen.host, listen.port, type=socket.SOCK_STREAM,
                                    flags=socket.AI_PASSIVE)
     except socket.gaierror as e:
-        raise cli.Exit(cli.EXIT_USAGE, f"--listen {listen}: cannot resolve "
-                       f"'{listen.host}': {e.strerror}") from None
+        raise Exit(EXIT_USAGE, f"--listen {listen}: cannot resolve "
+                   f"'{listen.host}': {e.strerror}") from None
     return [(fam, str(addr[0]), False) for fam, _, _, _, addr in infos
             if fam in (socket.AF_INET, socket.AF_INET6)]
 
 
 def bind(listen: Listen, app: Callable[..., Any]) -> WSGIServer:
-    """A WSGI server listening at @listen; cli.Exit with a clear message
-    when it cannot."""
+    """A WSGI server listening at @listen; Exit with a clear message when
+    it cannot."""
     err: Optional[OSError] = None
     for family, address, dual in _addresses(listen):
         try:
@@ -352,31 +565,89 @@ def bind(listen: Listen, app: Callable[..., Any]) -> WSGIServer:
     where = f"cannot listen on {listen}"
     code = err.errno if err is not None else None
     if code == errno.EADDRINUSE:
-        raise cli.Exit(cli.EXIT_RUNTIME, f"{where}: the port is in use (another exporter "
-                       "running?); choose another with --listen")
+        raise Exit(EXIT_RUNTIME, f"{where}: the port is in use (another exporter "
+                   "running?); choose another with --listen")
     if code in (errno.EACCES, errno.EPERM):
-        raise cli.Exit(cli.EXIT_PERMISSION, f"{where}: permission denied (ports below 1024 "
-                       "need CAP_NET_BIND_SERVICE)")
+        raise Exit(EXIT_PERMISSION, f"{where}: permission denied (ports below 1024 "
+                   "need CAP_NET_BIND_SERVICE)")
     if code == errno.EADDRNOTAVAIL:
-        raise cli.Exit(cli.EXIT_RUNTIME, f"{where}: not an address of this host")
-    raise cli.Exit(cli.EXIT_RUNTIME,
-                   f"{where}: {err.strerror if err is not None else 'no usable address'}")
+        raise Exit(EXIT_RUNTIME, f"{where}: not an address of this host")
+    raise Exit(EXIT_RUNTIME, f"{where}: {err.strerror if err is not None else 'no usable address'}")
 
 
 LANDING = (b"<html><head><title>cgstream exporter</title></head><body>"
-           b"<h1>cgstream exporter</h1><p>cgroup CPU statistics, once per flush: "
+           b"<h1>cgstream exporter</h1><p>cgroup cpu, memory and io statistics: "
            b"<a href=\"metrics\">metrics</a></p></body></html>\n")
 
 
+class _NoGC:
+    """The cycle collector off while a scrape runs (any number at once).
+    A scrape makes a few objects per sample (150,000 samples at 10,000
+    cgroups) that refcounting frees; none of them is in a cycle, and
+    collections triggered by their allocation cost some 15% of the
+    scrape."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scrapes = 0
+        self._was_enabled = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._scrapes == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._scrapes += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._lock:
+            self._scrapes -= 1
+            if self._scrapes == 0 and self._was_enabled:
+                gc.enable()
+
+
+# gzip as fast as it goes: prometheus_client compresses at level 9, which
+# costs several times level 1 for a reply of megabytes that compresses
+# about as well either way (the text repeats itself)
+GZIP_LEVEL = 1
+
+
+def _accepts_gzip(environ: dict[str, Any]) -> bool:
+    """Accept-Encoding names gzip (with a q above 0)."""
+    for coding in str(environ.get("HTTP_ACCEPT_ENCODING", "")).split(","):
+        name, *params = coding.split(";")
+        if name.strip().lower() != "gzip":
+            continue
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        return q > 0
+    return False
+
+
 def wsgi_app(registry: Any) -> Callable[..., Iterable[bytes]]:
-    """/metrics: prometheus_client's app (text or OpenMetrics by Accept,
-    gzip by Accept-Encoding); /: a page that links to it; else 404."""
-    metrics = client().make_wsgi_app(registry)
+    """/metrics: prometheus_client's app (text or OpenMetrics by Accept),
+    gzipped by Accept-Encoding; /: a page that links to it; else 404."""
+    metrics = client().make_wsgi_app(registry, disable_compression=True)
+    no_gc = _NoGC()
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
         if path == METRICS_PATH:
-            return metrics(environ, start_response)  # type: ignore[no-any-return]
+            reply: list[Any] = []
+            with no_gc:     # the reply is made in this call
+                body = b"".join(metrics(environ, lambda *a: reply.append(a)))
+            status, headers = reply[0][0], list(reply[0][1])
+            if _accepts_gzip(environ) and status.startswith("200"):
+                body = gzip.compress(body, GZIP_LEVEL)
+                headers.append(("Content-Encoding", "gzip"))
+            start_response(status, headers)
+            return [body]
         if path == "/":
             start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
             return [LANDING]
@@ -388,26 +659,50 @@ def wsgi_app(registry: Any) -> Callable[..., Iterable[bytes]]:
 
 # --- the exporter --------------------------------------------------------------
 
+# serve_forever() wakes this often to see whether it is to stop: rarely,
+# so that between scrapes the exporter does not run at all; stop_serving()
+# wakes it at once instead
+SERVE_POLL = 3600.0
+
+
+def stop_serving(server: WSGIServer) -> None:
+    """shutdown() without waiting for serve_forever()'s next poll: a
+    connection of our own makes its select() return (again, should the
+    first come before shutdown() asked)."""
+    stopping = threading.Thread(target=server.shutdown)
+    stopping.start()
+    host, port = server.server_address[:2]
+    while stopping.is_alive():
+        try:
+            socket.create_connection((str(host), int(port)), timeout=5).close()
+        except OSError:
+            pass    # it stops at its next poll
+        stopping.join(0.2)
+
+
 class Exporter:
     """Subtrees, their collector in a registry of their own (with the
     process and Python collectors that the default registry has), and an
     HTTP server for it.
 
     ``listen()`` starts serving in a thread of its own; ``run()`` reads the
-    trees until ``stop()`` (any thread) or until every subtree's root is
+    emulated subtrees' cycles as their timers bring them and otherwise
+    sleeps, until ``stop()`` (any thread) or until every subtree's root is
     gone; ``close()`` stops serving and closes the trees.
     """
 
-    def __init__(self, trees: Sequence[Tree], mount: str) -> None:
+    def __init__(self, trees: Sequence[Tree], mount: str,
+                 every_stat: bool = False) -> None:
         prom = client()
         self.subtrees = [Subtree(t, mount) for t in trees]
         self.registry = prom.CollectorRegistry()
         prom.ProcessCollector(registry=self.registry)
         prom.PlatformCollector(registry=self.registry)
         prom.GCCollector(registry=self.registry)
-        self.collector = CgroupCollector(lambda: self.subtrees)
-        self.registry.register(self.collector)
         self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self.collector = CgroupCollector(lambda: self.subtrees, every_stat, self._wake)
+        self.registry.register(self.collector)
+        self._stopping = False
         self._server: Optional[WSGIServer] = None
         self._serving: Optional[threading.Thread] = None
 
@@ -416,35 +711,43 @@ class Exporter:
         picked)."""
         server = bind(listen, wsgi_app(self.registry))
         self._server = server
-        self._serving = threading.Thread(target=server.serve_forever, name="cgstream-http",
-                                         daemon=True)
+        self._serving = threading.Thread(target=server.serve_forever, args=(SERVE_POLL,),
+                                         name="cgstream-http", daemon=True)
         self._serving.start()
         host, port = server.server_address[:2]
         return Listen(str(host), int(port))
 
-    def stop(self) -> None:
-        """Make run() return (from any thread, or a signal handler)."""
+    def _wake(self) -> None:
         try:
             os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
-            pass    # already told, or closed
+        except OSError:
+            pass    # already told (the pipe is full), or closed
+
+    def stop(self) -> None:
+        """Make run() return (from any thread, or a signal handler)."""
+        self._stopping = True
+        self._wake()
 
     def run(self) -> bool:
-        """Read every subtree's cycles as they come; True when stopped,
-        False when every subtree's root is gone.  cli.Exit when reading a
-        tree fails as a whole."""
+        """Read the emulated subtrees' cycles as they come, sleep
+        otherwise; True when stopped, False when every subtree's root is
+        gone.  Exit when reading a tree fails as a whole."""
         poller = select.poll()
         poller.register(self._wake_r, select.POLLIN)
         by_fd: dict[int, Subtree] = {}
         for st in self.subtrees:
-            if not st.gone:
+            if not st.gone and not st.on_scrape:
                 by_fd[st.tree.fileno()] = st
                 poller.register(st.tree.fileno(), select.POLLIN)
-        while by_fd:
+        while not all(st.gone for st in self.subtrees):
             for fd, _ in poller.poll():
                 if fd == self._wake_r:
-                    return True
-                if fd not in by_fd:
+                    try:
+                        os.read(self._wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                    if self._stopping:
+                        return True
                     continue
                 st = by_fd[fd]
                 try:
@@ -456,19 +759,18 @@ class Exporter:
                     log(f"{st.tree.path}: removed; no longer served")
                     continue
                 except OSError as e:
-                    raise cli.Exit(cli.EXIT_RUNTIME,
-                                   f"reading {st.tree.path}: {e.strerror}") from None
+                    raise Exit(EXIT_RUNTIME, f"reading {st.tree.path}: {e.strerror}") from None
                 if batch:
                     st.apply(batch)
-        return False
+        return self._stopping
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
+            stop_serving(self._server)
             self._server.server_close()
             self._server = None
         for st in self.subtrees:
-            st.tree.close()
+            st.close()
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)
@@ -490,27 +792,118 @@ def sd_notify(state: str) -> None:
         log(f"telling systemd '{state}': {e.strerror}")
 
 
+def open_error(arg: str, e: OSError, args: argparse.Namespace) -> Exit:
+    """The exit status and message for a cgroup (or tree) that could not
+    be opened."""
+    try:
+        shown = resolve_path(arg)
+    except OSError:
+        shown = arg
+    if e.errno in (errno.ENOENT, errno.ENOTDIR):
+        return Exit(EXIT_NO_CGROUP, f"{shown}: no such cgroup")
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return Exit(EXIT_PERMISSION, f"{shown}: permission denied")
+    if e.errno == errno.EINVAL:
+        return Exit(EXIT_USAGE, f'{arg}: not a cgroup path (".." is not allowed)')
+    if e.errno == errno.EOPNOTSUPP:
+        return Exit(EXIT_NO_KERNEL, f"--mode {args.mode}: this kernel does not stream "
+                    f"{' or '.join(args.controllers)} that way (--mode auto takes what it has, "
+                    "the emulation where it has nothing)")
+    if e.errno == errno.ENODEV:
+        return Exit(EXIT_RUNTIME, "no cgroup2 file system is mounted")
+    return Exit(EXIT_RUNTIME, f"{shown}: {e.strerror}")
+
+
+def _under(path: str, root: str) -> bool:
+    return root == "/" or path == root or path.startswith(root + "/")
+
+
+def controllers_of(path: str, wanted: Sequence[str]) -> tuple[str, ...]:
+    """The controllers of @wanted that the subtree's root cgroup has (its
+    <controller>.stat file; a tree cannot read one its root lacks): the
+    others are left out, said once."""
+    have = tuple(c for c in wanted if c == "cpu" or os.path.exists(f"{path}/{c}.stat"))
+    for c in wanted:
+        if c not in have:
+            log(f"{path}: no {c}.stat (the {c} controller is not enabled for it): "
+                f"{c} not served there")
+    return have or ("cpu",)
+
+
+def open_trees(args: argparse.Namespace) -> list[Tree]:
+    """A tree for each argument not inside another one's; closed again on
+    failure."""
+    paths = []
+    for arg in args.cgroups:
+        try:
+            paths.append(resolve_path(arg))
+        except OSError as e:
+            raise open_error(arg, e, args) from None
+    trees: list[Tree] = []
+    try:
+        for i, (arg, path) in enumerate(zip(args.cgroups, paths)):
+            # a cgroup below another argument is in that one's tree
+            if any(j != i and _under(path, other) and (path != other or j < i)
+                   for j, other in enumerate(paths)):
+                continue
+            controllers = controllers_of(path, args.controllers)
+            try:
+                trees.append(Tree(path, mode=args.mode, controllers=controllers,
+                                  fallback_interval_ms=args.fallback_interval))
+            except OSError as e:
+                raise open_error(arg, e, args) from None
+        return trees
+    except BaseException:
+        for t in trees:
+            t.close()
+        raise
+
+
+def raise_fd_limit() -> None:
+    """Trees in kernel and fallback mode hold an fd per cgroup."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass
+
+
+def warn_if_streaming_off(subtrees: Sequence[Subtree]) -> None:
+    """A streamed controller whose kernel interval is 0 serves values that
+    do not move: say so."""
+    streamed = {c for st in subtrees for c, mode in st.modes.items() if mode != "fallback"}
+    for controller in (c for c in CONTROLLERS if c in streamed):
+        try:
+            off = get_interval(controller=controller) == 0
+        except OSError:
+            off = False
+        if off:
+            log(f"the kernel's {controller}.stat.stream_interval is 0 (streaming off): "
+                f"the {controller} values served do not change until it is set")
+
+
 def _on_sigterm(signum: int, frame: object) -> NoReturn:
-    raise cli.Stop
+    raise Stop
 
 
-def run(args: argparse.Namespace, out: TextIO) -> int:
+def run(args: argparse.Namespace) -> int:
     client()    # before anything else: a missing package is the first thing to fix
     try:
         mount = resolve_path("/")
     except OSError as e:
-        raise cli.add_error("/", e) from None
-    cli.raise_fd_limit()
-    sources = cli.open_sources(args)     # args.recursive: a Tree each
+        raise open_error("/", e, args) from None
+    raise_fd_limit()
+    trees = open_trees(args)
     try:
-        exporter = Exporter([w.source for w in sources if isinstance(w.source, Tree)], mount)
+        exporter = Exporter(trees, mount, args.stats == "all")
     except BaseException:
-        for w in sources:
-            w.source.close()
+        for t in trees:
+            t.close()
         raise
     previous_term = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        cli.warn_if_streaming_off(w.source for w in sources)
+        warn_if_streaming_off(exporter.subtrees)
         # The serving threads (and the thread per request they start)
         # inherit a mask without SIGTERM and SIGINT, so these come to this
         # thread: a signal taken by another thread would leave this one
@@ -521,45 +914,98 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             where = exporter.listen(args.listen)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        modes = ", ".join(sorted({st.mode for st in exporter.subtrees}))
+        for st in exporter.subtrees:
+            how = ", ".join(f"{c} {m}" for c, m in st.modes.items())
+            log(f"{st.label}: {how}; read " + ("at each scrape" if st.on_scrape
+                                               else "at the emulation's timer"))
         log(f"serving http://{where}{METRICS_PATH}: "
-            f"{', '.join(st.label for st in exporter.subtrees)} ({modes} mode)")
+            f"{', '.join(st.label for st in exporter.subtrees)}")
         sd_notify(f"READY=1\nSTATUS=serving {where}{METRICS_PATH}")
         if exporter.run():
-            return cli.EXIT_OK
+            return EXIT_OK
         log("no cgroups left to watch")
-        return cli.EXIT_RUNTIME
-    except (KeyboardInterrupt, cli.Stop):
-        return cli.EXIT_OK
+        return EXIT_RUNTIME
+    except (KeyboardInterrupt, Stop):
+        return EXIT_OK
     finally:
         signal.signal(signal.SIGTERM, previous_term)
         sd_notify("STOPPING=1")
         exporter.close()
 
 
-def add_parser(sub: Any) -> None:
-    """The ``export`` subcommand of ``pycgstream``."""
+def _mode(text: str) -> str:
+    if text not in ("auto", "subtree", "kernel", "fallback"):
+        raise argparse.ArgumentTypeError(
+            f"--mode is auto, subtree, kernel or fallback, not '{text}'")
+    return text
+
+
+def _controllers(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",")))
+    if not names or any(n not in CONTROLLERS for n in names):
+        raise argparse.ArgumentTypeError(
+            f"--controllers is a comma-separated list of {', '.join(CONTROLLERS)}, not '{text}'")
+    return names
+
+
+def _interval(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or not 0 < int(text) <= 0xFFFFFFFF:
+        raise argparse.ArgumentTypeError(
+            f"--fallback-interval wants a number of milliseconds >= 1, not '{text}'")
+    return int(text)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG, description="pycgstream's one command: the Prometheus exporter. The "
+        "command line for watching cgroups and setting the kernel's interval is the C "
+        "'cgstream' command (cgstream watch, cgstream interval).")
+    sub = p.add_subparsers(dest="command", required=True, metavar="export")
     e = sub.add_parser(
-        "export", help="serve the latest sample of every cgroup to Prometheus",
-        description="Serve the latest streamed sample of every cgroup of each CGROUP's "
-        "subtree at http://LISTEN/metrics, in the Prometheus text format or OpenMetrics "
-        "(as the scraper asks). A scrape never reads cgroupfs: one thread reads each "
-        "subtree once per flush.",
+        "export", help="serve the cpu, memory and io statistics of every cgroup to Prometheus",
+        description="Serve the cpu, memory and io statistics of every cgroup of each "
+        "CGROUP's subtree at http://LISTEN/metrics, in the Prometheus text format or "
+        "OpenMetrics (as the scraper asks). A scrape takes the latest completed flush of "
+        "each subtree, in one read per controller where the kernel has the subtree files; "
+        "between scrapes the exporter does nothing (the emulation keeps its timer).",
         epilog="Exit status: 0 stopped (SIGTERM, Ctrl-C), 1 failure (also: every subtree "
         "removed, the port in use), 2 usage error, 3 no such cgroup, 4 permission denied, "
-        "5 the kernel lacks the stream (or subtree) file, 6 prometheus_client missing.")
+        "5 the kernel lacks the mode asked for, 6 prometheus_client missing.")
     e.add_argument("--listen", type=parse_listen, default=parse_listen(DEFAULT_LISTEN),
                    metavar="HOST:PORT",
                    help=f"where to serve (default {DEFAULT_LISTEN}, loopback only; "
                    f":{DEFAULT_PORT} for every address; port 0 picks a free one)")
-    e.add_argument("--mode", type=cli._mode, default="auto",
+    e.add_argument("--controllers", type=_controllers, default=CONTROLLERS,
+                   metavar="LIST", help=f"what to serve, of {','.join(CONTROLLERS)} "
+                   "(default: all)")
+    e.add_argument("--stats", choices=("default", "all"), default="default",
+                   help="default: the set for a fleet (cpu usage and throttling; memory "
+                   "usage, anon, file, inactive_file, swap, OOM kills and limit events, page "
+                   "faults; io bytes and operations); all: every cpu.stat field, every "
+                   "memory value the kernel names, discards")
+    e.add_argument("--mode", type=_mode, default="auto",
                    metavar="auto|subtree|kernel|fallback",
-                   help="as for watch --recursive: auto (default) takes the subtree file, "
-                   "else a stream per cgroup, else the emulation (fallback)")
-    e.add_argument("--fallback-interval", type=cli._fallback_interval, default=0,
+                   help="auto (default): per controller, the subtree file, else a stream per "
+                   "cgroup, else the emulation (fallback)")
+    e.add_argument("--fallback-interval", type=_interval, default=0,
                    metavar="MS", help="timer period of the emulation (default: the kernel's "
                    "interval if set, else 1000)")
     e.add_argument("cgroups", nargs="+", metavar="CGROUP",
                    help="subtrees to serve, absolute or relative to the cgroup2 mount "
                    "(/ is every cgroup)")
-    e.set_defaults(run=run, recursive=True)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return run(args)
+    except Exit as e:
+        if e.message:
+            print(f"{PROG}: {e.message}", file=sys.stderr)
+        return e.status
+    except LibraryNotFoundError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return EXIT_RUNTIME
+    except KeyboardInterrupt:
+        return EXIT_OK

@@ -12,10 +12,10 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import pytest
 
@@ -25,7 +25,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from prometheus_client.parser import text_string_to_metric_families as parse_text  # noqa: E402
 
 import pycgstream  # noqa: E402
-from pycgstream import Added, Failed, Removed, Sample, cli, export  # noqa: E402
+from pycgstream import Added, Failed, Io, IoDevice, Memory, Removed, Sample, export  # noqa: E402
 from conftest import Cgroups, as_nobody  # noqa: E402
 from promcheck import CliExporter, fetch, in_process, promtool_check  # noqa: E402,F401 (a fixture)
 
@@ -60,65 +60,139 @@ def test_bad_listen_addresses(text: str, why: str) -> None:
 
 
 def test_default_listen_is_loopback() -> None:
-    args = cli.parser().parse_args(["export", "/"])
+    args = export.parser().parse_args(["export", "/"])
     assert args.listen == export.Listen("127.0.0.1", export.DEFAULT_PORT)
-    assert args.recursive and args.mode == "auto"
+    assert args.mode == "auto" and args.controllers == ("cpu", "memory", "io")
+    assert args.stats == "default"
+
+
+@pytest.mark.parametrize("argv", [["watch", "/"], ["interval"], ["export"],
+                                  ["export", "--controllers", "cpu,disk", "/"],
+                                  ["export", "--controllers", "", "/"],
+                                  ["export", "--fallback-interval", "0", "/"],
+                                  ["export", "--stats", "some", "/"]])
+def test_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """watch and interval are the C command's: pycgstream has only export."""
+    with pytest.raises(SystemExit) as e:
+        export.main(argv)
+    assert e.value.code == export.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "usage: pycgstream" in err and "Traceback" not in err
+    if argv[0] != "export":
+        assert "invalid choice" in err
+
+
+def test_help_names_the_c_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        export.main(["--help"])
+    assert "'cgstream' command" in capsys.readouterr().out
+
+
+def test_controllers_option() -> None:
+    args = export.parser().parse_args(["export", "--controllers", "memory,cpu,memory", "/"])
+    assert args.controllers == ("memory", "cpu")
 
 
 # --- snapshots and the collector, from made-up cycles ------------------------
 
 MOUNT = "/sys/fs/cgroup"
+MEMORY_NAMES = ("anon", "file", "inactive_file", "pgfault", "pgmajfault", "workingset_refault_anon",
+                "current", "swap.current", "events.low", "events.high", "events.max",
+                "events.oom", "events.oom_kill")
 
 
-def sample(path: str, cid: int, seq: int, usage: int, **more: int) -> Sample:
+def now_usec() -> int:
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+
+
+def memory(base: int, names: tuple[str, ...] = MEMORY_NAMES) -> Memory:
+    return Memory(names, [base + i for i in range(len(names))], 7,
+                  time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000)
+
+
+def sample(path: str, cid: int, seq: int, usage: int, **more: Any) -> Sample:
     return Sample(MOUNT + path if path != "/" else MOUNT, cgroup_id=cid, parent_id=0,
                   seq=seq, flush_time_usec=time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000,
                   usage_usec=usage, user_usec=usage // 4, system_usec=usage - usage // 4,
                   nice_usec=0, flush_missed=2, **more)
 
 
-def fake_subtree(path: str = "/", mode: str = "subtree") -> export.Subtree:
-    tree: Any = SimpleNamespace(path=MOUNT + path if path != "/" else MOUNT, mode=mode)
+class FakeTree:
+    """What a Subtree uses of a Tree: path, modes, and sync() handing out
+    the batches queued in ``batches`` (counted in ``syncs``)."""
+
+    def __init__(self, path: str, modes: dict[str, str]) -> None:
+        self.path = MOUNT + path if path != "/" else MOUNT
+        self.modes = modes
+        self.batches: list[list[Any]] = []
+        self.syncs = 0
+        self.closed = False
+
+    def sync(self, timeout: Optional[float] = None) -> list[Any]:
+        self.syncs += 1
+        return self.batches.pop(0) if self.batches else []
+
+    def close(self) -> None:
+        self.closed = True
+
+
+STREAMED = {"cpu": "subtree", "memory": "subtree", "io": "subtree"}
+EMULATED = {"cpu": "fallback", "memory": "fallback", "io": "fallback"}
+
+
+def fake_subtree(path: str = "/", modes: Optional[dict[str, str]] = None) -> export.Subtree:
+    tree: Any = FakeTree(path, modes or STREAMED)
     return export.Subtree(tree, MOUNT)
 
 
 def test_snapshot_per_cycle(capsys: pytest.CaptureFixture[str]) -> None:
     st = fake_subtree("/a")
     first = st.snapshot
-    assert first.cgroups == {} and first.seq is None and first.cycles == 0
+    assert first.rows == [] and first.flushes == {} and first.cycles == 0
     st.apply([Added(MOUNT + "/a", 10, 0), Added(MOUNT + "/a/b", 11, 10),
               sample("/a", 10, 5, 1000), sample("/a/b", 11, 5, 500)])
     one = st.snapshot
-    assert one is not first and first.cgroups == {}, "a snapshot is never changed"
-    assert {k: labels["cgroup"] for k, (labels, _) in one.cgroups.items()} == {10: "/a", 11: "/a/b"}
-    assert (one.seq, one.cycles, one.skipped, one.flush_missed) == (5, 1, 0, 2)
-    # a cycle later: b removed, c failed, a again; then three flushes unread
+    assert one is not first and first.rows == [], "a snapshot is never changed"
+    assert [(label, s.cgroup_id) for label, s in one.rows] == [(("/a",), 10), (("/a/b",), 11)]
+    assert (one.flushes["cpu"][0], one.cycles, one.flush_missed) == (5, 1, 2)
+    # a cycle later: b removed, c added and failed, a again
     st.apply([Removed(MOUNT + "/a/b", cgroup_id=11, parent_id=10),
               Added(MOUNT + "/a/c", 12, 10), sample("/a", 10, 6, 1500)])
     st.apply([Failed(MOUNT + "/a/c", OSError(errno.EMFILE, "x"), cgroup_id=12, parent_id=10),
               sample("/a", 10, 9, 2000)])
     last = st.snapshot
-    assert set(last.cgroups) == {10} and last.cgroups[10][1].usage_usec == 2000
+    assert [s.usage_usec for _, s in last.rows] == [2000]
     assert capsys.readouterr().err.count("/a/c: Too many open files (left out") == 1
     st.apply([Failed(MOUNT + "/a/c", OSError(errno.EMFILE, "x"), cgroup_id=12, parent_id=10)])
     assert capsys.readouterr().err == "", "a failing cgroup is said once, not every cycle"
-    assert st.snapshot.errors == 2
+    assert st.snapshot.errors == 2 and st.snapshot.rows == []
     st.apply([sample("/a", 10, 9, 2000)])
     last = st.snapshot
-    assert last.cgroups[10][0] is one.cgroups[10][0], "labels are made once per cgroup"
-    assert (last.seq, last.cycles, last.skipped, last.errors) == (9, 5, 2, 2)
+    assert last.rows[0][0] is one.rows[0][0], "labels are made once per cgroup"
+    assert (last.flushes["cpu"][0], last.cycles, last.errors) == (9, 5, 2)
     # the same path made again: a new id, a new series
     st.apply([Added(MOUNT + "/a/b", 13, 10), sample("/a", 10, 10, 2500),
               sample("/a/b", 13, 10, 0)])
-    assert {labels["cgroup"] for labels, _ in st.snapshot.cgroups.values()} == {"/a", "/a/b"}
-    assert st.snapshot.skipped == 2
+    assert {label for label, _ in st.snapshot.rows} == {("/a",), ("/a/b",)}
+
+
+def test_several_cycles_in_one_batch_keep_the_latest() -> None:
+    st = fake_subtree()
+    st.apply([sample("/", 1, 3, 10), sample("/", 1, 4, 20)])
+    assert [(s.seq, s.usage_usec) for _, s in st.snapshot.rows] == [(4, 20)]
 
 
 def test_an_empty_batch_keeps_the_cycle_state() -> None:
     st = fake_subtree()
     st.apply([sample("/", 1, 3, 10)])
     st.apply([])
-    assert (st.snapshot.seq, st.snapshot.cycles, len(st.snapshot.cgroups)) == (3, 2, 1)
+    assert (st.snapshot.flushes["cpu"][0], st.snapshot.cycles, len(st.snapshot.rows)) == (3, 1, 1)
+
+
+def test_flushes_per_controller() -> None:
+    st = fake_subtree()
+    st.apply([sample("/", 1, 3, 10, memory=memory(0), io=Io([IoDevice(7, 0, 1)], 11, 99))])
+    assert st.snapshot.flushes["memory"][0] == 7 and st.snapshot.flushes["io"] == (11, 99)
 
 
 def families(registry: Any, openmetrics: bool = False) -> dict[str, Any]:
@@ -129,20 +203,23 @@ def families(registry: Any, openmetrics: bool = False) -> dict[str, Any]:
     return {f.name: f for f in parse_text(prometheus_client.generate_latest(registry).decode())}
 
 
-def registry_of(*subtrees: export.Subtree) -> Any:
+def registry_of(*subtrees: export.Subtree, every_stat: bool = False) -> Any:
     registry = prometheus_client.CollectorRegistry()
-    registry.register(export.CgroupCollector(lambda: subtrees))
+    registry.register(export.CgroupCollector(lambda: subtrees, every_stat))
     return registry
 
 
 @pytest.mark.parametrize("openmetrics", [False, True], ids=["text", "openmetrics"])
-def test_metrics(openmetrics: bool) -> None:
-    busy, capped = fake_subtree("/busy.slice"), fake_subtree("/capped", mode="fallback")
-    busy.apply([sample("/busy.slice", 7, 41, 2_500_000),
+@pytest.mark.parametrize("every_stat", [False, True], ids=["default", "all"])
+def test_metrics(openmetrics: bool, every_stat: bool) -> None:
+    busy, capped = fake_subtree("/busy.slice"), fake_subtree("/capped", EMULATED)
+    busy.apply([sample("/busy.slice", 7, 41, 2_500_000, memory=memory(1 << 20),
+                       io=Io([IoDevice(7, 0, 4096, 8192, 1, 2, 0, 0),
+                              IoDevice(259, 3, 1, 2, 3, 4, 5, 6)], 0, now_usec())),
                 sample("/busy.slice/x.service", 8, 41, 1_000_000)])
     capped.apply([sample("/capped", 9, 3, 4_000_000, nr_periods=50, nr_throttled=20,
                          throttled_usec=1_500_000, nr_bursts=1, burst_usec=250)])
-    got = families(registry_of(busy, capped), openmetrics)
+    got = families(registry_of(busy, capped, every_stat=every_stat), openmetrics)
 
     def values(name: str, label: str = "cgroup") -> dict[str, float]:
         return {s.labels[label]: s.value for s in got[name].samples
@@ -152,29 +229,122 @@ def test_metrics(openmetrics: bool) -> None:
     usage = "cgroup_cpu_usage_seconds"
     assert got[usage].type == "counter"
     assert values(usage) == {"/busy.slice": 2.5, "/busy.slice/x.service": 1.0, "/capped": 4.0}
-    assert values("cgroup_cpu_user_seconds")["/busy.slice"] == 0.625
-    assert values("cgroup_cpu_system_seconds")["/busy.slice"] == 1.875
-    assert values("cgroup_cpu_nice_seconds")["/capped"] == 0
     # the bandwidth fields exist only where the cpu controller is on
     assert values("cgroup_cpu_periods") == {"/capped": 50}
     assert values("cgroup_cpu_throttled_periods") == {"/capped": 20}
     assert values("cgroup_cpu_throttled_seconds") == {"/capped": 1.5}
-    assert values("cgroup_cpu_bursts") == {"/capped": 1}
-    assert values("cgroup_cpu_burst_seconds") == {"/capped": 0.00025}
+    every_cpu = {"cgroup_cpu_user_seconds", "cgroup_cpu_system_seconds",
+                 "cgroup_cpu_nice_seconds", "cgroup_cpu_bursts", "cgroup_cpu_burst_seconds"}
+    if every_stat:
+        assert values("cgroup_cpu_user_seconds")["/busy.slice"] == 0.625
+        assert values("cgroup_cpu_system_seconds")["/busy.slice"] == 1.875
+        assert values("cgroup_cpu_nice_seconds")["/capped"] == 0
+        assert values("cgroup_cpu_bursts") == {"/capped": 1}
+        assert values("cgroup_cpu_burst_seconds") == {"/capped": 0.00025}
+    else:
+        assert not every_cpu & set(got), "the default set: usage and throttling"
     assert all(s.name == usage + "_total" for s in got[usage].samples)
     if openmetrics:
         assert got[usage].unit == "seconds"
-    assert values("cgstream_flush_seq", "subtree") == {"/busy.slice": 41, "/capped": 3}
+    # memory: the default set, only for the cgroup that has memory values
+    base = 1 << 20
+    expect = {"cgroup_memory_anon_bytes": ("gauge", base + 0),
+              "cgroup_memory_file_bytes": ("gauge", base + 1),
+              "cgroup_memory_inactive_file_bytes": ("gauge", base + 2),
+              "cgroup_memory_pgfault": ("counter", base + 3),
+              "cgroup_memory_pgmajfault": ("counter", base + 4),
+              "cgroup_memory_current_bytes": ("gauge", base + 6),
+              "cgroup_memory_swap_current_bytes": ("gauge", base + 7),
+              "cgroup_memory_events_high": ("counter", base + 9),
+              "cgroup_memory_events_max": ("counter", base + 10),
+              "cgroup_memory_events_oom_kill": ("counter", base + 12)}
+    memory_families = {n for n in got if n.startswith("cgroup_memory_")}
+    if every_stat:
+        assert memory_families == {export.memory_metric(k).name +
+                                   ("" if export.memory_metric(k).counter else "_bytes")
+                                   for k in MEMORY_NAMES}
+    else:
+        assert memory_families == set(expect)
+    for name, (kind, value) in expect.items():
+        assert got[name].type == kind, name
+        assert values(name) == {"/busy.slice": value}, name
+        if kind == "counter":
+            assert all(s.name == name + "_total" for s in got[name].samples)
+        if openmetrics and kind == "gauge":
+            assert got[name].unit == "bytes"
+    # io: per device, "MAJ:MIN"
+    def io(name: str) -> dict[tuple[str, str], float]:
+        return {(s.labels["cgroup"], s.labels["device"]): s.value for s in got[name].samples
+                if not s.name.endswith("_created")}
+    assert io("cgroup_io_read_bytes") == {("/busy.slice", "7:0"): 4096,
+                                          ("/busy.slice", "259:3"): 1}
+    assert io("cgroup_io_written_bytes") == {("/busy.slice", "7:0"): 8192,
+                                             ("/busy.slice", "259:3"): 2}
+    assert io("cgroup_io_reads")[("/busy.slice", "259:3")] == 3
+    assert io("cgroup_io_writes")[("/busy.slice", "259:3")] == 4
+    if every_stat:
+        assert io("cgroup_io_discarded_bytes")[("/busy.slice", "259:3")] == 5
+        assert io("cgroup_io_discards")[("/busy.slice", "259:3")] == 6
+    else:
+        assert "cgroup_io_discards" not in got
+    # the exporter's own
+    def own(name: str) -> dict[tuple[str, str], float]:
+        return {(s.labels["subtree"], s.labels["controller"]): s.value
+                for s in got[name].samples}
+    assert own("cgstream_flush_seq") == {("/busy.slice", "cpu"): 41, ("/busy.slice", "memory"): 7,
+                                         ("/busy.slice", "io"): 0, ("/capped", "cpu"): 3}
     assert values("cgstream_exporter_cgroups", "subtree") == {"/busy.slice": 2, "/capped": 1}
     assert values("cgstream_flush_missed", "subtree") == {"/busy.slice": 2, "/capped": 2}
     assert values("cgstream_exporter_cycles", "subtree") == {"/busy.slice": 1, "/capped": 1}
-    assert values("cgstream_exporter_missed_cycles", "subtree")["/capped"] == 0
     assert values("cgstream_exporter_read_errors", "subtree")["/capped"] == 0
-    ages = values("cgstream_flush_age_seconds", "subtree")
+    ages = own("cgstream_flush_age_seconds")
     assert all(0 <= age < 60 for age in ages.values()), ages
-    modes = {(s.labels["subtree"], s.labels["mode"]): s.value
+    modes = {(s.labels["subtree"], s.labels["controller"], s.labels["mode"]): s.value
              for s in got["cgstream_exporter_mode"].samples}
-    assert modes == {("/busy.slice", "subtree"): 1, ("/capped", "fallback"): 1}
+    assert modes == {**{("/busy.slice", c, "subtree"): 1 for c in STREAMED},
+                     **{("/capped", c, "fallback"): 1 for c in EMULATED}}
+
+
+def test_every_memory_key() -> None:
+    """--stats all: a family for every name of every cgroup, sizes
+    as _bytes gauges, events as _total counters; promtool-clean."""
+    st = fake_subtree()
+    other = ("anon", "hugetlb", "thp_fault_alloc", "zswap", "zswpout")
+    st.apply([sample("/", 1, 3, 10, memory=memory(100)),
+              sample("/x", 2, 3, 10, memory=memory(200, other))])
+    registry = registry_of(st, every_stat=True)
+    got = families(registry)
+    names = {n for n in got if n.startswith("cgroup_memory_")}
+    assert names == {
+        "cgroup_memory_anon_bytes", "cgroup_memory_file_bytes",
+        "cgroup_memory_inactive_file_bytes", "cgroup_memory_pgfault",
+        "cgroup_memory_pgmajfault", "cgroup_memory_workingset_refault_anon",
+        "cgroup_memory_current_bytes", "cgroup_memory_swap_current_bytes",
+        "cgroup_memory_events_low", "cgroup_memory_events_high", "cgroup_memory_events_max",
+        "cgroup_memory_events_oom", "cgroup_memory_events_oom_kill",
+        "cgroup_memory_hugetlb_bytes", "cgroup_memory_thp_fault_alloc",
+        "cgroup_memory_zswap_bytes", "cgroup_memory_zswpout"}
+    assert {s.labels["cgroup"]: s.value for s in got["cgroup_memory_anon_bytes"].samples} == {
+        "/": 100, "/x": 200}
+    assert {s.labels["cgroup"] for s in got["cgroup_memory_zswpout"].samples} == {"/x"}
+    assert got["cgroup_memory_zswpout"].type == "counter"
+    promtool_check(prometheus_client.generate_latest(registry))
+
+
+@pytest.mark.parametrize("key, name, counter", [
+    ("anon", "cgroup_memory_anon_bytes", False),
+    ("swapcached", "cgroup_memory_swapcached_bytes", False),
+    ("swpin_zero", "cgroup_memory_swpin_zero", True),
+    ("anon_thp", "cgroup_memory_anon_thp_bytes", False),
+    ("pgdemote_kswapd", "cgroup_memory_pgdemote_kswapd", True),
+    ("numa_hint_faults", "cgroup_memory_numa_hint_faults", True),
+    ("events.oom_group_kill", "cgroup_memory_events_oom_group_kill", True),
+    ("swap.current", "cgroup_memory_swap_current_bytes", False),
+    ("odd-key/x", "cgroup_memory_odd_key_x_bytes", False),
+])
+def test_memory_names(key: str, name: str, counter: bool) -> None:
+    m = export.memory_metric(key)
+    assert (m.name + ("" if counter else "_bytes"), m.counter) == (name, counter)
 
 
 def test_no_samples_yet_and_gone_subtrees() -> None:
@@ -185,6 +355,69 @@ def test_no_samples_yet_and_gone_subtrees() -> None:
     assert not any(name.startswith("cgroup_") for name in got)
     assert [s.labels["subtree"] for s in got["cgstream_exporter_cgroups"].samples] == ["/w"]
     assert got["cgstream_flush_seq"].samples == []
+
+
+def test_a_scrape_syncs_streamed_subtrees_only() -> None:
+    """Kernel-streamed subtrees are read at each scrape, once (not
+    between scrapes); emulated ones never at a scrape."""
+    streamed, emulated = fake_subtree("/s"), fake_subtree("/e", EMULATED)
+    assert streamed.on_scrape and not emulated.on_scrape
+    mixed = fake_subtree("/m", {"cpu": "subtree", "memory": "fallback"})
+    assert not mixed.on_scrape, "a controller in the emulation: the timer reads the tree"
+    tree: Any = streamed.tree
+    tree.batches = [[Added(MOUNT + "/s", 5, 0), sample("/s", 5, 10, 100)],
+                    [sample("/s", 5, 11, 200)]]
+    registry = registry_of(streamed, emulated)
+    first = families(registry)
+    assert {s.value for s in first["cgroup_cpu_usage_seconds"].samples} == {0.0001}
+    assert (tree.syncs, emulated.tree.syncs) == (1, 0)  # type: ignore[attr-defined]
+    second = families(registry)
+    assert {s.value for s in second["cgroup_cpu_usage_seconds"].samples} == {0.0002}
+    time.sleep(0.2)
+    assert tree.syncs == 2, "nothing read between scrapes"
+    # a sync that brings nothing (no flush since): the last values stay
+    assert {s.value for s in families(registry)["cgroup_cpu_usage_seconds"].samples} == {0.0002}
+
+
+def test_scrapes_at_once_share_a_sync() -> None:
+    st = fake_subtree("/s")
+    tree: Any = st.tree
+    gate = threading.Event()
+    real_sync = tree.sync
+
+    def slow_sync(timeout: Optional[float] = None) -> list[Any]:
+        gate.wait(10)
+        return real_sync(timeout)
+
+    tree.sync = slow_sync
+    tree.batches = [[sample("/s", 5, 10, 100)], [sample("/s", 5, 11, 200)]]
+    registry = registry_of(st)
+    threads = [threading.Thread(target=prometheus_client.generate_latest, args=(registry,))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)     # all four in collect(): one syncing, three waiting for it
+    gate.set()
+    for t in threads:
+        t.join(10)
+    # the first scrape's sync began before the others asked: they share
+    # the one that began after all of them had
+    assert tree.syncs == 2, "scrapes that waited for a sync begun after them share it"
+    families(registry)
+    assert tree.syncs == 3, "a scrape after the sync syncs again"
+
+
+def test_a_failing_tree_is_served_no_more(capsys: pytest.CaptureFixture[str]) -> None:
+    st = fake_subtree("/s")
+    tree: Any = st.tree
+
+    def fail(timeout: Optional[float] = None) -> list[Any]:
+        raise pycgstream.CgroupRemovedError(errno.ENODEV, "gone", tree.path)
+
+    tree.sync = fail
+    got = families(registry_of(st))
+    assert st.gone and got["cgstream_exporter_cgroups"].samples == []
+    assert "/s: removed; no longer served" in capsys.readouterr().err
 
 
 # --- real cgroups, the emulation ---------------------------------------------
@@ -314,7 +547,7 @@ def test_command(interpreter: str, cgroups: Cgroups, mount: Path, tmp_path: Path
                                        str(top)], env)
     try:
         assert notify_socket.recv(4096).startswith(b"READY=1\n")
-        assert f"({'fallback'} mode)" in e.stderr()
+        assert "cpu fallback" in e.stderr() and "at the emulation's timer" in e.stderr()
         status, headers, body = fetch(e.url)
         assert status == 200 and headers["content-type"].startswith("text/plain; version=0.0.4")
         promtool_check(body)
@@ -352,7 +585,7 @@ def test_command(interpreter: str, cgroups: Cgroups, mount: Path, tmp_path: Path
 
 def run_main(*args: str) -> int:
     try:
-        return cli.main(["export", *args])
+        return export.main(["export", *args])
     except SystemExit as e:
         return int(e.code or 0)
 
@@ -363,15 +596,15 @@ def test_port_in_use(cgroup: Path, capsys: pytest.CaptureFixture[str]) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         assert run_main("--listen", f"127.0.0.1:{port}", "--mode", "fallback",
-                        str(cgroup)) == cli.EXIT_RUNTIME
+                        str(cgroup)) == export.EXIT_RUNTIME
     err = capsys.readouterr().err
     assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in err, err
 
 
 @pytest.mark.parametrize("listen, status, message", [
-    ("127.0.0.1", cli.EXIT_USAGE, "argument --listen: --listen wants HOST:PORT"),
-    ("192.0.2.1:10340", cli.EXIT_RUNTIME, "not an address of this host"),
-    ("no-such-host.invalid:10340", cli.EXIT_USAGE, "cannot resolve 'no-such-host.invalid'"),
+    ("127.0.0.1", export.EXIT_USAGE, "argument --listen: --listen wants HOST:PORT"),
+    ("192.0.2.1:10340", export.EXIT_RUNTIME, "not an address of this host"),
+    ("no-such-host.invalid:10340", export.EXIT_USAGE, "cannot resolve 'no-such-host.invalid'"),
 ])
 def test_bad_addresses(listen: str, status: int, message: str, cgroup: Path,
                        capsys: pytest.CaptureFixture[str]) -> None:
@@ -381,7 +614,7 @@ def test_bad_addresses(listen: str, status: int, message: str, cgroup: Path,
 
 
 def test_missing_cgroup(mount: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_main("--listen", "127.0.0.1:0", "pycgstream-no-such-cgroup") == cli.EXIT_NO_CGROUP
+    assert run_main("--listen", "127.0.0.1:0", "pycgstream-no-such-cgroup") == export.EXIT_NO_CGROUP
     assert f"{mount}/pycgstream-no-such-cgroup: no such cgroup" in capsys.readouterr().err
 
 
@@ -416,10 +649,17 @@ def test_permission_denied(cgroups: Cgroups) -> None:
     parent.chmod(0)
     try:
         assert as_nobody(lambda: run_main("--listen", "127.0.0.1:0", "--mode", "fallback",
-                                          str(child))) == cli.EXIT_PERMISSION
+                                          str(child))) == export.EXIT_PERMISSION
     finally:
         parent.chmod(0o755)
     if low is None:
         pytest.skip(f"no privileged port to try (ip_unprivileged_port_start is {start})")
     assert as_nobody(lambda: run_main("--listen", f"127.0.0.1:{low}", "--mode", "fallback",
-                                      str(open_cgroup))) == cli.EXIT_PERMISSION
+                                      str(open_cgroup))) == export.EXIT_PERMISSION
+
+
+@pytest.mark.parametrize("header, gzipped", [
+    ("gzip", True), ("deflate, gzip;q=0.5", True), ("GZIP", True), ("gzip;q=0", False),
+    ("identity", False), ("", False), ("gzip;q=x", False)])
+def test_gzip_by_accept_encoding(header: str, gzipped: bool) -> None:
+    assert export._accepts_gzip({"HTTP_ACCEPT_ENCODING": header}) == gzipped

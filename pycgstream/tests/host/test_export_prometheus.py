@@ -16,6 +16,7 @@ import pytest
 
 pytest.importorskip("prometheus_client")
 
+import pycgstream  # noqa: E402
 from conftest import Cgroups  # noqa: E402
 from promcheck import CliExporter, Prometheus, scenario, tool  # noqa: E402
 
@@ -35,7 +36,11 @@ def test_prometheus_scrapes_the_exporter(cgroups: Cgroups, mount: Path, tmp_path
     prom = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{exporter.port}")
     try:
         prom.start()
-        scenario(prom, exporter.url, mount, cgroups, "fallback", busy, burner.pid, idle, doomed,
+        # the controllers the subtree's root has (on a host with them on v1
+        # only, cpu alone); the emulation for every one
+        modes = {c: "fallback" for c in pycgstream.CONTROLLERS
+                 if c == "cpu" or (top / f"{c}.stat").exists()}
+        scenario(prom, exporter.url, mount, cgroups, modes, busy, burner.pid, idle, doomed,
                  RATE_WINDOW)
     finally:
         prom.stop()

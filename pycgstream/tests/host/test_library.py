@@ -129,10 +129,11 @@ def test_a_library_that_is_not_libcgstream() -> None:
     assert "has no function cgstream_" in r.stdout
 
 
-def test_cli_without_library_says_so_without_traceback() -> None:
+def test_command_without_library_says_so_without_traceback() -> None:
     env = env_without_library()
     env["CGSTREAM_LIBRARY"] = "/nonexistent/libcgstream.so.1"
-    r = run_python("import sys; from pycgstream.cli import main; sys.exit(main(['interval']))", env)
+    r = run_python("import sys; from pycgstream.export import main; "
+                   "sys.exit(main(['export', '--listen', '127.0.0.1:0', '/']))", env)
     assert r.returncode == 1
     assert r.stderr.startswith("pycgstream: cannot load libcgstream")
     assert "Traceback" not in r.stderr
@@ -166,48 +167,38 @@ def test_errcheck_maps_errno_to_oserror_subclasses() -> None:
     assert check(3, None, (b"x",)) == 3
 
 
-LAYOUT_PROGRAM = r"""
-#include <stdio.h>
-#include <stddef.h>
-#include "cgstream.h"
-#define O(t, f) printf(#t "." #f " %zu\n", offsetof(struct t, f))
-int main(void)
-{
-	printf("cgstream_sample %zu\n", sizeof(struct cgstream_sample));
-	printf("cgstream_opts %zu\n", sizeof(struct cgstream_opts));
-	printf("cgstream_event %zu\n", sizeof(struct cgstream_event));
-	O(cgstream_sample, present); O(cgstream_sample, flush_missed);
-	O(cgstream_sample, cgroup_id);
-	O(cgstream_opts, mode); O(cgstream_opts, fallback_interval_ms);
-	O(cgstream_opts, cgroup_root);
-	O(cgstream_event, error); O(cgstream_event, path);
-	O(cgstream_event, userdata); O(cgstream_event, sample);
-	O(cgstream_event, parent_id);
-	return 0;
-}
-"""
+# every struct the ctypes layer mirrors, by its C name
+MIRRORED = {"cgstream_sample": _lib.SampleStruct, "cgstream_opts": _lib.OptsStruct,
+            "cgstream_event": _lib.EventStruct, "cgstream_record": _lib.RecordStruct,
+            "cgstream_field_info": _lib.FieldInfoStruct, "cgstream_memory": _lib.MemoryStruct,
+            "cgstream_io_device": _lib.IoDeviceStruct, "cgstream_io": _lib.IoStruct}
 
 
 def test_struct_layout_matches_the_header(tmp_path: Path) -> None:
+    """Every mirrored struct's size and every field's offset, as the C
+    compiler lays out the header's."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         pytest.skip("no C compiler to read the header's layout")
-    (tmp_path / "layout.c").write_text(LAYOUT_PROGRAM)
+    lines = ["#include <stdio.h>", "#include <stddef.h>", '#include "cgstream.h"',
+             "int main(void)", "{"]
+    expected = {}
+    for struct, mirror in MIRRORED.items():
+        lines.append(f'\tprintf("{struct} %zu\\n", sizeof(struct {struct}));')
+        expected[struct] = ctypes.sizeof(mirror)
+        for field, *_ in mirror._fields_:
+            lines.append(f'\tprintf("{struct}.{field} %zu\\n", '
+                         f'offsetof(struct {struct}, {field}));')
+            expected[f"{struct}.{field}"] = getattr(mirror, field).offset
+    (tmp_path / "layout.c").write_text("\n".join(lines + ["\treturn 0;", "}", ""]))
     subprocess.run([cc, "-I", str(HEADER.parent), "-o", str(tmp_path / "layout"),
                     str(tmp_path / "layout.c")], check=True)
     out = subprocess.run([str(tmp_path / "layout")], check=True, capture_output=True,
                          text=True).stdout
-    expected = {}
-    for struct, name in (("cgstream_sample", _lib.SampleStruct),
-                         ("cgstream_opts", _lib.OptsStruct),
-                         ("cgstream_event", _lib.EventStruct)):
-        expected[struct] = ctypes.sizeof(name)
-        for field, *_ in name._fields_:
-            expected[f"{struct}.{field}"] = getattr(name, field).offset
-    lines = out.splitlines()
-    assert len(lines) == 14
-    for line in lines:
-        key, value = line.split()
-        assert expected[key] == int(value), key
-    # the batch decoder reads events with struct, in the same layout
+    got = dict(line.split() for line in out.splitlines())
+    assert {k: int(v) for k, v in got.items()} == expected
+    # the batch decoder reads events, memory and io with struct, in the same layout
     assert _lib.EVENT_LAYOUT.size == expected["cgstream_event"]
+    assert _lib.MEMORY_LAYOUT.size == expected["cgstream_memory"]
+    assert _lib.IO_LAYOUT.size == expected["cgstream_io"]
+    assert _lib.IO_DEVICE_LAYOUT.size == expected["cgstream_io_device"]

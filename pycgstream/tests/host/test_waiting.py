@@ -211,7 +211,8 @@ def test_async_iteration_calls_only_nonblocking_functions_on_the_loop(
     on_loop = [(name, readable) for name, here, readable in rec.calls if here]
     assert not [name for name, _ in on_loop if name.endswith("_wait")], on_loop
     data_calls = [(name, readable) for name, readable in on_loop
-                  if name in ("cgstream_read", "cgstream_group_process", "cgstream_tree_process")]
+                  if name in ("cgstream_read", "cgstream_read_event", "cgstream_group_process",
+                              "cgstream_tree_process")]
     assert len(data_calls) >= 3, rec.calls
     assert all(readable for _, readable in data_calls), data_calls
     # the library was freed off the loop (it may wait for io_uring reads)
@@ -221,15 +222,15 @@ def test_async_iteration_calls_only_nonblocking_functions_on_the_loop(
 
 
 def test_buffers_are_kept_from_call_to_call(cgroups: Cgroups) -> None:
-    """The event array and a stream's sample struct are allocated once (and
+    """The event array and a stream's event struct are allocated once (and
     grown when a batch needs more), not per cycle."""
     parent = cgroups.make()
     with pycgstream.Tree(parent, mode="fallback", fallback_interval_ms=20) as t, \
             pycgstream.Stream(parent, mode="fallback", fallback_interval_ms=20) as s:
         next(t)
-        events, sample = t._events, s._sample
+        events, sample = t._events, s._event
         next(t), next(t), next(s), next(s)
-        assert t._events is events and s._sample is sample
+        assert t._events is events and s._event is sample
         more = [cgroups.make(parent=parent) for _ in range(len(events))]
         batch = next(t)
         # as many new cgroups as the array held: it grew, once, and the

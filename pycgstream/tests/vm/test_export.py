@@ -1,19 +1,22 @@
 """The exporter on the patched kernel (root, in the VM), in this process
-(a new interpreter is slow to start under TCG): scraped by a real
-Prometheus server while it reads the subtree file once per flush
+(a new interpreter is slow to start under TCG): scraped every second by a
+real Prometheus server while each scrape reads the subtree files
 (promcheck.scenario: up, a busy cgroup's rate() against its process's CPU
-share, an idle one's 0, a removed cgroup gone, promtool; here also the
-throttling counters of the busy cgroup, held to half a CPU by cpu.max); a
-kernel-mode tree (a stream per cgroup); scrapes that never read the
-tree."""
+share, an idle one's 0, a removed cgroup's series gone, promtool; here
+also the throttling counters of the busy cgroup, held to half a CPU by
+cpu.max, the memory.current of a cgroup holding 64 MiB, the bytes a
+cgroup wrote with O_DIRECT to a loop device, and the exporter's own CPU
+over 30 s once the scrapes stop, printed); a kernel-mode tree (a stream
+per cgroup); a sync per scrape and nothing between scrapes."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -22,9 +25,14 @@ pytest.importorskip("prometheus_client")
 import pycgstream  # noqa: E402
 from conftest import Cgroups  # noqa: E402
 from promcheck import Prometheus, in_process, scenario, tool  # noqa: E402,F401 (a fixture)
-from vmfixtures import interval, patched_kernel, time_limit  # noqa: E402,F401 (fixtures)
+from vmfixtures import (all_streaming, interval, patched_kernel,  # noqa: E402,F401 (fixtures)
+                        time_limit)
 
 RATE_WINDOW = 30        # seconds (promcheck.check_rate: the tolerance)
+HELD_MIB = 64           # what the memory cgroup holds (tmpfs pages)
+WRITTEN_MIB = 8         # what the io cgroup writes to the loop device
+IDLE_WINDOW = 30        # seconds without scrapes, the exporter's CPU measured
+MIB = 1 << 20
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -45,82 +53,215 @@ def loopback() -> None:
         assert works(), "no loopback network in the guest"
 
 
+@pytest.fixture
+def loop_device(tmp_path: Path) -> Iterator[Path]:
+    """/dev/loopN over a 32 MiB file of the test's."""
+    backing = tmp_path / "loop.img"
+    with open(backing, "wb") as f:
+        f.truncate(32 * MIB)
+    r = subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, f"losetup: {r.stderr}"
+    dev = Path(r.stdout.strip())
+    yield dev
+    subprocess.run(["losetup", "-d", str(dev)], check=False)
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Path]:
+    where = tmp_path / "tmpfs"
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "tmpfs", str(where)], check=True)
+    yield where
+    subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def run_in(cgroup: Path, *command: str) -> None:
+    """@command in @cgroup, to its end (a shell: quick to start under TCG)."""
+    subprocess.run(["sh", "-c", 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"', "in",
+                    str(cgroup), *command], check=True, capture_output=True)
+
+
 def label(mount: Path, cgroup: Path) -> str:
     return "/" + str(cgroup.relative_to(mount))
 
 
-@pytest.mark.time_limit(600)
-def test_prometheus_scrapes_subtree_mode(interval: int, cgroups: Cgroups, mount: Path,
-                                         in_process: Any, tmp_path: Path) -> None:
+def device_of(dev: Path) -> str:
+    rdev = dev.stat().st_rdev
+    return f"{os.major(rdev)}:{os.minor(rdev)}"
+
+
+@pytest.mark.time_limit(900)
+def test_prometheus_scrapes_subtree_mode(all_streaming: int, cgroups: Cgroups, mount: Path,
+                                         in_process: Any, tmp_path: Path, tmpfs: Path,
+                                         loop_device: Path) -> None:
     tool("prometheus")
-    if not (mount / "cpu.stat.stream.subtree").exists():
-        pytest.fail("no cpu.stat.stream.subtree on the patched kernel")
-    (mount / "cgroup.subtree_control").write_text("+cpu")
+    for c in ("cpu", "memory", "io"):
+        if not (mount / f"{c}.stat.stream.subtree").exists():
+            pytest.fail(f"no {c}.stat.stream.subtree on the patched kernel")
+    (mount / "cgroup.subtree_control").write_text("+cpu +memory +io")
     top = cgroups.make("prom")
-    (top / "cgroup.subtree_control").write_text("+cpu")
+    (top / "cgroup.subtree_control").write_text("+cpu +memory +io")
     busy, idle = cgroups.make("busy", parent=top), cgroups.make("idle", parent=top)
     doomed = cgroups.make("doomed", parent=top)
+    held, writer = cgroups.make("held", parent=top), cgroups.make("writer", parent=top)
     # half a CPU at most: throttled in every period the loop runs in
     (busy / "cpu.max").write_text("50000 100000")
     burner = cgroups.burn(busy)
-    e = in_process([pycgstream.Tree(str(top), mode="subtree")], mount)
-    e.wait("four cgroups", lambda u: len(u) == 4)
+    # 64 MiB of tmpfs pages, charged to the cgroup that wrote them until removed
+    run_in(held, "dd", "if=/dev/zero", f"of={tmpfs / 'held'}", "bs=1M", f"count={HELD_MIB}")
+    # O_DIRECT: the bytes reach the loop device from this cgroup, not from writeback
+    run_in(writer, "dd", "if=/dev/zero", f"of={loop_device}", "bs=1M", f"count={WRITTEN_MIB}",
+           "oflag=direct")
+    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS)
+    assert tree.modes == {"cpu": "subtree", "memory": "subtree", "io": "subtree"}
+    e = in_process([tree], mount)
+    e.wait("six cgroups", lambda u: len(u) == 6)
     prom = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{e.port}")
     busy_is = f'{{cgroup="{label(mount, busy)}"}}'
 
-    def throttling() -> None:
+    def more() -> None:
         # the cpu controller is on: periods, throttled periods and time
         for counter in ("periods", "throttled_periods", "throttled_seconds"):
             rate = prom.value(f"rate(cgroup_cpu_{counter}_total{busy_is}[{RATE_WINDOW}s])")
             assert rate is not None and rate > 0, (counter, rate)
-        # flushes at the kernel's interval, read as they come
-        assert (prom.value(f"delta(cgstream_flush_seq[{RATE_WINDOW}s])") or 0) > 0
+        # each scrape serves newer flushes
+        for c in ("cpu", "memory", "io"):
+            assert (prom.value(f'delta(cgstream_flush_seq{{controller="{c}"}}'
+                               f'[{RATE_WINDOW}s])') or 0) > 0, c
+        # memory: what the cgroup holds, as memory.current says
+        series = f'cgroup_memory_current_bytes{{cgroup="{label(mount, held)}"}}'
+        served = prom.value(series)
+        truth = int((held / "memory.current").read_text())
+        print(f"memory.current {truth} B, served {served} B")
+        assert served is not None and served >= HELD_MIB * MIB
+        assert abs(served - truth) <= 0.03 * truth, (served, truth)
+        file_bytes = prom.value(f'cgroup_memory_file_bytes{{cgroup="{label(mount, held)}"}}')
+        assert file_bytes is not None and file_bytes >= HELD_MIB * MIB, "tmpfs pages are file"
+        # io: the bytes written, on the loop device, by the cgroup that wrote them
+        written = prom.value(f'cgroup_io_written_bytes_total{{cgroup="{label(mount, writer)}",'
+                             f'device="{device_of(loop_device)}"}}')
+        writes = prom.value(f'cgroup_io_writes_total{{cgroup="{label(mount, writer)}",'
+                            f'device="{device_of(loop_device)}"}}')
+        print(f"io: {written} bytes in {writes} writes served for {WRITTEN_MIB} MiB written")
+        assert written == WRITTEN_MIB * MIB
+        assert writes is not None and writes >= WRITTEN_MIB
+        assert not prom.query(f'cgroup_io_written_bytes_total{{cgroup="{label(mount, idle)}"}}')
 
     try:
         started = time.monotonic()
         prom.start()
         print(f"prometheus ready after {time.monotonic() - started:.1f} s")
-        rc = scenario(prom, e.url, mount, cgroups, "subtree", busy, burner.pid, idle, doomed,
-                      RATE_WINDOW, throttling)
+        rc = scenario(prom, e.url, mount, cgroups, tree.modes, busy, burner.pid, idle, doomed,
+                      RATE_WINDOW, more, served=6)
         assert rc.share <= 0.5 + rc.tolerance, "cpu.max holds the loop to half a CPU"
     finally:
         prom.stop()
+    # scrapes off: what the exporter costs meanwhile (a measurement, printed;
+    # this process runs nothing else, the busy loop is another process)
+    cycles = e.scrape()["cgstream_exporter_cycles"].samples[0].value
+    c0, t0 = time.process_time(), time.monotonic()
+    time.sleep(IDLE_WINDOW)
+    cpu, wall = time.process_time() - c0, time.monotonic() - t0
+    print(f"exporter CPU between scrapes: {cpu * 1000:.1f} ms over {wall:.1f} s "
+          f"({cpu / wall * 1000:.2f} ms/s)")
+    assert e.scrape()["cgstream_exporter_cycles"].samples[0].value == cycles + 1, \
+        "nothing read between scrapes, one batch per scrape"
 
 
 @pytest.mark.time_limit(300)
-def test_kernel_mode(interval: int, cgroups: Cgroups, mount: Path, in_process: Any) -> None:
+def test_kernel_mode(all_streaming: int, cgroups: Cgroups, mount: Path, in_process: Any) -> None:
     top = cgroups.make("kernel")
     busy = cgroups.make("busy", parent=top)
     cgroups.make("idle", parent=top)
     cgroups.burn(busy)
-    e = in_process([pycgstream.Tree(str(top), mode="kernel")], mount)
+    tree = pycgstream.Tree(str(top), mode="kernel", controllers=pycgstream.CONTROLLERS)
+    e = in_process([tree], mount)
     first = e.wait("three cgroups", lambda u: len(u) == 3)
     e.wait("the busy cgroup's usage growing",
            lambda u: u[label(mount, busy)] > first[label(mount, busy)])
     got = e.scrape()
-    assert [(s.labels["mode"], s.value) for s in got["cgstream_exporter_mode"].samples] == [
-        ("kernel", 1)]
-    assert got["cgstream_flush_seq"].samples[0].value > 0
+    assert {s.labels["mode"] for s in got["cgstream_exporter_mode"].samples} == {"kernel"}
+    assert all(s.value > 0 for s in got["cgstream_flush_seq"].samples
+               if s.labels["controller"] == "cpu")
 
 
 @pytest.mark.time_limit(300)
-def test_a_scrape_never_reads_the_tree(interval: int, cgroups: Cgroups, mount: Path,
-                                       in_process: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Flushes an hour apart once the first cycles are in: many scrapes,
-    no tree read, the same numbers, though a cgroup in the subtree burns
-    CPU all along."""
+def test_a_sync_per_scrape_and_nothing_between(all_streaming: int, cgroups: Cgroups, mount: Path,
+                                               in_process: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scrape syncs the tree once (no read at the kernel's flushes);
+    between scrapes nothing is read while the flusher runs on."""
     top = cgroups.make("still")
-    busy = cgroups.make("busy", parent=top)
-    cgroups.burn(busy)
-    tree = pycgstream.Tree(str(top), mode="subtree")
-    reads = []
-    real_read = tree.read
+    cgroups.burn(cgroups.make("busy", parent=top))
+    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS)
+    syncs, reads = [], []
+    real_sync, real_read = tree.sync, tree.read
+    monkeypatch.setattr(tree, "sync", lambda *a: syncs.append(1) or real_sync(*a))
     monkeypatch.setattr(tree, "read", lambda: reads.append(1) or real_read())
     e = in_process([tree], mount)
     e.wait("two cgroups", lambda u: len(u) == 2)
-    pycgstream.set_interval(3_600_000)      # the interval fixture puts it back
-    time.sleep(1)   # a flush under way, and its read, are over
-    before, first = len(reads), e.usage()
-    for _ in range(20):
-        assert e.usage() == first
-    assert len(reads) == before, "a scrape read the tree"
+    before = len(syncs)
+    seqs = []
+    for _ in range(5):
+        seqs.append(next(s.value for s in e.scrape()["cgstream_flush_seq"].samples
+                         if s.labels["controller"] == "cpu"))
+        time.sleep(0.3)     # some flushes between scrapes
+    assert len(syncs) == before + 5, "one sync per scrape"
+    time.sleep(2)
+    assert len(syncs) == before + 5, "no sync between scrapes"
+    assert seqs == sorted(seqs) and seqs[-1] > seqs[0], "each scrape the latest flush"
+    assert reads == [], "the exporter never reads at the kernel's flushes"
+
+
+@pytest.mark.time_limit(900)
+@pytest.mark.parametrize("n", [1000, 10000])
+def test_a_scrape_of_many_cgroups(all_streaming: int, mount: Path, cgroups: Cgroups,
+                                  in_process: Any, n: int) -> None:
+    """A subtree of n cgroups with memory and io on: one scrape has every
+    cgroup's series; its time and the exporter's CPU for it are printed
+    (measurements: Prometheus' default scrape timeout is 10 s).  10,000
+    runs in `make stress`, not in make check (tests/vm/43-*)."""
+    (mount / "cgroup.subtree_control").write_text("+memory +io")
+    top = cgroups.make(f"many{n}")
+    (top / "cgroup.subtree_control").write_text("+memory +io")
+    for i in range(n - 1):
+        (top / f"c{i}").mkdir()
+    try:
+        tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS)
+        e = in_process([tree], mount)
+        times = []
+        for _ in range(3):
+            c0, t0 = time.process_time(), time.monotonic()
+            got = e.scrape()
+            times.append((time.monotonic() - t0, time.process_time() - c0))
+            assert len(got["cgroup_cpu_usage_seconds"].samples) == n
+            assert len(got["cgroup_memory_current_bytes"].samples) == n
+        print(f"{n} cgroups: scrapes (wall s, CPU s of this process, the parse included): "
+              + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in times))
+    finally:
+        for i in range(n - 1):
+            (top / f"c{i}").rmdir()
+
+
+@pytest.mark.time_limit(300)
+def test_the_emulation_keeps_its_timer(all_streaming: int, cgroups: Cgroups, mount: Path,
+                                       in_process: Any) -> None:
+    """--mode fallback: the tree is read at its timer (the statistics files
+    flush when read), a scrape serves the latest cycle; memory and io from
+    the text files, under the same names as from the records."""
+    (mount / "cgroup.subtree_control").write_text("+memory +io")
+    top = cgroups.make("emulated")
+    (top / "cgroup.subtree_control").write_text("+memory +io")
+    cgroups.make("leaf", parent=top)
+    tree = pycgstream.Tree(str(top), mode="fallback", fallback_interval_ms=200,
+                           controllers=pycgstream.CONTROLLERS)
+    e = in_process([tree], mount)
+    assert not e.exporter.subtrees[0].on_scrape
+    e.wait("two cgroups", lambda u: len(u) == 2)
+    got = e.scrape()
+    assert len(got["cgroup_memory_current_bytes"].samples) == 2
+    cycles = got["cgstream_exporter_cycles"].samples[0].value
+    time.sleep(2)
+    assert e.scrape()["cgstream_exporter_cycles"].samples[0].value >= cycles + 3, \
+        "cycles at the timer, scrapes or not"

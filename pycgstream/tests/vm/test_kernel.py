@@ -4,13 +4,8 @@ many cgroups in a Group, asyncio, removal, cancellation, the CLI."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
-import io
 import itertools
-import json
-import os
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -18,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import pycgstream
-from pycgstream import CgroupRemovedError, Removed, Sample, cli
-from conftest import CHECKOUT, Cgroups, as_nobody
+from pycgstream import CgroupRemovedError, Removed, Sample
+from conftest import Cgroups, as_nobody
 from vmfixtures import interval, patched_kernel, time_limit  # noqa: F401 (fixtures)
 
 BANDWIDTH = ("nr_periods", "nr_throttled", "throttled_usec", "nr_bursts", "burst_usec")
@@ -285,42 +280,49 @@ def test_cancelled_async_iteration_leaves_no_reader(patched_kernel: None, cgroup
         pycgstream.set_interval(old)
 
 
-def run_cli(*args: str) -> tuple[int, str, str]:
-    """python -m pycgstream ARGS, in this process (a new interpreter takes
-    minutes to start in a TCG guest on a busy host)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli.main(list(args))
-    return status, out.getvalue(), err.getvalue()
-
-
-def test_cli_json_in_kernel_mode(interval: int, cgroups: Cgroups, cgroup: Path) -> None:
-    cgroups.burn(cgroup)
-    status, out, err = run_cli("watch", "--json", "--count", "4", "--mode", "kernel", str(cgroup))
-    assert status == 0, err
-    lines = [json.loads(x) for x in out.splitlines()]
-    assert len(lines) == 4
-    assert all(x["mode"] == "kernel" and x["cgroup"] == str(cgroup) for x in lines)
-    assert lines[0]["cpu_percent"] is None
-    assert all(x["cpu_percent"] is not None for x in lines[1:]), lines
-    assert lines[-1]["usage_usec"] > lines[0]["usage_usec"]
-    assert increasing([x["seq"] for x in lines])
-    c_command = CHECKOUT / "libcgstream" / "build" / "cgstream"
-    if c_command.exists():
-        c = subprocess.run([str(c_command), "watch", "--json", "--count", "2", "--mode",
-                            "kernel", str(cgroup)], text=True, capture_output=True, timeout=60)
-        assert c.returncode == 0, c.stderr
-        c_lines = [json.loads(x) for x in c.stdout.splitlines()]
-        assert [list(x) for x in c_lines] == [list(x) for x in lines[:2]]
-
-
-def test_cli_interval(patched_kernel: None) -> None:
-    old = pycgstream.get_interval()
+def test_interval_per_controller(patched_kernel: None, mount: Path) -> None:
+    """Each controller's own knob: setting memory's leaves cpu's alone."""
+    for controller in ("memory", "io"):
+        if not (mount / f"{controller}.stat.stream_interval").exists():
+            pytest.fail(f"no {controller}.stat.stream_interval on the patched kernel")
+    old = {c: pycgstream.get_interval(controller=c) for c in pycgstream.CONTROLLERS}
     try:
-        assert run_cli("interval", "300")[0] == 0
-        assert run_cli("interval") == (0, "300\n", "")
-        status, _, err = run_cli("interval", "5")
-        assert status == 2 and "not a valid interval" in err
-        assert run_cli("interval")[1] == "300\n"
+        pycgstream.set_interval(300, controller="cpu")
+        pycgstream.set_interval(700, controller="memory")
+        pycgstream.set_interval(0, controller="io")
+        assert [pycgstream.get_interval(controller=c) for c in pycgstream.CONTROLLERS] == [
+            300, 700, 0]
+        assert (mount / "memory.stat.stream_interval").read_text().strip() == "700"
+        with pytest.raises(OSError) as e:
+            pycgstream.set_interval(5, controller="memory")
+        assert e.value.errno == errno.EINVAL
+        assert pycgstream.get_interval(controller="memory") == 700
     finally:
-        pycgstream.set_interval(old)
+        for c, ms in old.items():
+            pycgstream.set_interval(ms, controller=c)
+
+
+def test_memory_and_io_in_kernel_mode(interval: int, mount: Path, cgroups: Cgroups) -> None:
+    """A stream per cgroup of each controller: memory's values with the
+    kernel's names (memory.stat's keys in its order, then current and
+    events.*), io's devices, each as of its own controller's flush."""
+    (mount / "cgroup.subtree_control").write_text("+memory +io")
+    cgroup = cgroups.make("memio")
+    old = {c: pycgstream.get_interval(controller=c) for c in ("memory", "io")}
+    try:
+        for c in ("memory", "io"):
+            pycgstream.set_interval(interval, controller=c)
+        with pycgstream.Stream(cgroup, mode="kernel",
+                               controllers=("cpu", "memory", "io")) as stream:
+            assert stream.modes == {"cpu": "kernel", "memory": "kernel", "io": "kernel"}
+            assert stream.wait(30)
+            s = stream.read()
+            assert s is not None and s.memory is not None and s.io is not None
+            stat = [line.split()[0] for line in (cgroup / "memory.stat").read_text().splitlines()]
+            assert list(s.memory)[:len(stat)] == stat
+            assert "current" in s.memory and "events.oom_kill" in s.memory
+            assert s.memory.seq > 0 and s.io.seq > 0
+            assert len(s.io) == 0 or all(":" in d for d in s.io)
+    finally:
+        for c, ms in old.items():
+            pycgstream.set_interval(ms, controller=c)

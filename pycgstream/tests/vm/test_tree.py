@@ -8,23 +8,20 @@ command's."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
-import json
-import subprocess
+import time
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 import pycgstream
-from pycgstream import Added, Sample, cli
-from conftest import CHECKOUT, Cgroups
+from pycgstream import Added, Sample
+from conftest import Cgroups
 from treecheck import (TreeModel, check_no_growth, churn, fd_count, io_uring_fds,
                        model_fixture, populate, raise_fd_limit, read_until_settled,
                        remove_all)
-from vmfixtures import interval, patched_kernel, time_limit  # noqa: F401 (fixtures)
+from vmfixtures import all_streaming, interval, patched_kernel, time_limit  # noqa: F401 (fixtures)
 
 IO_URING_SYSCTL = Path("/proc/sys/kernel/io_uring_disabled")
 
@@ -151,39 +148,68 @@ def test_fallback_mode_with_io_uring_disabled(patched_kernel: None, io_uring_dis
         check_tree(exact_model, tree, n)
 
 
-def run_cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli.main(list(args))
-    return status, out.getvalue(), err.getvalue()
-
-
-def test_cli_recursive_in_subtree_mode(interval: int, subtree_file: None,
-                                       cgroups: Cgroups) -> None:
-    """pycgstream watch --recursive --json in subtree mode: the added
-    events, then the samples with cgroup_id and parent_id, key for key
-    what the C command prints."""
+def test_subtree_mode_ids_and_parents(interval: int, subtree_file: None,
+                                      cgroups: Cgroups) -> None:
+    """The added events, parents first, then the samples with cgroup_id
+    and parent_id (the directories' inode numbers)."""
     top = cgroups.make()
     child = cgroups.make(parent=top)
     cgroups.burn(child)
-    status, out, err = run_cli("watch", "--recursive", "--json", "--count", "3", "--mode",
-                               "subtree", str(top))
-    assert status == 0, err
-    lines = [json.loads(x) for x in out.splitlines()]
-    assert [(x["event"], x["cgroup"]) for x in lines[:2]] == [("added", str(top)),
-                                                              ("added", str(child))]
-    samples = lines[2:]
-    assert len(samples) == 6 and all(x["mode"] == "subtree" for x in samples)
-    ids = {str(top): (top.stat().st_ino, 0), str(child): (child.stat().st_ino, top.stat().st_ino)}
-    for x in lines:
-        assert (x["cgroup_id"], x["parent_id"]) == ids[x["cgroup"]]
-    assert samples[-1]["cpu_percent"] is not None
-    c_command = CHECKOUT / "libcgstream" / "build" / "cgstream"
-    if c_command.exists():
-        c = subprocess.run([str(c_command), "watch", "--recursive", "--json", "--count", "2",
-                            "--mode", "subtree", str(top)], text=True, capture_output=True,
-                           timeout=120)
-        assert c.returncode == 0, c.stderr
-        c_lines = [json.loads(x) for x in c.stdout.splitlines()]
-        assert [list(x) for x in c_lines] == [list(x) for x in lines[:len(c_lines)]]
-        assert len(c_lines) == 6
+    with pycgstream.Tree(top, mode="subtree") as tree:
+        first = next(tree)
+        assert [(type(ev), ev.cgroup) for ev in first[:2]] == [(Added, str(top)),
+                                                              (Added, str(child))]
+        ids = {str(top): (top.stat().st_ino, 0), str(child): (child.stat().st_ino,
+                                                              top.stat().st_ino)}
+        samples = [ev for ev in first + next(tree) if isinstance(ev, Sample)]
+        assert len(samples) == 4
+        for ev in samples:
+            assert (ev.cgroup_id, ev.parent_id) == ids[ev.cgroup]
+
+
+def test_sync_reads_the_latest_flush_without_flushing(interval: int, subtree_file: None,
+                                                      cgroups: Cgroups) -> None:
+    """Tree.sync() in subtree mode: one batch now, as of the latest
+    completed flush; with the flusher an hour apart, syncs give the same
+    flush while a cgroup of the subtree burns CPU (nothing is flushed)."""
+    top = cgroups.make()
+    busy = cgroups.make(parent=top)
+    cgroups.burn(busy)
+    with pycgstream.Tree(top, mode="subtree") as tree:
+        next(tree)      # a flush after the open
+        pycgstream.set_interval(3_600_000)      # the interval fixture puts it back
+        time.sleep(0.5)
+        first = [ev for ev in tree.sync(30) if isinstance(ev, Sample)]
+        assert len(first) == 2
+        for _ in range(5):
+            again = [ev for ev in tree.sync(30) if isinstance(ev, Sample)]
+            assert [(ev.seq, ev.usage_usec) for ev in again] == [
+                (ev.seq, ev.usage_usec) for ev in first]
+
+
+@pytest.mark.parametrize("mode", ["subtree", "kernel", "fallback"])
+def test_memory_and_io_in_every_mode(all_streaming: int, mount: Path, cgroups: Cgroups,
+                                     mode: str) -> None:
+    """Every mode hands back the same names for a cgroup's memory values
+    (memory.stat's keys in its order, then current, swap.current where
+    swap is accounted, events.*) and io as a mapping of devices; in
+    fallback mode from the text files, in the others from the kernel's
+    records."""
+    (mount / "cgroup.subtree_control").write_text("+memory +io")
+    top = cgroups.make("memio")
+    (top / "cgroup.subtree_control").write_text("+memory +io")
+    child = cgroups.make("leaf", parent=top)
+    with pycgstream.Tree(top, mode=mode, fallback_interval_ms=100,
+                         controllers=pycgstream.CONTROLLERS) as tree:
+        assert tree.modes == {c: mode for c in pycgstream.CONTROLLERS}
+        samples = {ev.cgroup: ev for ev in tree.sync(60) if isinstance(ev, Sample)}
+    assert set(samples) == {str(top), str(child)}
+    for path, s in samples.items():
+        assert s.memory is not None and s.io is not None, path
+        stat = [line.split()[0] for line in
+                (Path(path) / "memory.stat").read_text().splitlines()]
+        events = ["events." + line.split()[0] for line in
+                  (Path(path) / "memory.events").read_text().splitlines()]
+        swap = ["swap.current"] if (Path(path) / "memory.swap.current").exists() else []
+        assert list(s.memory) == stat + ["current"] + swap + events, path
+        assert all(":" in device for device in s.io)

@@ -57,3 +57,15 @@ def interval(patched_kernel: None) -> Iterator[int]:
     pycgstream.set_interval(INTERVAL_MS)
     yield INTERVAL_MS
     pycgstream.set_interval(old)
+
+
+@pytest.fixture
+def all_streaming(interval: int) -> Iterator[int]:
+    """Every controller streaming at INTERVAL_MS (cpu's from the interval
+    fixture); the memory and io settings back afterwards."""
+    old = {c: pycgstream.get_interval(controller=c) for c in ("memory", "io")}
+    for c in old:
+        pycgstream.set_interval(interval, controller=c)
+    yield interval
+    for c, ms in old.items():
+        pycgstream.set_interval(ms, controller=c)
