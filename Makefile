@@ -85,7 +85,7 @@ check-vm: userspace
 
 # systemd as PID 1, patched and stock kernel (also the last stage of `check`)
 check-systemd: userspace
-	@CGSTREAM_VM_TIMEOUT=$${CGSTREAM_VM_TIMEOUT:-900} tests/vm-systemd/run.sh --out $(BUILD)/vm-systemd
+	@CGSTREAM_VM_TIMEOUT=$${CGSTREAM_VM_TIMEOUT:-1500} tests/vm-systemd/run.sh --out $(BUILD)/vm-systemd
 
 # --- demo, benchmarks -----------------------------------------------------
 demo: deps kernel userspace

@@ -30,7 +30,7 @@ make -s -C "$top/tests/stress" >/dev/null ||
 	echo "tests/stress does not build on the host: tests/vm/26-28 will try in the guest"
 stage vm env CGSTREAM_VM_SETTLE=12 CGSTREAM_VM_TIMEOUT=${CGSTREAM_VM_TIMEOUT:-3600} scripts/vm/vm-run.sh --cpus "$cpus" --memory "$memory" \
 	--out "$top/build/vm-check" -- tests/vm/run.sh
-stage systemd env CGSTREAM_VM_TIMEOUT=${CGSTREAM_VM_TIMEOUT:-900} tests/vm-systemd/run.sh \
+stage systemd env CGSTREAM_VM_TIMEOUT=${CGSTREAM_VM_TIMEOUT:-1500} tests/vm-systemd/run.sh \
 	--out "$top/build/vm-systemd"
 echo
 echo "check: $pass passed, $fail failed, $skip skipped"
