@@ -21,7 +21,8 @@
  * cgstream_record_device, cgstream_sample_field, cgstream_memory_get,
  * cgstream_resolve_path, the interval calls, cgstream_mode_name,
  * cgstream_controller_name, cgstream_version) are safe to call from any
- * thread.  The library installs no signal handlers and starts no threads (io_uring's kernel workers are the kernel's).
+ * thread.  The library installs no signal handlers and starts no threads
+ * (io_uring's kernel workers are the kernel's).
  *
  * ABI: structs that may grow only grow at the end.  The calls that fill a
  * struct the caller provides take its size (sizeof as the caller's header
