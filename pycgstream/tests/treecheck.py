@@ -14,6 +14,7 @@ batch checked against it:
 
 from __future__ import annotations
 
+import collections
 import errno
 import os
 import resource
@@ -221,9 +222,18 @@ def check_no_growth(model: TreeModel, tree: pycgstream.Tree, batches: int = 1000
             model.check(next(tree))
             done += 1
         if round_ in (0, batches // 100 - 1):
-            at.append((fd_count(), rss_kib()))
+            at.append((open_fds(), rss_kib()))
     (fds0, rss0), (fds1, rss1) = at
-    assert fds1 == fds0, (fds0, fds1)
+    # One fd more at the end was seen 1 run in 4 on a loaded host: what
+    # it points at is in the message.  A leaked fd stays however many
+    # batches follow; up to 20 more are read before it counts as one.
+    for _ in range(20):
+        if fds1 == fds0:
+            break
+        model.check(next(tree))
+        fds1 = open_fds()
+    assert fds1 == fds0, f"fds after {done} batches: {len(fds0)} -> {len(fds1)}, " \
+        f"new {sorted((fds1 - fds0).elements())[:5]}, gone {sorted((fds0 - fds1).elements())[:5]}"
     assert rss1 - rss0 < 1024, f"RSS grew {rss1 - rss0} KiB over {done - 100} batches"
 
 
@@ -246,6 +256,18 @@ def raise_fd_limit(needed: int) -> None:
 
 def fd_count() -> int:
     return len(os.listdir("/proc/self/fd"))
+
+
+def open_fds() -> collections.Counter[str]:
+    """What this process's fds point at (paths, anon_inode:[...]), with
+    how many fds point at each: fd numbers are reused, targets are not."""
+    got: collections.Counter[str] = collections.Counter()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            got[os.readlink(f"/proc/self/fd/{fd}")] += 1
+        except FileNotFoundError:
+            pass    # the listing's own fd, closed by now
+    return got
 
 
 def rss_kib() -> int:
