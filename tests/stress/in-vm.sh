@@ -1,11 +1,14 @@
 #!/bin/bash
 # One `make stress` boot: the randomized stress, then the 10,000-file scale
 # test, the kselftest's 10,000-cgroup subtree reads of memory and io,
-# libcgstream's 10,000-cgroup trees (cpu in subtree mode; cpu, memory and
-# io in each mode) and pycgstream's 10,000-cgroup Tree test (too slow to
-# remove for make check under TCG), and the interval fuzzer, each logged to OUT/<name>.log with its exit
-# status and duration in OUT/results (lines "name rc seconds"), and the
-# kernel release in OUT/release.  Runs inside the VM as root.
+# libcgstream's large trees (10,000 cgroups of cpu in subtree mode and of
+# cpu, memory and io in each mode; 3,000 in kernel mode), pycgstream's
+# large and long Tree tests (10,000 and 3,000 cgroups, 1,000 cycles
+# without growth) and the exporter's scrape of 10,000 cgroups (too slow
+# for make check under TCG), and the interval fuzzer, each logged to
+# OUT/<name>.log with its exit status and duration in OUT/results (lines
+# "name rc seconds"), and the kernel release in OUT/release.  Runs inside
+# the VM as root.
 #
 # usage: in-vm.sh OUT STRESS_SECONDS FUZZ_SECONDS
 set -u
@@ -33,7 +36,9 @@ run memory-scale "$here/../kselftest/build/test_stat_stream" memory:test_memory_
 run io-scale "$here/../kselftest/build/test_stat_stream" io:test_io_stream_subtree_10k
 # (their 1,000-cgroup runs again first: make check runs those)
 run libcgstream-tree-scale env CGSTREAM_TEST_SCALE=1 "$here/../../libcgstream/build/tests/vm/50-tree-subtree"
+run libcgstream-streams-scale env CGSTREAM_TEST_SCALE=1 "$here/../../libcgstream/build/tests/vm/51-tree-streams"
 run libcgstream-memio-scale env CGSTREAM_TEST_SCALE=1 "$here/../../libcgstream/build/tests/vm/53-tree-memio"
-run pycgstream-scale "$here/../vm/40-pycgstream" tests/vm/test_tree.py -k 10000
+run pycgstream-scale "$here/../vm/40-pycgstream" tests/vm/test_tree.py -k "10000 or 3000 or growth"
+run pycgstream-export-scale "$here/../vm/40-pycgstream" tests/vm/test_export.py -rP -k 10000
 run interval-fuzz "$bin/interval-fuzz" --seconds "$fuzz_seconds"
 exit $fail

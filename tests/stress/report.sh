@@ -76,21 +76,23 @@ accel() {
 	echo "- ran: $(for k in $kernels; do echo -n "$k $(kfield "$k" started) to $(kfield "$k" finished); "; done | sed 's/; $//'), on a host with $(field host)"
 	echo "- per kernel: one boot of 2 vCPUs under QEMU ($(for k in $kernels; do echo -n "$k: $(accel "$k"); "; done | sed 's/; $//')),"
 	echo "  running \`tests/stress/in-vm.sh\`: cgstress for $(per_kernel seconds) s, the scale test,"
-	echo "  the 10,000-cgroup subtree reads (memory, io, pycgstream), the"
+	echo "  the large trees (kselftest, libcgstream, pycgstream, the exporter), the"
 	echo "  interval fuzzer for $(per_kernel fuzz_seconds) s. Times are wall-clock times of emulated"
 	echo "  guests: they say how long the run took, not how fast the kernel is."
 	echo
 	echo "## Results"
 	echo
-	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | memory 10k | io 10k | libcgstream 10k | libcgstream memio 10k | pycgstream 10k | interval fuzz |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | memory 10k | io 10k | libcgstream 10k | libcgstream streams 3k | libcgstream memio 10k | pycgstream 10k, 3k, growth | exporter 10k | interval fuzz |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for k in $kernels; do
 		d=$res/$k
 		echo "| $k | $(val "$d/release") | $(val "$d/verdict" "did not run") |" \
 			"$(val "$d/build-seconds") s ($(val "$d/build-kind")) | $(val "$d/boot-seconds") s |" \
 			"$(prog "$k" stress) | $(prog "$k" scale) | $(prog "$k" memory-scale) |" \
 			"$(prog "$k" io-scale) | $(prog "$k" libcgstream-tree-scale) |" \
+			"$(prog "$k" libcgstream-streams-scale) |" \
 			"$(prog "$k" libcgstream-memio-scale) | $(prog "$k" pycgstream-scale) |" \
+			"$(prog "$k" pycgstream-export-scale) |" \
 			"$(prog "$k" interval-fuzz) |"
 	done
 	echo
@@ -127,7 +129,11 @@ accel() {
 	echo "- **libcgstream 10k** (libcgstream/tests/vm/50-tree-subtree and 53-tree-memio with"
 	echo "  \`CGSTREAM_TEST_SCALE=1\`): the tree checks (ADDED and REMOVED once with churn,"
 	echo "  every cgroup in every batch, no fd or RSS growth, the root removed) on"
-	echo "  10,000 cgroups: cpu in subtree mode; cpu, memory and io in each mode."
+	echo "  10,000 cgroups: cpu in subtree mode; cpu, memory and io in each mode;"
+	echo "  51-tree-streams: cpu in kernel mode (a stream file per cgroup) on 3,000."
+	echo "- **pycgstream** (pycgstream/tests/vm/test_tree.py): Trees of 10,000 and"
+	echo "  3,000 cgroups, and 1,000 cycles without fd or memory growth; the"
+	echo "  exporter (test_export.py) serving a scrape of 10,000 cgroups."
 	echo "- **interval-fuzz** (tests/stress/interval-fuzz.c): random bytes and"
 	echo "  decorated numbers up to three pages written to"
 	echo "  \`cpu.stat.stream_interval\` as root, as root without CAP_SYS_ADMIN and"
@@ -162,8 +168,10 @@ accel() {
 	log_lines memory-scale.log '^# |^(ok|not ok) '
 	log_lines io-scale.log '^# |^(ok|not ok) '
 	log_lines libcgstream-tree-scale.log '^== |passed|FAIL'
+	log_lines libcgstream-streams-scale.log '^== |passed|FAIL'
 	log_lines libcgstream-memio-scale.log '^== |passed|FAIL'
 	log_lines pycgstream-scale.log 'passed|failed|FAIL|Error'
+	log_lines pycgstream-export-scale.log 'scrape|passed|failed|FAIL|Error'
 	echo "## Interval fuzzer"
 	echo
 	log_lines interval-fuzz.log '^(interval-fuzz|FAIL)'
