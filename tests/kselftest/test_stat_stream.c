@@ -2585,48 +2585,35 @@ cleanup:
 	return restore_interval(root, saved, ret);
 }
 
-/* 1,000 and 10,000 cgroups come back in one read of a large buffer. */
-static int test_stat_stream_subtree_many(const char *root)
+/* @n cgroups come back in one read of a large buffer. */
+static int stat_stream_subtree_many(const char *root, int n)
 {
-	static const int counts[] = { 1000, 10000 };
 	struct subtree_snap snap = {};
 	int ret = KSFT_FAIL;
-	char *top = NULL;
+	long long start;
+	char *top;
 	int fd = -1;
-	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(counts); i++) {
-		int n = counts[i];
-		long long start;
-
-		top = cg_name(root, "stat_stream_subtree_many");
-		if (!top || cg_create(top))
-			goto cleanup;
-		start = now_usec();
-		if (make_tree(top, n, 100))
-			goto cleanup;
-		ksft_print_msg("%d cgroups made in %lld ms\n", n,
-			       (now_usec() - start) / 1000);
-		fd = open_subtree(top);
-		free(snap.rec);
-		snap.rec = NULL;
-		if (fd < 0 || snap_alloc(&snap, n + 64))
-			goto cleanup;
-		start = now_usec();
-		if (read_subtree(fd, &snap, n + 64, (n + 64) * REC_SIZE))
-			goto cleanup;
-		ksft_print_msg("%zu records in %d read(s) of %zu bytes, %lld us\n",
-			       snap.nr, snap.reads, (n + 64) * REC_SIZE,
-			       now_usec() - start);
-		if (snap.nr != (size_t)n + 1 || snap.reads != 1 ||
-		    check_preorder(&snap, top))
-			goto cleanup;
-		close(fd);
-		fd = -1;
-		destroy_tree(top);
-		free(top);
-		top = NULL;
-	}
+	top = cg_name(root, "stat_stream_subtree_many");
+	if (!top || cg_create(top))
+		goto cleanup;
+	start = now_usec();
+	if (make_tree(top, n, 100))
+		goto cleanup;
+	ksft_print_msg("%d cgroups made in %lld ms\n", n,
+		       (now_usec() - start) / 1000);
+	fd = open_subtree(top);
+	if (fd < 0 || snap_alloc(&snap, n + 64))
+		goto cleanup;
+	start = now_usec();
+	if (read_subtree(fd, &snap, n + 64, (n + 64) * REC_SIZE))
+		goto cleanup;
+	ksft_print_msg("%zu records in %d read(s) of %zu bytes, %lld us\n",
+		       snap.nr, snap.reads, (n + 64) * REC_SIZE,
+		       now_usec() - start);
+	if (snap.nr != (size_t)n + 1 || snap.reads != 1 ||
+	    check_preorder(&snap, top))
+		goto cleanup;
 	ret = KSFT_PASS;
 cleanup:
 	if (fd >= 0)
@@ -2635,6 +2622,17 @@ cleanup:
 	destroy_tree(top);
 	free(top);
 	return ret;
+}
+
+static int test_stat_stream_subtree_many(const char *root)
+{
+	return stat_stream_subtree_many(root, 1000);
+}
+
+/* run when named: making and removing 10,000 cgroups takes minutes under TCG */
+static int test_stat_stream_subtree_10k(const char *root)
+{
+	return stat_stream_subtree_many(root, 10000);
 }
 
 #define CHURN_STABLE		40
@@ -5323,6 +5321,7 @@ struct stat_stream_test {
 	T(test_stat_stream_subtree_layout, CTL_CPU),
 	T(test_stat_stream_subtree_values, CTL_CPU),
 	T(test_stat_stream_subtree_many, CTL_CPU),
+	T(test_stat_stream_subtree_10k, CTL_CPU | CTL_NAMED),
 	T(test_stat_stream_subtree_churn, CTL_CPU),
 	T(test_stat_stream_subtree_resume, CTL_CPU),
 	T(test_stat_stream_subtree_rmdir, CTL_CPU | CTL_IO),

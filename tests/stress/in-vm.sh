@@ -1,6 +1,6 @@
 #!/bin/bash
 # One `make stress` boot: the randomized stress, then the 10,000-file scale
-# test, the kselftest's 10,000-cgroup subtree reads of memory and io,
+# test, the kselftest's 10,000-cgroup subtree reads of cpu, memory and io,
 # libcgstream's large trees (10,000 cgroups of cpu in subtree mode and of
 # cpu, memory and io in each mode; 3,000 in kernel mode), pycgstream's
 # large and long Tree tests (10,000 and 3,000 cgroups, 1,000 cycles
@@ -32,6 +32,7 @@ run() {
 }
 run stress env CGSTREAM_STRESS_BIN="$bin/cgstress" "$here/run-stress.sh" --seconds "$stress_seconds"
 run scale "$bin/scale"
+run cpu-scale "$here/../kselftest/build/test_stat_stream" test_stat_stream_subtree_10k
 run memory-scale "$here/../kselftest/build/test_stat_stream" memory:test_memory_stream_subtree_10k
 run io-scale "$here/../kselftest/build/test_stat_stream" io:test_io_stream_subtree_10k
 # (their 1,000-cgroup runs again first: make check runs those)

@@ -82,13 +82,14 @@ accel() {
 	echo
 	echo "## Results"
 	echo
-	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | memory 10k | io 10k | libcgstream 10k | libcgstream streams 3k | libcgstream memio 10k | pycgstream 10k, 3k, growth | exporter 10k | interval fuzz |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | cpu 10k | memory 10k | io 10k | libcgstream 10k | libcgstream streams 3k | libcgstream memio 10k | pycgstream 10k, 3k, growth | exporter 10k | interval fuzz |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for k in $kernels; do
 		d=$res/$k
 		echo "| $k | $(val "$d/release") | $(val "$d/verdict" "did not run") |" \
 			"$(val "$d/build-seconds") s ($(val "$d/build-kind")) | $(val "$d/boot-seconds") s |" \
-			"$(prog "$k" stress) | $(prog "$k" scale) | $(prog "$k" memory-scale) |" \
+			"$(prog "$k" stress) | $(prog "$k" scale) | $(prog "$k" cpu-scale) |" \
+			"$(prog "$k" memory-scale) |" \
 			"$(prog "$k" io-scale) | $(prog "$k" libcgstream-tree-scale) |" \
 			"$(prog "$k" libcgstream-streams-scale) |" \
 			"$(prog "$k" libcgstream-memio-scale) | $(prog "$k" pycgstream-scale) |" \
@@ -165,6 +166,7 @@ accel() {
 	log_lines scale.log '^(scale|FAIL)'
 	echo "## 10,000-cgroup subtree reads"
 	echo
+	log_lines cpu-scale.log '^# |^(ok|not ok) '
 	log_lines memory-scale.log '^# |^(ok|not ok) '
 	log_lines io-scale.log '^# |^(ok|not ok) '
 	log_lines libcgstream-tree-scale.log '^== |passed|FAIL'
