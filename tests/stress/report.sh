@@ -120,7 +120,7 @@ accel() {
 	echo "  (the 10 ms minimum often), invalid and 0 intervals. Its invariants:"
 	echo "  flush_seq and the counters never go back for an open file; no error"
 	echo "  but ENODEV/EPOLLERR/ENOENT once a cgroup's rmdir began; every rmdir"
-	echo "  returns within a second; at most one POLLIN wake-up per completed"
+	echo "  returns within 2 s; at most one POLLIN wake-up per completed"
 	echo "  flush per file, EPOLLPRI only after a stop, no poller asleep through a"
 	echo "  flush, a stop or its cgroup's removal; subtree snapshots in pre-order,"
 	echo "  no cgroup twice, the long-lived cgroups present."
