@@ -35,14 +35,10 @@ int main(void)
 		t_skip("this kernel has no memory and io streams");
 	tc_controllers = CGSTREAM_CTRL_ALL;
 	big = tc_big();
-	if (!big) {
-		tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, 200, "msub1k");
-		tc_run(CGSTREAM_MODE_KERNEL, 300, 100, 50, "mker300");
-		tc_run(CGSTREAM_MODE_FALLBACK, 300, 100, 50, "mfb300");
-	} else {
-		tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, 1000, "msub1k");
-		tc_run(CGSTREAM_MODE_KERNEL, 1000, 100, 100, "mker1k");
-		tc_run(CGSTREAM_MODE_FALLBACK, 1000, 100, 50, "mfb1k");
+	tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, big ? 1000 : 200, "msub1k");
+	tc_run(CGSTREAM_MODE_KERNEL, big ? 1000 : 300, 100, big ? 100 : 50, "mker");
+	tc_run(CGSTREAM_MODE_FALLBACK, big ? 1000 : 300, 100, 50, "mfb");
+	if (big) {
 		tc_run(CGSTREAM_MODE_SUBTREE, big, 200, 100, "msub10k");
 		tc_run(CGSTREAM_MODE_KERNEL, big, 1000, 20, "mker10k");
 		tc_run(CGSTREAM_MODE_FALLBACK, big, 1000, 20, "mfb10k");
