@@ -32,6 +32,16 @@ expect() {
 #                               4 MiB each way, 5 times a second
 loads=() load_cgs=() loop_dev= loop_mnt=
 
+# wait_for TENTHS CMD...: CMD every 0.1 s until it succeeds, at most
+# TENTHS tries; CMD's status (never a fixed sleep: a slow guest only takes
+# longer)
+wait_for() {
+	local i n=$1
+	shift
+	for ((i = 1; i < n; i++)); do "$@" && return 0; sleep 0.1; done
+	"$@"
+}
+
 loop_start() {
 	loop_mnt=$1
 	mkdir -p "$loop_mnt" && mount -t tmpfs -o size=40M cgstest-loop "$loop_mnt" || return 1

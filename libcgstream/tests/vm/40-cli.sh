@@ -154,16 +154,16 @@ grep -Eq "^seq [0-9]+ /cgstest-vmcli-$$/bw: cpu [0-9.]+% \(user [0-9.]+%, system
 echo "ok: plain lines with throttling"
 
 # removal while watched
-# (waits on the output, never a fixed sleep: a slow guest only takes longer)
 "$cgstream" watch --json "$parent/a/x" "$parent/b" >"$tmp/rm" 2>"$tmp/rm.err" &
 pid=$!
-for _ in $(seq 600); do grep -qs "\"cgroup\": \"$parent/b\", .*\"seq\"" "$tmp/rm" && break; sleep 0.1; done
-grep -qs "\"cgroup\": \"$parent/b\", .*\"seq\"" "$tmp/rm" || fail "no sample of $parent/b in 60 s: $(cat "$tmp/rm" "$tmp/rm.err")"
+wait_for 600 grep -qs "\"cgroup\": \"$parent/b\", .*\"seq\"" "$tmp/rm" ||
+	fail "no sample of $parent/b in 60 s: $(cat "$tmp/rm" "$tmp/rm.err")"
 rmdir "$parent/b"
-for _ in $(seq 600); do grep -qs '"event": "removed"' "$tmp/rm" && break; sleep 0.1; done
+wait_for 600 grep -qs '"event": "removed"' "$tmp/rm"
 # a cycle more: a sample of b after its removal would show now
 n=$(wc -l <"$tmp/rm")
-for _ in $(seq 600); do (($(wc -l <"$tmp/rm") > n)) && break; sleep 0.1; done
+more_lines() { (($(wc -l <"$tmp/rm") > n)); }
+wait_for 600 more_lines
 kill -TERM $pid
 wait $pid; rc=$?
 [[ $rc == 0 ]] || fail "watch exited $rc on SIGTERM"
