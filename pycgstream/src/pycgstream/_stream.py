@@ -453,7 +453,8 @@ class _Pollable(Generic[_Item]):
     calls that do not wait (read, process, add, ...), so a close() from
     another thread never frees memory under a running call and never waits
     longer than such a call.  Waiting happens here, in poll(2) on the
-    library's fd and an eventfd that close() makes readable: a thread
+    library's fd and an eventfd that close() makes readable (made at the
+    first wait, kept until close: one fd per object that waits): a thread
     blocked in wait() or a blocking iteration wakes at once when another
     thread closes the object (wait() raises ValueError, iteration ends).
     """
