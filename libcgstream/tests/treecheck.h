@@ -555,6 +555,17 @@ static inline void tc_reads_per_batch(void)
 	T_ASSERT(after - before <= (fake ? 10 : 40));
 }
 
+/* is @word one of the comma-separated words of @list? */
+static inline bool tc_listed(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, word, len) && (p[len] == ',' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
 /*
  * VM tests: all the checks on a @mode tree of @n cgroups, the kernel's
  * interval (or the fallback timer) at @interval_ms, @cycles in the long
@@ -563,9 +574,17 @@ static inline void tc_reads_per_batch(void)
 static inline void tc_run(int mode, int n, uint32_t interval_ms, int cycles, const char *name)
 {
 	uint64_t start = t_now_ms();
+	const char *only = getenv("CGSTREAM_TEST_MODES");
 	int status;
 	pid_t pid;
 
+	/* $CGSTREAM_TEST_MODES: a comma list of the modes to run (default:
+	 * all), to rerun one of make stress's hour-long trees */
+	if (only && *only && !tc_listed(only, cgstream_mode_name(mode))) {
+		t_log("== %s tree of %d cgroups: not in $CGSTREAM_TEST_MODES (%s)",
+		      cgstream_mode_name(mode), n, only);
+		return;
+	}
 	if (mode != CGSTREAM_MODE_FALLBACK)
 		t_use_intervals(interval_ms);
 	pid = fork();
