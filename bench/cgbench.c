@@ -126,22 +126,30 @@ static uint64_t parse_u64(const char **p, const char *end)
 	return v;
 }
 
+/* the next "key value" line at *@p: its key (@kl 0 for an empty line) and value */
+static void kv_next(const char **p, const char *end, const char **k, size_t *kl, uint64_t *x)
+{
+	*k = *p;
+	while (*p < end && **p != ' ' && **p != '\n')
+		(*p)++;
+	*kl = *p - *k;
+	if (*p < end && **p == ' ')
+		(*p)++;
+	*x = parse_u64(p, end);
+	while (*p < end && **p != '\n')
+		(*p)++;
+	if (*p < end)
+		(*p)++;
+}
+
 static int parse_stat(const char *buf, size_t len, struct stat_vals *v)
 {
-	const char *p = buf, *end = buf + len;
+	const char *p = buf, *end = buf + len, *k;
+	size_t kl;
+	uint64_t x;
 	memset(v, 0, sizeof(*v));
 	while (p < end) {
-		const char *k = p;
-		while (p < end && *p != ' ')
-			p++;
-		size_t kl = p - k;
-		if (p < end)
-			p++;
-		uint64_t x = parse_u64(&p, end);
-		while (p < end && *p != '\n')
-			p++;
-		if (p < end)
-			p++;
+		kv_next(&p, end, &k, &kl, &x);
 #define KEY(s) (kl == sizeof(s) - 1 && !memcmp(k, s, kl))
 		if (KEY("usage_usec")) v->usage = x;
 		else if (KEY("user_usec")) v->user = x;
@@ -167,21 +175,11 @@ static volatile uint64_t sink;	/* what a consumer would do with the values */
 static int parse_kv(const char *buf, size_t len, const char *want, uint64_t *got,
 		    uint64_t *nvals)
 {
-	const char *p = buf, *end = buf + len;
-	size_t wl = want ? strlen(want) : 0;
-	uint64_t n = 0, sum = 0;
+	const char *p = buf, *end = buf + len, *k;
+	size_t wl = want ? strlen(want) : 0, kl;
+	uint64_t n = 0, sum = 0, x;
 	while (p < end) {
-		const char *k = p;
-		while (p < end && *p != ' ' && *p != '\n')
-			p++;
-		size_t kl = p - k;
-		if (p < end && *p == ' ')
-			p++;
-		uint64_t x = parse_u64(&p, end);
-		while (p < end && *p != '\n')
-			p++;
-		if (p < end)
-			p++;
+		kv_next(&p, end, &k, &kl, &x);
 		if (!kl)
 			continue;
 		if (want && kl == wl && !memcmp(k, want, kl))

@@ -235,6 +235,18 @@ def set_interval(ms, ctrls=("cpu",)):
 
 # --- load -----------------------------------------------------------------
 
+def stop_procs(procs):
+    """SIGTERM, then SIGKILL after 10 s"""
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
 class Load:
     """24 sibling cgroups churning CPU and memory (so rstat updates are
     pending on every CPU), plus one busy child running a CPU hog."""
@@ -272,14 +284,7 @@ class Load:
                 "churn_mem_kb": 256, "hog": 1, "placed": placed}
 
     def stop(self):
-        for p in self.procs:
-            p.send_signal(signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_procs(self.procs)
         self.procs = []
 
 
@@ -889,14 +894,7 @@ class AgentTree:
         time.sleep(3)    # the holder's memory touched, the churners going
 
     def stop(self):
-        for p in self.procs:
-            p.send_signal(signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_procs(self.procs)
         self.procs = []
 
 
@@ -1058,12 +1056,7 @@ def s11_memloop(count, rounds):
                 f"(user {res['utime_us'] / count:.1f}, sys {res['stime_us'] / count:.1f}), "
                 f"{res['values_per_read']:.0f} values/read, anon {res['anon']}")
     finally:
-        holder.send_signal(signal.SIGTERM)
-        try:
-            holder.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            holder.kill()
-            holder.wait()
+        stop_procs([holder])
 
 
 # --- environment ------------------------------------------------------------
