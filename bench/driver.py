@@ -1188,7 +1188,7 @@ def main():
             s11_memloop(2000 if QUICK else 20000, 1 if QUICK else 2)
         if "s10" in sc:
             if QUICK:
-                s10_agent(agent_points or [(1, 100)], 1000, 1.5, 1, 600)
+                s10_agent(agent_points or [(1, 100)], 1000, 3.5, 1, 600)
             else:
                 s10_agent(agent_points or AGENT_POINTS, 1000, 5, 1, 1200)
         if "s2" in sc:
