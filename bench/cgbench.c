@@ -17,12 +17,21 @@
  *                     [--max-samples X] CGROUP_DIR...|--list FILE
  *   cgbench telemetry --mode classic|stream|stream1|subtree|bpf|bpfmap
  *                     --readers R --period-ms T --seconds S
+ *                     [--controllers cpu[,memory][,io]]
  *                     [--subtree DIR] CGROUP_DIR...|--list FILE
+ *   cgbench agentcheck --controllers C --mode WAY,... --subtree DIR
+ *                     CGROUP_DIR...|--list FILE   (each way's values of the
+ *                     first cgroup against classic's; exit 1 on a mismatch)
+ *   cgbench memloop   --mode text|stream|subtree|bpf --count N CGROUP_DIR
+ *   cgbench loopdev   --mem-kb K     (a loop device over K KiB of memory)
+ *   cgbench fill      --io-dev DEV --io-kb K --mem-kb M --shm-dir DIR
+ *                     CGROUP_DIR...|--list FILE   (memory and I/O in each)
  *   cgbench hop       --list FILE        (forever: one process per CPU
  *                     moves itself through its share of the cgroups)
  *   cgbench latency   --seconds S CGROUP_DIR...|--list FILE   (poll loop)
  *   cgbench work      --procs P --seconds S        (CPU-bound loop counter)
  *   cgbench churn     --work-us W --period-us P --mem-kb K     (forever)
+ *                     [--hold-kb H] [--io-dev DEV --io-kb K]
  *   cgbench hog                                                (forever)
  *   cgbench kworkers  (print the kworkers' total CPU ns; for checks)
  *
@@ -40,6 +49,17 @@
  * drained with one batch lookup ("bpfmap": what below does, see
  * bpf/cgstat.bpf.c).  DIR's subtree must hold exactly the listed cgroups
  * (plus DIR itself) for the ways to read the same cgroups.
+ *
+ * --controllers cpu,memory,io: what an agent reads, per cgroup and cycle
+ * (classic, stream, subtree, bpfmap only).  classic: cpu.stat, memory.stat,
+ * memory.current, memory.events, io.stat; stream: cpu.stat.stream (the
+ * polled ones), memory.stat.stream, io.stat.stream, memory.current,
+ * memory.events (the text stream carries memory.stat's keys only);
+ * subtree: one snapshot of each controller's *.stat.stream.subtree per
+ * wake of the cpu one; bpfmap: bpf/agent.bpf.c (cpu and every memory.stat
+ * item, usage and events through the memcg kfuncs), io.stat per cgroup
+ * from userspace when io is wanted.  Every value parsed or decoded is
+ * summed into a sink and counted (per_reader.values).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
