@@ -31,7 +31,7 @@
  *   cgbench latency   --seconds S CGROUP_DIR...|--list FILE   (poll loop)
  *   cgbench work      --procs P --seconds S        (CPU-bound loop counter)
  *   cgbench churn     --work-us W --period-us P --mem-kb K     (forever)
- *                     [--hold-kb H] [--io-dev DEV --io-kb K]
+ *                     [--hold-kb H] [--io-dev DEV --io-kb K [--io-period-us Q]]
  *   cgbench hog                                                (forever)
  *   cgbench kworkers  (print the kworkers' total CPU ns; for checks)
  *
@@ -391,6 +391,7 @@ struct opts {
 	int readers, procs, mem_kb;
 	double seconds;
 	uint64_t max_samples, period_ms, work_us, period_us, count;
+	uint64_t io_period_us;	/* churn: a write every this long (default: --period-us) */
 	unsigned int ctrl;	/* CTRL_*; cpu alone unless --controllers */
 	const char *ctrl_name;
 	const char *io_dev;	/* churn, fill: O_DIRECT writes to this block device */
@@ -1475,7 +1476,8 @@ static int run_churn(const struct opts *o)
 {
 	signal(SIGTERM, on_term);
 	size_t len = (size_t)o->mem_kb * 1024;
-	uint64_t next = mono_ns();
+	uint64_t next = mono_ns(), next_io = next;
+	uint64_t io_period = (o->io_period_us ? o->io_period_us : o->period_us) * 1000;
 	struct dio d;
 	if (o->io_dev)
 		dio_open(&d, o->io_dev, o->io_kb);
@@ -1489,8 +1491,10 @@ static int run_churn(const struct opts *o)
 	}
 	while (!quit) {
 		spin_ns(o->work_us * 1000);
-		if (o->io_dev)
+		if (o->io_dev && mono_ns() >= next_io) {
 			dio_write(&d);
+			next_io += io_period;
+		}
 		if (len) {
 			char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1943,7 +1947,7 @@ int main(int argc, char **argv)
 		{ "period-us", 1, 0, 'P' }, { "mem-kb", 1, 0, 'k' }, { "root", 1, 0, 'R' },
 		{ "subtree", 1, 0, 'S' }, { "controllers", 1, 0, 'C' }, { "io-dev", 1, 0, 'D' },
 		{ "io-kb", 1, 0, 'I' }, { "hold-kb", 1, 0, 'H' }, { "count", 1, 0, 'n' },
-		{ "shm-dir", 1, 0, 'F' },
+		{ "shm-dir", 1, 0, 'F' }, { "io-period-us", 1, 0, 'Q' },
 		{ 0 }
 	};
 	int c;
@@ -1968,6 +1972,7 @@ int main(int argc, char **argv)
 		case 'H': o.hold_kb = atoi(optarg); break;
 		case 'n': o.count = strtoull(optarg, NULL, 10); break;
 		case 'F': o.shm_dir = optarg; break;
+		case 'Q': o.io_period_us = strtoull(optarg, NULL, 10); break;
 		default: exit(2);
 		}
 	}
