@@ -17,12 +17,21 @@
  *                     [--max-samples X] CGROUP_DIR...|--list FILE
  *   cgbench telemetry --mode classic|stream|stream1|subtree|bpf|bpfmap
  *                     --readers R --period-ms T --seconds S
+ *                     [--controllers cpu[,memory][,io]]
  *                     [--subtree DIR] CGROUP_DIR...|--list FILE
+ *   cgbench agentcheck --controllers C --mode WAY,... --subtree DIR
+ *                     CGROUP_DIR...|--list FILE   (each way's values of the
+ *                     first cgroup against classic's; exit 1 on a mismatch)
+ *   cgbench memloop   --mode text|stream|subtree|bpf --count N CGROUP_DIR
+ *   cgbench loopdev   --mem-kb K     (a loop device over K KiB of memory)
+ *   cgbench fill      --io-dev DEV --io-kb K --mem-kb M --shm-dir DIR
+ *                     CGROUP_DIR...|--list FILE   (memory and I/O in each)
  *   cgbench hop       --list FILE        (forever: one process per CPU
  *                     moves itself through its share of the cgroups)
  *   cgbench latency   --seconds S CGROUP_DIR...|--list FILE   (poll loop)
  *   cgbench work      --procs P --seconds S        (CPU-bound loop counter)
  *   cgbench churn     --work-us W --period-us P --mem-kb K     (forever)
+ *                     [--hold-kb H] [--io-dev DEV --io-kb K [--io-period-us Q]]
  *   cgbench hog                                                (forever)
  *   cgbench kworkers  (print the kworkers' total CPU ns; for checks)
  *
@@ -40,6 +49,17 @@
  * drained with one batch lookup ("bpfmap": what below does, see
  * bpf/cgstat.bpf.c).  DIR's subtree must hold exactly the listed cgroups
  * (plus DIR itself) for the ways to read the same cgroups.
+ *
+ * --controllers cpu,memory,io: what an agent reads, per cgroup and cycle
+ * (classic, stream, subtree, bpfmap only).  classic: cpu.stat, memory.stat,
+ * memory.current, memory.events, io.stat; stream: cpu.stat.stream (the
+ * polled ones), memory.stat.stream, io.stat.stream, memory.current,
+ * memory.events (the text stream carries memory.stat's keys only);
+ * subtree: one snapshot of each controller's *.stat.stream.subtree per
+ * wake of the cpu one; bpfmap: bpf/agent.bpf.c (cpu and every memory.stat
+ * item, usage and events through the memcg kfuncs), io.stat per cgroup
+ * from userspace when io is wanted.  Every value parsed or decoded is
+ * summed into a sink and counted (per_reader.values).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -57,17 +77,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/loop.h>
 #include <linux/cgroup_stat_stream.h>
 #include "cgstream.h"
 #include "cgstat.h"
 #include "cgstat.skel.h"
+#include "agent.skel.h"
 
 #define MAX_READERS 64
 
@@ -120,22 +146,30 @@ static uint64_t parse_u64(const char **p, const char *end)
 	return v;
 }
 
+/* the next "key value" line at *@p: its key (@kl 0 for an empty line) and value */
+static void kv_next(const char **p, const char *end, const char **k, size_t *kl, uint64_t *x)
+{
+	*k = *p;
+	while (*p < end && **p != ' ' && **p != '\n')
+		(*p)++;
+	*kl = *p - *k;
+	if (*p < end && **p == ' ')
+		(*p)++;
+	*x = parse_u64(p, end);
+	while (*p < end && **p != '\n')
+		(*p)++;
+	if (*p < end)
+		(*p)++;
+}
+
 static int parse_stat(const char *buf, size_t len, struct stat_vals *v)
 {
-	const char *p = buf, *end = buf + len;
+	const char *p = buf, *end = buf + len, *k;
+	size_t kl;
+	uint64_t x;
 	memset(v, 0, sizeof(*v));
 	while (p < end) {
-		const char *k = p;
-		while (p < end && *p != ' ')
-			p++;
-		size_t kl = p - k;
-		if (p < end)
-			p++;
-		uint64_t x = parse_u64(&p, end);
-		while (p < end && *p != '\n')
-			p++;
-		if (p < end)
-			p++;
+		kv_next(&p, end, &k, &kl, &x);
 #define KEY(s) (kl == sizeof(s) - 1 && !memcmp(k, s, kl))
 		if (KEY("usage_usec")) v->usage = x;
 		else if (KEY("user_usec")) v->user = x;
@@ -147,6 +181,75 @@ static int parse_stat(const char *buf, size_t len, struct stat_vals *v)
 		v->nkeys++;
 	}
 	return v->nkeys ? 0 : -EINVAL;
+}
+
+/*
+ * The agent's other files, parsed as an agent would and consumed: every
+ * value summed into the sink (below), the values counted in *@nvals.
+ *
+ * "key value" lines (memory.stat, memory.events, memory.stat.stream): @want
+ * names a key whose value also goes to *@got.
+ */
+static volatile uint64_t sink;	/* what a consumer would do with the values */
+
+static int parse_kv(const char *buf, size_t len, const char *want, uint64_t *got,
+		    uint64_t *nvals)
+{
+	const char *p = buf, *end = buf + len, *k;
+	size_t wl = want ? strlen(want) : 0, kl;
+	uint64_t n = 0, sum = 0, x;
+	while (p < end) {
+		kv_next(&p, end, &k, &kl, &x);
+		if (!kl)
+			continue;
+		if (want && kl == wl && !memcmp(k, want, kl))
+			*got = x;
+		sum += x;
+		n++;
+	}
+	sink += sum;
+	*nvals += n;
+	return n ? 0 : -EINVAL;
+}
+
+/* io.stat(.stream): "MAJ:MIN rbytes=N wbytes=N ..." lines (and "flush_seq N") */
+static int parse_io(const char *buf, size_t len, uint64_t *wbytes, uint64_t *nvals)
+{
+	const char *p = buf, *end = buf + len;
+	uint64_t n = 0, sum = 0, wb = 0;
+	while (p < end) {
+		/* the device, or a key of its own */
+		const char *k = p;
+		while (p < end && *p != ' ' && *p != '\n')
+			p++;
+		bool dev = memchr(k, ':', p - k) != NULL;
+		while (p < end && *p != '\n') {
+			while (p < end && *p == ' ')
+				p++;
+			if (!dev) {	/* "flush_seq N" */
+				sum += parse_u64(&p, end);
+				n++;
+				break;
+			}
+			const char *f = p;
+			while (p < end && *p != '=' && *p != ' ' && *p != '\n')
+				p++;
+			if (p >= end || *p != '=')
+				continue;
+			size_t fl = p++ - f;
+			uint64_t x = parse_u64(&p, end);
+			if (fl == 6 && !memcmp(f, "wbytes", 6))
+				wb += x;
+			sum += x;
+			n++;
+		}
+		if (p < end)
+			p++;
+	}
+	sink += sum;
+	*nvals += n;
+	*wbytes = wb;
+	return 0;
 }
 
 /* ---- kernel-side accounting ------------------------------------------ */
@@ -256,6 +359,8 @@ static int root_seq(const char *root, uint64_t *seq, uint64_t *missed)
 struct reader_res {
 	uint64_t samples, cpu_ns, utime_us, stime_us, wall_ns;
 	uint64_t cycles, missed, dups, gaps, errors, wakes, late_ns_max;
+	uint64_t values;	/* numbers consumed (the agent ways count them) */
+	int bpf_items, bpf_missing;	/* agent BPF: memory.stat items it reads, keys it cannot */
 	int open_errno;
 	int fail_errno;	/* the last error a pass failed with */
 };
@@ -277,13 +382,21 @@ static uint64_t rusage_us(int user)
 
 /* ---- options ---------------------------------------------------------- */
 enum way { WAY_CLASSIC, WAY_STREAM, WAY_STREAM1, WAY_SUBTREE, WAY_BPF, WAY_BPFMAP };
+/* --controllers: what each cycle takes of every cgroup */
+enum { CTRL_CPU = 1, CTRL_MEM = 2, CTRL_IO = 4 };
 
 struct opts {
 	const char *mode, *list, *root, *subtree;
 	enum way way;
 	int readers, procs, mem_kb;
 	double seconds;
-	uint64_t max_samples, period_ms, work_us, period_us;
+	uint64_t max_samples, period_ms, work_us, period_us, count;
+	uint64_t io_period_us;	/* churn: a write every this long (default: --period-us) */
+	unsigned int ctrl;	/* CTRL_*; cpu alone unless --controllers */
+	const char *ctrl_name;
+	const char *io_dev;	/* churn, fill: O_DIRECT writes to this block device */
+	const char *shm_dir;	/* fill: the tmpfs its files go to */
+	int io_kb, hold_kb;
 	char **cg;
 	int ncg;
 	bool stream;	/* per-cgroup cpu.stat.stream files (stream, stream1) */
@@ -316,14 +429,14 @@ static void load_cgroups(struct opts *o, int argc, char **argv, int optind_)
 	}
 }
 
-static int *open_all(const struct opts *o, int *err)
+/* every listed cgroup's file @name */
+static int *open_named(const struct opts *o, const char *name, int *err)
 {
 	int *fds = calloc(o->ncg, sizeof(int));
 	char path[4096];
 	*err = 0;
 	for (int i = 0; i < o->ncg; i++) {
-		snprintf(path, sizeof(path), "%s/%s", o->cg[i],
-			 o->stream ? stream_file() : "cpu.stat");
+		snprintf(path, sizeof(path), "%s/%s", o->cg[i], name);
 		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
 		if (fds[i] < 0) {
 			*err = errno;
@@ -332,6 +445,11 @@ static int *open_all(const struct opts *o, int *err)
 		}
 	}
 	return fds;
+}
+
+static int *open_all(const struct opts *o, int *err)
+{
+	return open_named(o, o->stream ? stream_file() : "cpu.stat", err);
 }
 
 static void raise_nofile(void)
@@ -391,20 +509,30 @@ static void reader_hammer(const struct opts *o, int id)
 }
 
 /* ---- the subtree and BPF ways ------------------------------------------ */
-static volatile uint64_t sink;	/* what a consumer would do with the values */
+
+/* one cgroup's values as a way got them: the checks against classic */
+struct agent_vals {
+	uint64_t usage_usec, anon, current, wbytes;
+	unsigned int seen;	/* CTRL_* of the values taken */
+};
 
 struct pass_buf { char *p; size_t cap; };
 
 /*
- * One snapshot of cpu.stat.stream.subtree, read as the kernel defines it: pread()s
- * on from offset 0 until one returns 0, the records decoded by libcgstream's
- * cgstream_records_next() (the decoder the library's tree runs).  Returns
- * the CPU records, or -errno.
+ * One snapshot of a *.stat.stream.subtree file (cpu, memory or io), read as
+ * the kernel defines it: pread()s on from offset 0 until one returns 0, the
+ * records decoded by libcgstream's cgstream_records_next() (the decoder the
+ * library's tree runs) and every value consumed.  Returns the cgroups'
+ * records, or -errno; *@seq: the first one's flush; the values counted in
+ * *@nvals; @probe_id's values go to @pv.
  */
-static int64_t subtree_pass(int fd, struct pass_buf *b, uint64_t *seq)
+static int64_t subtree_pass(int fd, struct pass_buf *b, uint64_t *seq, uint64_t *nvals,
+			    uint64_t probe_id, struct agent_vals *pv)
 {
 	int64_t recs = 0;
 	off_t pos = 0;
+	int anon_i = -1, cur_i = -1;	/* named by the memory snapshot's KEYS record */
+	uint64_t nv = 0;
 	for (;;) {
 		struct cgstream_record rec;
 		size_t off = 0;
@@ -413,29 +541,227 @@ static int64_t subtree_pass(int fd, struct pass_buf *b, uint64_t *seq)
 		if (n < 0)
 			return -errno;
 		if (n == 0)
-			return recs;
+			break;
 		while ((r = cgstream_records_next(b->p, (size_t)n, &off, &rec, sizeof(rec))) > 0) {
-			if (rec.type != CGSTREAM_RECORD_CPU)
+			bool probe = probe_id && rec.cgroup_id == probe_id;
+			uint64_t v, sum = 0;
+			struct cgstream_io_device d;
+			if (!rec.decoded)
 				continue;
+			switch (rec.type) {
+			case CGSTREAM_RECORD_KEYS: {
+				const char *nm = rec.items;
+				for (uint32_t i = 0; i < rec.count; nm += strlen(nm) + 1, i++) {
+					if (!strcmp(nm, "anon"))
+						anon_i = (int)i;
+					else if (!strcmp(nm, "current"))
+						cur_i = (int)i;
+				}
+				continue;
+			}
+			case CGSTREAM_RECORD_CPU:
+				sum = rec.sample.usage_usec + rec.sample.user_usec + rec.sample.system_usec;
+				nv += 3;
+				if (probe) {
+					pv->usage_usec = rec.sample.usage_usec;
+					pv->seen |= CTRL_CPU;
+				}
+				break;
+			case CGSTREAM_RECORD_MEMORY:
+				for (uint32_t i = 0; i < rec.count; i++) {
+					cgstream_record_value(&rec, i, &v);
+					sum += v;
+					if (probe && (int)i == anon_i)
+						pv->anon = v;
+					if (probe && (int)i == cur_i)
+						pv->current = v;
+				}
+				nv += rec.count;
+				if (probe)
+					pv->seen |= CTRL_MEM;
+				break;
+			case CGSTREAM_RECORD_IO:
+				v = 0;
+				for (uint32_t i = 0; i < rec.count; i++) {
+					cgstream_record_device(&rec, i, &d);
+					sum += d.rbytes + d.wbytes + d.rios + d.wios + d.dbytes + d.dios;
+					v += d.wbytes;
+				}
+				nv += 6 * (uint64_t)rec.count;
+				if (probe) {
+					pv->wbytes = v;
+					pv->seen |= CTRL_IO;
+				}
+				break;
+			default:
+				continue;
+			}
+			sink += sum;
 			if (!recs)
-				*seq = rec.sample.seq;
-			sink += rec.sample.usage_usec + rec.sample.user_usec + rec.sample.system_usec;
+				*seq = rec.seq;
 			recs++;
 		}
 		if (r < 0)
 			return -EPROTO;
 		pos += n;
 	}
+	*nvals += nv;
+	return recs;
+}
+
+/*
+ * The BPF ways: cgstat.bpf.c for cpu.stat alone, agent.bpf.c once memory
+ * is wanted.  Its memory.stat items: the keys @dir's memory.stat prints,
+ * each resolved to the enum value its kfunc takes (from the kernel's BTF:
+ * the values change with the version and configuration).  The list is
+ * mm/memcontrol.c's memory_stats[] and memcg_vm_event_stat[] (Linux 7.2);
+ * "slab", "pgscan" and "pgsteal" are sums of other items.
+ */
+static const struct { const char *key, *member; bool vmev; } mem_items[] = {
+	{ "anon", "NR_ANON_MAPPED", false }, { "file", "NR_FILE_PAGES", false },
+	{ "kernel", "MEMCG_KMEM", false }, { "kernel_stack", "NR_KERNEL_STACK_KB", false },
+	{ "pagetables", "NR_PAGETABLE", false }, { "sec_pagetables", "NR_SECONDARY_PAGETABLE", false },
+	{ "percpu", "MEMCG_PERCPU_B", false }, { "sock", "MEMCG_SOCK", false }, { "vmalloc", "NR_VMALLOC", false },
+	{ "shmem", "NR_SHMEM", false }, { "zswap", "MEMCG_ZSWAP_B", false }, { "zswapped", "MEMCG_ZSWAPPED", false },
+	{ "zswap_incomp", "MEMCG_ZSWAP_INCOMP", false }, { "file_mapped", "NR_FILE_MAPPED", false },
+	{ "file_dirty", "NR_FILE_DIRTY", false }, { "file_writeback", "NR_WRITEBACK", false },
+	{ "swapcached", "NR_SWAPCACHE", false }, { "anon_thp", "NR_ANON_THPS", false },
+	{ "file_thp", "NR_FILE_THPS", false }, { "shmem_thp", "NR_SHMEM_THPS", false },
+	{ "inactive_anon", "NR_INACTIVE_ANON", false }, { "active_anon", "NR_ACTIVE_ANON", false },
+	{ "inactive_file", "NR_INACTIVE_FILE", false }, { "active_file", "NR_ACTIVE_FILE", false },
+	{ "unevictable", "NR_UNEVICTABLE", false }, { "slab_reclaimable", "NR_SLAB_RECLAIMABLE_B", false },
+	{ "slab_unreclaimable", "NR_SLAB_UNRECLAIMABLE_B", false }, { "hugetlb", "NR_HUGETLB", false },
+	{ "workingset_refault_anon", "WORKINGSET_REFAULT_ANON", false },
+	{ "workingset_refault_file", "WORKINGSET_REFAULT_FILE", false },
+	{ "workingset_activate_anon", "WORKINGSET_ACTIVATE_ANON", false },
+	{ "workingset_activate_file", "WORKINGSET_ACTIVATE_FILE", false },
+	{ "workingset_restore_anon", "WORKINGSET_RESTORE_ANON", false },
+	{ "workingset_restore_file", "WORKINGSET_RESTORE_FILE", false },
+	{ "workingset_nodereclaim", "WORKINGSET_NODERECLAIM", false },
+	{ "pgdemote_kswapd", "PGDEMOTE_KSWAPD", false }, { "pgdemote_direct", "PGDEMOTE_DIRECT", false },
+	{ "pgdemote_khugepaged", "PGDEMOTE_KHUGEPAGED", false },
+	{ "pgdemote_proactive", "PGDEMOTE_PROACTIVE", false },
+	{ "pgsteal_kswapd", "PGSTEAL_KSWAPD", false }, { "pgsteal_direct", "PGSTEAL_DIRECT", false },
+	{ "pgsteal_khugepaged", "PGSTEAL_KHUGEPAGED", false },
+	{ "pgsteal_proactive", "PGSTEAL_PROACTIVE", false },
+	{ "pgscan_kswapd", "PGSCAN_KSWAPD", false }, { "pgscan_direct", "PGSCAN_DIRECT", false },
+	{ "pgscan_khugepaged", "PGSCAN_KHUGEPAGED", false }, { "pgscan_proactive", "PGSCAN_PROACTIVE", false },
+	{ "pgrefill", "PGREFILL", false }, { "pgpromote_success", "PGPROMOTE_SUCCESS", false },
+	/* the vm events */
+	{ "pgpgin", "PGPGIN", true }, { "pgpgout", "PGPGOUT", true },
+	{ "pswpin", "PSWPIN", true }, { "pswpout", "PSWPOUT", true },
+	{ "pgfault", "PGFAULT", true }, { "pgmajfault", "PGMAJFAULT", true },
+	{ "pgactivate", "PGACTIVATE", true }, { "pgdeactivate", "PGDEACTIVATE", true },
+	{ "pglazyfree", "PGLAZYFREE", true }, { "pglazyfreed", "PGLAZYFREED", true },
+	{ "swpin_zero", "SWPIN_ZERO", true }, { "swpout_zero", "SWPOUT_ZERO", true },
+	{ "zswpin", "ZSWPIN", true }, { "zswpout", "ZSWPOUT", true }, { "zswpwb", "ZSWPWB", true },
+	{ "thp_fault_alloc", "THP_FAULT_ALLOC", true },
+	{ "thp_collapse_alloc", "THP_COLLAPSE_ALLOC", true },
+	{ "thp_swpout", "THP_SWPOUT", true }, { "thp_swpout_fallback", "THP_SWPOUT_FALLBACK", true },
+	{ "numa_pages_migrated", "NUMA_PAGE_MIGRATE", true },
+	{ "numa_pte_updates", "NUMA_PTE_UPDATES", true },
+	{ "numa_hint_faults", "NUMA_HINT_FAULTS", true },
+};
+static const char *const mem_derived[] = { "slab", "pgscan", "pgsteal" };
+
+static int btf_enum_value(const struct btf *btf, const char *type, const char *member, __u32 *val)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
+	if (id < 0)
+		return -ENOENT;
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_enum *e = btf_enum(t);
+	for (int i = 0; i < (int)btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), member)) {
+			*val = (__u32)e->val;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* the first word of each line of @dir/@file, as @fn(key, arg); -errno */
+static int for_each_key(const char *dir, const char *file, void (*fn)(const char *, void *),
+			void *arg)
+{
+	char path[4096], line[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, " \n")] = 0;
+		if (*line)
+			fn(line, arg);
+	}
+	fclose(f);
+	return 0;
+}
+
+struct item_ctx {
+	struct btf *btf;
+	struct agent__rodata *ro;
+	int anon_i, missing;
+};
+
+static void add_stat_key(const char *key, void *arg)
+{
+	struct item_ctx *c = arg;
+	__u32 v;
+	for (size_t i = 0; i < sizeof(mem_derived) / sizeof(*mem_derived); i++)
+		if (!strcmp(key, mem_derived[i]))
+			return;
+	for (size_t i = 0; i < sizeof(mem_items) / sizeof(*mem_items); i++) {
+		if (strcmp(key, mem_items[i].key))
+			continue;
+		if (mem_items[i].vmev) {
+			if (c->ro->nr_vmev < AGENT_MAX_VMEV &&
+			    !btf_enum_value(c->btf, "vm_event_item", mem_items[i].member, &v)) {
+				c->ro->vmev_idx[c->ro->nr_vmev++] = v;
+				return;
+			}
+		} else if (c->ro->nr_state < AGENT_MAX_STATE &&
+			   (!btf_enum_value(c->btf, "node_stat_item", mem_items[i].member, &v) ||
+			    !btf_enum_value(c->btf, "memcg_stat_item", mem_items[i].member, &v))) {
+			if (!strcmp(key, "anon"))
+				c->anon_i = (int)c->ro->nr_state;
+			c->ro->state_idx[c->ro->nr_state++] = v;
+			return;
+		}
+		break;
+	}
+	fprintf(stderr, "cgbench: BPF: memory.stat key %s has no kfunc item here\n", key);
+	c->missing++;
+}
+
+static void add_event_key(const char *key, void *arg)
+{
+	struct item_ctx *c = arg;
+	char member[64];
+	__u32 v;
+	int n = snprintf(member, sizeof(member), "MEMCG_%s", key);
+	for (int i = 6; i < n; i++)
+		member[i] = (char)(member[i] >= 'a' && member[i] <= 'z' ? member[i] - 32 : member[i]);
+	if (c->ro->nr_memev < AGENT_MAX_MEMEV &&
+	    !btf_enum_value(c->btf, "memcg_memory_event", member, &v)) {
+		c->ro->memev_idx[c->ro->nr_memev++] = v;
+		return;
+	}
+	fprintf(stderr, "cgbench: BPF: memory.events key %s has no kfunc item here\n", key);
+	c->missing++;
 }
 
 struct bpfway {
-	struct cgstat *skel;
+	struct cgstat *skel;	/* cpu.stat alone */
+	struct agent *askel;	/* with memory */
 	struct bpf_link *link;
 	bool map;
 	int map_fd;
 	uint32_t maxn;
 	__u64 *keys;
-	struct cgstat_rec *vals;
+	void *vals;
+	size_t vsz;
+	int anon_i;		/* agent: anon's index in the state items */
+	int nitems, nmissing;	/* agent: memory items read, keys not readable */
 };
 
 /* libbpf's warnings (a failed load prints the verifier's log); CGBENCH_BPF_DEBUG=1: all */
@@ -447,42 +773,119 @@ static int bpf_warn(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 	return lvl == LIBBPF_DEBUG && !all ? 0 : vfprintf(stderr, fmt, ap);
 }
 
-/* load the program and attach a pre-order cgroup iterator to @dir */
-static int bpfway_open(struct bpfway *b, const char *dir, bool map, int ncg)
+/* the agent program, its item lists set from @dir's memory.stat */
+static int agent_load(struct bpfway *b, const char *dir, unsigned int ctrl, int ncg)
+{
+	struct item_ctx c = { .anon_i = -1 };
+	int err;
+	b->askel = agent__open();
+	if (!b->askel)
+		return -errno;
+	c.ro = b->askel->rodata;
+	c.ro->want_cpu = ctrl & CTRL_CPU;
+	c.ro->want_mem = true;
+	c.btf = btf__load_vmlinux_btf();
+	if (!c.btf)
+		return -errno;
+	err = for_each_key(dir, "memory.stat", add_stat_key, &c);
+	if (!err && for_each_key(dir, "memory.events", add_event_key, &c) < 0)
+		fprintf(stderr, "cgbench: BPF: %s/memory.events unreadable: no events\n", dir);
+	btf__free(c.btf);
+	if (err)
+		return err;
+	b->anon_i = c.anon_i;
+	b->nitems = (int)(c.ro->nr_state + c.ro->nr_vmev + c.ro->nr_memev);
+	b->nmissing = c.missing;
+	err = bpf_map__set_max_entries(b->askel->maps.agent_stats, (__u32)ncg + 64);
+	return err ? err : agent__load(b->askel);
+}
+
+/*
+ * Load the program and attach a cgroup iterator to @dir: pre-order over
+ * its subtree, or @dir alone (@self_only).
+ */
+static int bpfway_open(struct bpfway *b, const char *dir, bool map, int ncg, unsigned int ctrl,
+		       bool self_only)
 {
 	union bpf_iter_link_info li = {};
+	struct bpf_program *prog;
 	int err, cgfd;
 
 	memset(b, 0, sizeof(*b));
 	libbpf_set_print(bpf_warn);
 	b->map = map;
-	b->skel = cgstat__open();
-	if (!b->skel)
-		return -errno;
-	bpf_program__set_autoload(map ? b->skel->progs.dump_seq : b->skel->progs.dump_map, false);
-	err = cgstat__load(b->skel);
-	if (err)
-		return err;
+	if (ctrl & CTRL_MEM) {
+		if (!map)
+			return -EINVAL;	/* the records do not fit the seq buffer */
+		err = agent_load(b, dir, ctrl, ncg);
+		if (err)
+			return err;
+		prog = b->askel->progs.dump_agent;
+		b->map_fd = bpf_map__fd(b->askel->maps.agent_stats);
+		b->vsz = sizeof(struct agent_rec);
+	} else {
+		b->skel = cgstat__open();
+		if (!b->skel)
+			return -errno;
+		bpf_program__set_autoload(map ? b->skel->progs.dump_seq : b->skel->progs.dump_map, false);
+		err = cgstat__load(b->skel);
+		if (err)
+			return err;
+		prog = map ? b->skel->progs.dump_map : b->skel->progs.dump_seq;
+		b->map_fd = bpf_map__fd(b->skel->maps.stats);
+		b->vsz = sizeof(struct cgstat_rec);
+	}
 	cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgfd < 0)
 		return -errno;
 	li.cgroup.cgroup_fd = cgfd;
-	li.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
+	li.cgroup.order = self_only ? BPF_CGROUP_ITER_SELF_ONLY : BPF_CGROUP_ITER_DESCENDANTS_PRE;
 	LIBBPF_OPTS(bpf_iter_attach_opts, ao, .link_info = &li, .link_info_len = sizeof(li));
-	b->link = bpf_program__attach_iter(map ? b->skel->progs.dump_map : b->skel->progs.dump_seq, &ao);
+	b->link = bpf_program__attach_iter(prog, &ao);
 	err = b->link ? 0 : -errno;
 	close(cgfd);
 	if (err)
 		return err;
-	b->map_fd = bpf_map__fd(b->skel->maps.stats);
 	b->maxn = 2 * (ncg + 1) + 64;
 	b->keys = malloc(b->maxn * sizeof(*b->keys));
-	b->vals = malloc(b->maxn * sizeof(*b->vals));
+	b->vals = malloc(b->maxn * b->vsz);
 	return b->keys && b->vals ? 0 : -ENOMEM;
 }
 
+/* what a consumer does with an agent record: every value summed; the values counted */
+static uint64_t agent_rec_take(const struct bpfway *b, const struct agent_rec *r, uint64_t probe_id,
+			       struct agent_vals *pv)
+{
+	uint64_t sum = r->cpu.usage_ns + r->cpu.user_ns + r->cpu.system_ns, n = 3;
+	if (r->has_mem) {
+		uint32_t ns = r->nr_state < AGENT_MAX_STATE ? r->nr_state : AGENT_MAX_STATE;
+		uint32_t nv = r->nr_vmev < AGENT_MAX_VMEV ? r->nr_vmev : AGENT_MAX_VMEV;
+		uint32_t ne = r->nr_memev < AGENT_MAX_MEMEV ? r->nr_memev : AGENT_MAX_MEMEV;
+		for (uint32_t i = 0; i < ns; i++)
+			sum += r->state[i];
+		for (uint32_t i = 0; i < nv; i++)
+			sum += r->vmev[i];
+		for (uint32_t i = 0; i < ne; i++)
+			sum += r->memev[i];
+		sum += r->mem_current;
+		n += ns + nv + ne + 1;
+	}
+	sink += sum;
+	if (probe_id && r->cgroup_id == probe_id) {
+		pv->usage_usec = r->cpu.usage_ns / 1000;
+		pv->seen |= b->askel && b->askel->rodata->want_cpu ? CTRL_CPU : 0;
+		if (r->has_mem) {
+			pv->anon = b->anon_i >= 0 ? r->state[b->anon_i] : 0;
+			pv->current = r->mem_current;
+			pv->seen |= CTRL_MEM;
+		}
+	}
+	return n;
+}
+
 /* one pass: run the iterator to EOF (one flush, one record per cgroup) */
-static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf)
+static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf, uint64_t *nvals,
+			   uint64_t probe_id, struct agent_vals *pv)
 {
 	int64_t recs = 0;
 	ssize_t n;
@@ -492,8 +895,9 @@ static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf)
 	while ((n = read(fd, buf->p, buf->cap)) > 0) {
 		const struct cgstat_rec *r = (const void *)buf->p;
 		for (size_t i = 0; i < n / sizeof(*r); i++)
-			sink += r[i].usage_ns + r[i].user_ns + r[i].system_ns;
+			sink += r[i].cpu.usage_ns + r[i].cpu.user_ns + r[i].cpu.system_ns;
 		recs += n / sizeof(*r);
+		*nvals += 3 * (n / sizeof(*r));
 	}
 	int err = n < 0 ? -errno : 0;
 	close(fd);
@@ -507,8 +911,20 @@ static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf)
 		__u32 count = b->maxn;
 		err = bpf_map_lookup_and_delete_batch(b->map_fd, first ? NULL : &in, &out,
 						      b->keys, b->vals, &count, NULL);
-		for (__u32 i = 0; i < count; i++)
-			sink += b->vals[i].usage_ns + b->vals[i].user_ns + b->vals[i].system_ns;
+		for (__u32 i = 0; i < count; i++) {
+			if (b->askel) {
+				*nvals += agent_rec_take(b, (const struct agent_rec *)b->vals + i,
+							 probe_id, pv);
+				continue;
+			}
+			const struct cgstat_rec *r = (const struct cgstat_rec *)b->vals + i;
+			sink += r->cpu.usage_ns + r->cpu.user_ns + r->cpu.system_ns;
+			*nvals += 3;
+			if (probe_id && r->cgroup_id == probe_id) {
+				pv->usage_usec = r->cpu.usage_ns / 1000;
+				pv->seen |= CTRL_CPU;
+			}
+		}
 		recs += count;
 		if (err)
 			return err == -ENOENT ? recs : err;
@@ -517,17 +933,82 @@ static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf)
 }
 
 /* ---- telemetry: R readers, each takes M cgroups once per cycle ---------- */
+#define TEXT_CAP 65536
+
 struct tele {
 	const struct opts *o;
-	int *fds;		/* classic, stream, stream1: one per cgroup */
-	int sfd;		/* subtree */
+	int *fds;		/* classic, stream, stream1: cpu.stat(.stream), one per cgroup */
+	/* the agent's other files per cgroup (--controllers): memory.stat(.stream),
+	 * memory.current, memory.events, io.stat(.stream) */
+	int *mfds, *cfds, *efds, *iofds;
+	int sfd, msfd, iosfd;	/* subtree: cpu, memory, io */
 	struct bpfway bpf;	/* bpf, bpfmap */
 	struct pass_buf buf;
+	char *text;		/* TEXT_CAP bytes for a text file */
 	uint64_t *last;		/* stream: the flush_seq each fd had */
 	uint64_t last_seq;	/* subtree */
-	uint64_t samples, errors, cycles, missed, dups, gaps, wakes, late_max;
+	uint64_t samples, errors, cycles, missed, dups, gaps, wakes, late_max, values;
 	int fail_errno;
+	int probe;		/* the cgroup (index) whose values go to .pv; -1: none */
+	uint64_t probe_id;	/* its id, for the ways that see ids */
+	struct agent_vals pv;
 };
+
+/* cgroup @i's cpu.stat(.stream) text, parsed and consumed; false on an error */
+static bool cpu_text(struct tele *t, int i, struct stat_vals *v)
+{
+	ssize_t k = pread(t->fds[i], t->text, 4096, 0);
+	t->samples++;
+	if (k <= 0 || parse_stat(t->text, k, v)) {
+		t->errors++;
+		return false;
+	}
+	sink += v->usage + v->user + v->system;
+	t->values += v->nkeys;
+	if (i == t->probe) {
+		t->pv.usage_usec = v->usage;
+		t->pv.seen |= CTRL_CPU;
+	}
+	return true;
+}
+
+/* cgroup @i's memory and io text files (classic, stream; bpfmap: io.stat) */
+static void agent_text(struct tele *t, int i)
+{
+	unsigned int ctrl = t->o->ctrl;
+	struct agent_vals v = {};
+	ssize_t k;
+	bool ok = true;
+	if (t->mfds) {
+		k = pread(t->mfds[i], t->text, TEXT_CAP, 0);
+		ok &= k > 0 && !parse_kv(t->text, k, "anon", &v.anon, &t->values);
+		k = pread(t->cfds[i], t->text, TEXT_CAP, 0);
+		if (k > 0) {
+			const char *p = t->text;
+			v.current = parse_u64(&p, t->text + k);
+			sink += v.current;
+			t->values++;
+		}
+		ok &= k > 0;
+		k = pread(t->efds[i], t->text, TEXT_CAP, 0);
+		ok &= k > 0 && !parse_kv(t->text, k, NULL, NULL, &t->values);
+	}
+	if (ctrl & CTRL_IO) {
+		/* empty for a cgroup that did no I/O */
+		k = pread(t->iofds[i], t->text, TEXT_CAP, 0);
+		ok &= k >= 0 && !parse_io(t->text, k, &v.wbytes, &t->values);
+	}
+	if (!ok)
+		t->errors++;
+	if (i == t->probe) {
+		if (t->mfds) {
+			t->pv.anon = v.anon;
+			t->pv.current = v.current;
+		}
+		t->pv.wbytes = v.wbytes;
+		t->pv.seen |= (t->mfds ? CTRL_MEM : 0) | (ctrl & CTRL_IO);
+	}
+}
 
 /* one cycle of a grid-paced way; false when the window ended inside it */
 static bool grid_pass(struct tele *t)
@@ -538,77 +1019,123 @@ static bool grid_pass(struct tele *t)
 		int i;
 		/* the window's end cuts a cycle short: slow VMs stay on time */
 		for (i = 0; i < o->ncg && !shm->stop; i++) {
-			ssize_t k = pread(t->fds[i], t->buf.p, 4096, 0);
-			if (k <= 0 || parse_stat(t->buf.p, k, &v))
-				t->errors++;
-			t->samples++;
+			cpu_text(t, i, &v);
+			if (o->ctrl != CTRL_CPU)
+				agent_text(t, i);
 		}
 		return i == o->ncg;
 	}
-	int64_t n = bpfway_pass(&t->bpf, &t->buf);
+	int64_t n = bpfway_pass(&t->bpf, &t->buf, &t->values, t->probe_id, &t->pv);
 	if (n < 0) {
 		t->errors++;
 		t->fail_errno = (int)-n;
 		return true;
 	}
 	t->samples += n;
+	/* io.stat per cgroup from userspace, as below does */
+	if (o->ctrl & CTRL_IO) {
+		int i;
+		for (i = 0; i < o->ncg && !shm->stop; i++)
+			agent_text(t, i);
+		return i == o->ncg;
+	}
 	return true;
+}
+
+/* the subtree way: one read of each controller's subtree file */
+static void subtree_cycle(struct tele *t)
+{
+	const struct opts *o = t->o;
+	uint64_t seq = 0, mseq = 0;
+	int64_t k = subtree_pass(t->sfd, &t->buf, &seq, &t->values, t->probe_id, &t->pv);
+	if (k >= 0 && (o->ctrl & CTRL_MEM))
+		k = subtree_pass(t->msfd, &t->buf, &mseq, &t->values, t->probe_id, &t->pv);
+	if (k >= 0 && (o->ctrl & CTRL_IO))
+		k = subtree_pass(t->iosfd, &t->buf, &mseq, &t->values, t->probe_id, &t->pv);
+	if (k < 0) {
+		t->errors++;
+		t->fail_errno = (int)-k;
+		return;
+	}
+	t->samples += k;
+	t->cycles++;
+	if (seq == t->last_seq)
+		t->dups++;
+	else if (t->last_seq && seq > t->last_seq + 1)
+		t->gaps += seq - t->last_seq - 1;
+	t->last_seq = seq;
+}
+
+/* the stream ways: cgroup @i's stream file(s) */
+static void stream_one(struct tele *t, int i)
+{
+	struct stat_vals v;
+	if (!cpu_text(t, i, &v))
+		return;
+	if (v.seq == t->last[i])
+		t->dups++;
+	else if (t->last[i] && v.seq > t->last[i] + 1)
+		t->gaps += v.seq - t->last[i] - 1;
+	t->last[i] = v.seq;
+	if (t->o->ctrl != CTRL_CPU)
+		agent_text(t, i);
 }
 
 /* one wake of a polled way */
 static void stream_wake(struct tele *t, struct epoll_event *evs, int n)
 {
 	const struct opts *o = t->o;
-	struct stat_vals v;
 	if (o->way == WAY_SUBTREE) {
-		uint64_t seq = 0;
-		int64_t k = subtree_pass(t->sfd, &t->buf, &seq);
-		if (k < 0) {
-			t->errors++;
-			t->fail_errno = (int)-k;
-			return;
-		}
-		t->samples += k;
-		t->cycles++;
-		if (seq == t->last_seq)
-			t->dups++;
-		else if (t->last_seq && seq > t->last_seq + 1)
-			t->gaps += seq - t->last_seq - 1;
-		t->last_seq = seq;
+		subtree_cycle(t);
 		return;
 	}
 	if (o->way == WAY_STREAM1)
 		n = o->ncg;	/* the paced fd woke: read all */
-	for (int j = 0; j < n && !shm->stop; j++) {
-		int i = o->way == WAY_STREAM1 ? j : (int)evs[j].data.u32;
-		ssize_t k = pread(t->fds[i], t->buf.p, 4096, 0);
-		t->samples++;
-		if (k <= 0 || parse_stat(t->buf.p, k, &v)) {
-			t->errors++;
-			continue;
-		}
-		if (v.seq == t->last[i])
-			t->dups++;
-		else if (t->last[i] && v.seq > t->last[i] + 1)
-			t->gaps += v.seq - t->last[i] - 1;
-		t->last[i] = v.seq;
-	}
+	for (int j = 0; j < n && !shm->stop; j++)
+		stream_one(t, o->way == WAY_STREAM1 ? j : (int)evs[j].data.u32);
+}
+
+static int open_subtree(const char *dir, const char *file, int *fd)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd >= 0)
+		return 0;
+	fprintf(stderr, "cgbench: %s: %s\n", path, strerror(errno));
+	return errno;
 }
 
 static int tele_open(struct tele *t, int ep)
 {
 	const struct opts *o = t->o;
+	bool stream = o->way == WAY_STREAM;
 	int err = 0;
 	t->buf.cap = 4096;
 	if (o->way == WAY_SUBTREE || o->way == WAY_BPF || o->way == WAY_BPFMAP) {
 		if (!o->subtree)
 			die("--mode %s needs --subtree DIR", o->mode);
-		/* the whole subtree in one read, with room for growth */
-		t->buf.cap = 2 * (size_t)(o->ncg + 1) * sizeof(struct cgroup_stat_stream_record) + 65536;
+		/*
+		 * The whole subtree in one read, with room for growth: a
+		 * memory record holds memory.stat's 60-70 values
+		 */
+		size_t per = (o->ctrl & CTRL_MEM) ? 1024 : 2 * sizeof(struct cgroup_stat_stream_record);
+		t->buf.cap = (size_t)(o->ncg + 1) * per + 65536;
 	}
 	t->buf.p = malloc(t->buf.cap);
-	if (!t->buf.p)
+	t->text = malloc(TEXT_CAP);
+	if (!t->buf.p || !t->text)
 		return ENOMEM;
+	/* the agent's text files */
+	if ((o->ctrl & CTRL_MEM) && (o->way == WAY_CLASSIC || stream)) {
+		if (!(t->mfds = open_named(o, stream ? "memory.stat.stream" : "memory.stat", &err)) ||
+		    !(t->cfds = open_named(o, "memory.current", &err)) ||
+		    !(t->efds = open_named(o, "memory.events", &err)))
+			return err;
+	}
+	if ((o->ctrl & CTRL_IO) && o->way != WAY_SUBTREE &&
+	    !(t->iofds = open_named(o, stream ? "io.stat.stream" : "io.stat", &err)))
+		return err;
 	switch (o->way) {
 	case WAY_CLASSIC:
 	case WAY_STREAM:
@@ -618,25 +1145,24 @@ static int tele_open(struct tele *t, int ep)
 			return err;
 		break;
 	case WAY_SUBTREE: {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/cpu.stat.stream.subtree", o->subtree);
-		t->sfd = open(path, O_RDONLY | O_CLOEXEC);
-		if (t->sfd < 0) {
-			err = errno;
-			fprintf(stderr, "cgbench: %s: %s\n", path, strerror(err));
+		if ((err = open_subtree(o->subtree, "cpu.stat.stream.subtree", &t->sfd)) ||
+		    ((o->ctrl & CTRL_MEM) &&
+		     (err = open_subtree(o->subtree, "memory.stat.stream.subtree", &t->msfd))) ||
+		    ((o->ctrl & CTRL_IO) &&
+		     (err = open_subtree(o->subtree, "io.stat.stream.subtree", &t->iosfd))))
 			return err;
-		}
 		struct epoll_event e = { .events = EPOLLIN };
 		if (epoll_ctl(ep, EPOLL_CTL_ADD, t->sfd, &e))
 			die("epoll_ctl: %s", strerror(errno));
-		uint64_t seq = 0;	/* mark what is there now as seen */
-		if (subtree_pass(t->sfd, &t->buf, &seq) >= 0)
+		uint64_t seq = 0, nv = 0;	/* mark what is there now as seen */
+		struct agent_vals pv;
+		if (subtree_pass(t->sfd, &t->buf, &seq, &nv, 0, &pv) >= 0)
 			t->last_seq = seq;
 		return 0;
 	}
 	case WAY_BPF:
 	case WAY_BPFMAP:
-		err = -bpfway_open(&t->bpf, o->subtree, o->way == WAY_BPFMAP, o->ncg);
+		err = -bpfway_open(&t->bpf, o->subtree, o->way == WAY_BPFMAP, o->ncg, o->ctrl, false);
 		if (err)
 			fprintf(stderr, "cgbench: BPF iterator on %s: %s\n", o->subtree, strerror(err));
 		return err;
@@ -664,7 +1190,7 @@ static int tele_open(struct tele *t, int ep)
 static void reader_telemetry(const struct opts *o, int id)
 {
 	struct reader_res *r = &shm->r[id];
-	struct tele t = { .o = o, .sfd = -1 };
+	struct tele t = { .o = o, .sfd = -1, .msfd = -1, .iosfd = -1, .probe = -1 };
 	bool grid = o->way == WAY_CLASSIC || o->way == WAY_BPF || o->way == WAY_BPFMAP;
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	int err = tele_open(&t, ep);
@@ -726,6 +1252,9 @@ static void reader_telemetry(const struct opts *o, int id)
 	r->wakes = t.wakes;
 	r->late_ns_max = t.late_max;
 	r->fail_errno = t.fail_errno;
+	r->values = t.values;
+	r->bpf_items = t.bpf.nitems;
+	r->bpf_missing = t.bpf.nmissing;
 }
 
 static void json_str(const char *k, const char *v, int comma)
@@ -801,6 +1330,7 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 
 	printf("{");
 	json_str("mode", o->mode, 1);
+	json_str("controllers", o->ctrl_name, 1);
 	printf("\"readers\": %d, \"cgroups\": %d, \"seconds\": %.3f, \"period_ms\": %" PRIu64
 	       ", \"max_samples\": %" PRIu64 ", \"open_errno\": %d, ",
 	       o->readers, o->ncg, o->seconds, o->period_ms, o->max_samples, open_errno);
@@ -823,10 +1353,11 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 		       ", \"stime_us\": %" PRIu64 ", \"wall_ns\": %" PRIu64 ", \"errors\": %" PRIu64
 		       ", \"cycles\": %" PRIu64 ", \"missed\": %" PRIu64 ", \"gaps\": %" PRIu64
 		       ", \"dups\": %" PRIu64 ", \"wakes\": %" PRIu64 ", \"late_ns_max\": %" PRIu64
-		       ", \"fail_errno\": %d}",
+		       ", \"fail_errno\": %d, \"values\": %" PRIu64 ", \"bpf_items\": %d"
+		       ", \"bpf_missing\": %d}",
 		       i ? ", " : "", r->samples, r->cpu_ns, r->utime_us, r->stime_us, r->wall_ns,
 		       r->errors, r->cycles, r->missed, r->gaps, r->dups, r->wakes, r->late_ns_max,
-		       r->fail_errno);
+		       r->fail_errno, r->values, r->bpf_items, r->bpf_missing);
 	}
 	printf("]}\n");
 	return open_errno ? 1 : 0;
@@ -916,13 +1447,54 @@ static void spin_ns(uint64_t ns)
 			x = x * 6364136223846793005ull + 1;
 }
 
+/* O_DIRECT writes of @kb KiB to block device @dev, each at the next offset */
+struct dio { int fd; char *buf; size_t len; off_t size, pos; };
+
+static void dio_open(struct dio *d, const char *dev, int kb)
+{
+	d->len = (size_t)kb * 1024;
+	d->fd = open(dev, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (d->fd < 0)
+		die("%s: %s", dev, strerror(errno));
+	d->size = lseek(d->fd, 0, SEEK_END);
+	if (d->size < (off_t)d->len || posix_memalign((void **)&d->buf, 4096, d->len))
+		die("%s: smaller than %d KiB", dev, kb);
+	memset(d->buf, 0x5a, d->len);
+	d->pos = 0;
+}
+
+static void dio_write(struct dio *d)
+{
+	if (d->pos + (off_t)d->len > d->size)
+		d->pos = 0;
+	if (pwrite(d->fd, d->buf, d->len, d->pos) != (ssize_t)d->len)
+		die("O_DIRECT write: %s", strerror(errno));
+	d->pos += d->len;
+}
+
 static int run_churn(const struct opts *o)
 {
 	signal(SIGTERM, on_term);
 	size_t len = (size_t)o->mem_kb * 1024;
-	uint64_t next = mono_ns();
+	uint64_t next = mono_ns(), next_io = next;
+	uint64_t io_period = (o->io_period_us ? o->io_period_us : o->period_us) * 1000;
+	struct dio d;
+	if (o->io_dev)
+		dio_open(&d, o->io_dev, o->io_kb);
+	if (o->hold_kb) {	/* anon memory held (charged) for the whole run */
+		size_t hl = (size_t)o->hold_kb * 1024;
+		char *h = mmap(NULL, hl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (h == MAP_FAILED)
+			die("mmap %d KiB: %s", o->hold_kb, strerror(errno));
+		for (size_t i = 0; i < hl; i += 4096)
+			h[i] = 1;
+	}
 	while (!quit) {
 		spin_ns(o->work_us * 1000);
+		if (o->io_dev && mono_ns() >= next_io) {
+			dio_write(&d);
+			next_io += io_period;
+		}
 		if (len) {
 			char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1081,10 +1653,287 @@ static int run_hop(const struct opts *o)
 	return 0;
 }
 
+/* ---- the agent scenario's cgroups: memory and io of their own ---------- */
+/*
+ * cgbench loopdev --mem-kb K: a loop device over a K KiB memfd (tmpfs: its
+ * only block I/O is the loop device's), left bound when this exits (the
+ * loop driver keeps the file).  Prints {"dev": "/dev/loopN", ...}.
+ */
+static int run_loopdev(const struct opts *o)
+{
+	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0)
+		die("/dev/loop-control: %s", strerror(errno));
+	int back = memfd_create("cgbench-loop", MFD_CLOEXEC);
+	if (back < 0 || ftruncate(back, (off_t)o->mem_kb * 1024))
+		die("memfd: %s", strerror(errno));
+	for (int tries = 0; tries < 5; tries++) {
+		char dev[64];
+		int nr = ioctl(ctl, LOOP_CTL_GET_FREE), fd = -1;
+		if (nr < 0)
+			die("LOOP_CTL_GET_FREE: %s", strerror(errno));
+		snprintf(dev, sizeof(dev), "/dev/loop%d", nr);
+		for (int i = 0; i < 100 && fd < 0; i++) {	/* a udev may make the node */
+			fd = open(dev, O_RDWR | O_CLOEXEC);
+			if (fd < 0)
+				usleep(10000);
+		}
+		if (fd < 0)
+			die("%s: %s", dev, strerror(errno));
+		struct loop_config cfg = { .fd = (__u32)back };
+		if (!ioctl(fd, LOOP_CONFIGURE, &cfg)) {
+			struct stat st;
+			fstat(fd, &st);
+			printf("{\"dev\": \"%s\", \"major\": %u, \"minor\": %u, \"kb\": %d}\n", dev,
+			       major(st.st_rdev), minor(st.st_rdev), o->mem_kb);
+			return 0;
+		}
+		if (errno != EBUSY)	/* EBUSY: another user bound it first */
+			die("LOOP_CONFIGURE %s: %s", dev, strerror(errno));
+		close(fd);
+	}
+	die("no free loop device after 5 tries");
+}
+
+/*
+ * cgbench fill --list FILE --io-dev DEV --io-kb K --mem-kb M --shm-dir DIR:
+ * moves itself through the listed cgroups; in each it writes an M KiB file
+ * on DIR (tmpfs: its pages stay charged to that cgroup) and K KiB with
+ * O_DIRECT to DEV (the cgroup's io.stat lists the device).  Then the
+ * cgroups hold memory and have done I/O with no process in them.
+ */
+static int run_fill(const struct opts *o)
+{
+	struct dio d;
+	char path[4096];
+	if (!o->io_dev || !o->shm_dir)
+		die("fill needs --io-dev DEV and --shm-dir DIR");
+	dio_open(&d, o->io_dev, o->io_kb);
+	char *data = malloc((size_t)o->mem_kb * 1024 + 1);
+	memset(data, 0x33, (size_t)o->mem_kb * 1024);
+	uint64_t t0 = mono_ns();
+	for (int i = 0; i < o->ncg; i++) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", o->cg[i]);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "0", 1) != 1)
+			die("moving to %s: %s", o->cg[i], strerror(errno));
+		close(fd);
+		snprintf(path, sizeof(path), "%s/f%06d", o->shm_dir, i);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, data, (size_t)o->mem_kb * 1024) != (ssize_t)o->mem_kb * 1024)
+			die("%s: %s", path, strerror(errno));
+		close(fd);
+		dio_write(&d);
+	}
+	printf("{\"cgroups\": %d, \"mem_kb\": %d, \"io_kb\": %d, \"wall_ns\": %" PRIu64 "}\n",
+	       o->ncg, o->mem_kb, o->io_kb, mono_ns() - t0);
+	return 0;
+}
+
+/*
+ * cgbench agentcheck --controllers C --mode W,W,... --subtree DIR --list FILE:
+ * one cycle of each way (classic first, as the reference) over the listed
+ * cgroups, with the telemetry code, and the first cgroup's values as each
+ * got them: cpu usage_usec, memory.stat anon, memory.current, io.stat
+ * wbytes (summed over devices).  Fails (exit 1) when a way has zero or
+ * misses a value classic has, or is more than 25% off it (the stream ways
+ * are as of their flusher's last cycle); a value classic reads as 0 fails
+ * too: the first cgroup must hold anon memory and have written.
+ */
+static int run_agentcheck(const struct opts *o)
+{
+	static const char *const names[] = { "classic", "stream", "subtree", "bpfmap" };
+	static const enum way ways[] = { WAY_CLASSIC, WAY_STREAM, WAY_SUBTREE, WAY_BPFMAP };
+	struct agent_vals ref = {};
+	struct stat st;
+	int failed = 0;
+	if (!o->ncg || !o->subtree)
+		die("agentcheck needs --subtree DIR and the cgroups");
+	if (stat(o->cg[0], &st))
+		die("%s: %s", o->cg[0], strerror(errno));
+	raise_nofile();
+	printf("{\"cgroup\": \"%s\", \"controllers\": \"%s\", \"ways\": {", o->cg[0], o->ctrl_name);
+	for (size_t w = 0; w < sizeof(ways) / sizeof(*ways); w++) {
+		const char *m = strstr(o->mode, names[w]);
+		if (w && !(m && (m == o->mode || m[-1] == ',')))
+			continue;
+		struct opts oo = *o;
+		oo.way = ways[w];
+		oo.mode = names[w];
+		oo.stream = oo.way == WAY_STREAM;
+		struct tele t = { .o = &oo, .sfd = -1, .msfd = -1, .iosfd = -1, .probe = 0,
+				  .probe_id = st.st_ino };
+		int ep = epoll_create1(EPOLL_CLOEXEC);
+		int err = tele_open(&t, ep);
+		if (!err) {
+			if (oo.way == WAY_STREAM)
+				for (int i = 0; i < oo.ncg; i++)
+					stream_one(&t, i);
+			else if (oo.way == WAY_SUBTREE)
+				subtree_cycle(&t);
+			else
+				grid_pass(&t);
+			err = t.fail_errno;
+		}
+		close(ep);
+		struct agent_vals *v = &t.pv;
+		printf("%s\"%s\": {\"errno\": %d, \"errors\": %" PRIu64 ", \"values\": %" PRIu64
+		       ", \"usage_usec\": %" PRIu64 ", \"anon\": %" PRIu64 ", \"current\": %" PRIu64
+		       ", \"wbytes\": %" PRIu64 "}", w ? ", " : "", names[w], err, t.errors, t.values,
+		       v->usage_usec, v->anon, v->current, v->wbytes);
+		if (!w)
+			ref = *v;
+		const struct { const char *f; unsigned int c; uint64_t got, want; } f[] = {
+			{ "usage_usec", CTRL_CPU, v->usage_usec, ref.usage_usec },
+			{ "anon", CTRL_MEM, v->anon, ref.anon },
+			{ "current", CTRL_MEM, v->current, ref.current },
+			{ "wbytes", CTRL_IO, v->wbytes, ref.wbytes },
+		};
+		if (err || t.errors) {
+			fprintf(stderr, "cgbench: agentcheck: %s: %s, %" PRIu64 " read errors\n",
+				names[w], strerror(err), t.errors);
+			failed++;
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(f) / sizeof(*f); i++) {
+			if (!(o->ctrl & f[i].c))
+				continue;
+			const char *why = !(v->seen & f[i].c) ? "not read" : !f[i].got ? "zero" :
+				(f[i].got > f[i].want ? f[i].got - f[i].want : f[i].want - f[i].got) >
+				f[i].want / 4 ? "more than 25% off classic" : NULL;
+			if (why) {
+				fprintf(stderr, "cgbench: agentcheck: %s %s of %s: %s (%" PRIu64
+					", classic %" PRIu64 ")\n", names[w], f[i].f, o->cg[0], why,
+					f[i].got, f[i].want);
+				failed++;
+			}
+		}
+	}
+	printf("}, \"failed\": %d}\n", failed);
+	return failed ? 1 : 0;
+}
+
+/* ---- the memory experiment: N reads of one cgroup's memory stats ------- */
+/*
+ * "key value" text, parsed line by line with sscanf() (what a scanf-style
+ * agent does), every value consumed; anon to *@anon
+ */
+static uint64_t parse_scanf(char *buf, size_t len, uint64_t *anon)
+{
+	char key[64], *p = buf, *end = buf + len;
+	unsigned long long v;
+	uint64_t n = 0, sum = 0;
+	*end = 0;
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p);
+		if (nl)
+			*nl = 0;
+		if (sscanf(p, "%63s %llu", key, &v) == 2) {
+			sum += v;
+			n++;
+			if (!strcmp(key, "anon"))
+				*anon = v;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	sink += sum;
+	return n;
+}
+
+/*
+ * cgbench memloop --mode text|stream|subtree|bpf --count N CGROUP: N reads
+ * of CGROUP's memory statistics in a tight loop, each parsed or decoded and
+ * consumed: memory.stat text + sscanf; memory.stat.stream text + sscanf;
+ * memory.stat.stream.subtree of CGROUP (a leaf: the KEYS record and one
+ * MEMORY record) decoded by libcgstream; a one-cgroup pass of the BPF
+ * kfuncs (agent.bpf.c without cpu: flush, every memory.stat item, usage,
+ * events; the map drained).  The process's CPU time over the loop
+ * (getrusage: user/sys).  Fails when anon reads 0 (CGROUP must hold anon
+ * memory).
+ */
+static int run_memloop(const struct opts *o)
+{
+	enum { TEXT, STREAM, SUBTREE, BPF } m;
+	if (!strcmp(o->mode, "text"))
+		m = TEXT;
+	else if (!strcmp(o->mode, "stream"))
+		m = STREAM;
+	else if (!strcmp(o->mode, "subtree"))
+		m = SUBTREE;
+	else if (!strcmp(o->mode, "bpf"))
+		m = BPF;
+	else
+		die("memloop --mode text|stream|subtree|bpf");
+	if (o->ncg != 1 || !o->count)
+		die("memloop needs --count N and one cgroup");
+	const char *cg = o->cg[0];
+	struct pass_buf b = { .cap = 65536 };
+	struct bpfway bw;
+	struct agent_vals pv = {};
+	struct stat st;
+	int fd = -1;
+	b.p = malloc(b.cap + 1);
+	if (stat(cg, &st))
+		die("%s: %s", cg, strerror(errno));
+	if (m == BPF) {
+		int err = bpfway_open(&bw, cg, true, 1, CTRL_MEM, true);
+		if (err)
+			die("BPF iterator on %s: %s", cg, strerror(-err));
+	} else {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", cg, m == TEXT ? "memory.stat" :
+			 m == STREAM ? "memory.stat.stream" : "memory.stat.stream.subtree");
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			die("%s: %s", path, strerror(errno));
+	}
+	uint64_t values = 0, seq = 0, errors = 0;
+	struct rusage r0, r1;
+	uint64_t w0 = 0, c0 = 0;
+	/* one read first, untimed: the first read of a file costs more */
+	for (uint64_t i = 0; i <= o->count; i++) {
+		if (i == 1) {
+			values = 0;
+			getrusage(RUSAGE_SELF, &r0);
+			c0 = clk_ns(CLOCK_PROCESS_CPUTIME_ID);
+			w0 = mono_ns();
+		}
+		int64_t k;
+		if (m == TEXT || m == STREAM) {
+			ssize_t n = pread(fd, b.p, b.cap, 0);
+			k = n > 0 ? (int64_t)parse_scanf(b.p, (size_t)n, &pv.anon) : -EIO;
+			values += k > 0 ? (uint64_t)k : 0;
+		} else if (m == SUBTREE) {
+			k = subtree_pass(fd, &b, &seq, &values, st.st_ino, &pv);
+		} else {
+			k = bpfway_pass(&bw, &b, &values, st.st_ino, &pv);
+		}
+		errors += k <= 0;
+	}
+	uint64_t wall = mono_ns() - w0, cpu = clk_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	getrusage(RUSAGE_SELF, &r1);
+	uint64_t ut = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) * 1000000ull +
+		      r1.ru_utime.tv_usec - r0.ru_utime.tv_usec;
+	uint64_t stt = (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1000000ull +
+		       r1.ru_stime.tv_usec - r0.ru_stime.tv_usec;
+	printf("{\"mode\": \"%s\", \"cgroup\": \"%s\", \"count\": %" PRIu64 ", \"cpu_ns\": %" PRIu64
+	       ", \"utime_us\": %" PRIu64 ", \"stime_us\": %" PRIu64 ", \"wall_ns\": %" PRIu64
+	       ", \"values_per_read\": %.1f, \"errors\": %" PRIu64 ", \"anon\": %" PRIu64
+	       ", \"bpf_items\": %d, \"bpf_missing\": %d}\n",
+	       o->mode, cg, o->count, cpu, ut, stt, wall, (double)values / o->count, errors, pv.anon,
+	       m == BPF ? bw.nitems : 0, m == BPF ? bw.nmissing : 0);
+	if (errors || !pv.anon) {
+		fprintf(stderr, "cgbench: memloop %s: %" PRIu64 " failed reads, anon %" PRIu64 "\n",
+			o->mode, errors, pv.anon);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: cgbench read|telemetry|latency|hop|work|churn|hog|kworkers [options]");
+		die("usage: cgbench read|telemetry|agentcheck|memloop|latency|hop|work|churn|hog|"
+		    "loopdev|fill|kworkers [options]");
 	const char *cmd = argv[1];
 	struct opts o = { .mode = "classic", .readers = 1, .procs = 1, .seconds = 1,
 			  .period_ms = 100, .work_us = 500, .period_us = 10000,
@@ -1096,7 +1945,9 @@ int main(int argc, char **argv)
 		{ "max-samples", 1, 0, 'x' }, { "period-ms", 1, 0, 'T' },
 		{ "list", 1, 0, 'l' }, { "procs", 1, 0, 'p' }, { "work-us", 1, 0, 'w' },
 		{ "period-us", 1, 0, 'P' }, { "mem-kb", 1, 0, 'k' }, { "root", 1, 0, 'R' },
-		{ "subtree", 1, 0, 'S' },
+		{ "subtree", 1, 0, 'S' }, { "controllers", 1, 0, 'C' }, { "io-dev", 1, 0, 'D' },
+		{ "io-kb", 1, 0, 'I' }, { "hold-kb", 1, 0, 'H' }, { "count", 1, 0, 'n' },
+		{ "shm-dir", 1, 0, 'F' }, { "io-period-us", 1, 0, 'Q' },
 		{ 0 }
 	};
 	int c;
@@ -1115,8 +1966,46 @@ int main(int argc, char **argv)
 		case 'k': o.mem_kb = atoi(optarg); break;
 		case 'R': o.root = optarg; break;
 		case 'S': o.subtree = optarg; break;
+		case 'C': o.ctrl_name = optarg; break;
+		case 'D': o.io_dev = optarg; break;
+		case 'I': o.io_kb = atoi(optarg); break;
+		case 'H': o.hold_kb = atoi(optarg); break;
+		case 'n': o.count = strtoull(optarg, NULL, 10); break;
+		case 'F': o.shm_dir = optarg; break;
+		case 'Q': o.io_period_us = strtoull(optarg, NULL, 10); break;
 		default: exit(2);
 		}
+	}
+	/* --controllers cpu[,memory][,io] */
+	if (!o.ctrl_name)
+		o.ctrl_name = "cpu";
+	for (const char *p = o.ctrl_name; *p;) {
+		size_t l = strcspn(p, ",");
+		if (l == 3 && !strncmp(p, "cpu", 3))
+			o.ctrl |= CTRL_CPU;
+		else if (l == 6 && !strncmp(p, "memory", 6))
+			o.ctrl |= CTRL_MEM;
+		else if (l == 2 && !strncmp(p, "io", 2))
+			o.ctrl |= CTRL_IO;
+		else
+			die("--controllers: cpu, memory, io (comma-separated), not %.*s", (int)l, p);
+		p += l + (p[l] == ',');
+	}
+	if (!(o.ctrl & CTRL_CPU))
+		die("--controllers must include cpu (the ways are paced by it)");
+	if (o.io_kb < 0 || o.io_kb % 4 || (o.io_dev && !o.io_kb))
+		die("--io-kb: a multiple of 4 (O_DIRECT), with --io-dev");
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shm == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	/* the subcommands whose --mode is not a telemetry way */
+	if (!strcmp(cmd, "memloop")) {
+		load_cgroups(&o, argc, argv, optind);
+		return run_memloop(&o);
+	}
+	if (!strcmp(cmd, "agentcheck")) {
+		load_cgroups(&o, argc, argv, optind);
+		return run_agentcheck(&o);
 	}
 	static const char *const ways[] = { "classic", "stream", "stream1", "subtree", "bpf", "bpfmap" };
 	o.way = (enum way)-1;
@@ -1128,9 +2017,8 @@ int main(int argc, char **argv)
 	o.stream = o.way == WAY_STREAM || o.way == WAY_STREAM1;
 	if (o.way > WAY_STREAM && strcmp(cmd, "telemetry"))
 		die("--mode %s is for telemetry", o.mode);
-	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (shm == MAP_FAILED)
-		die("mmap: %s", strerror(errno));
+	if (o.ctrl != CTRL_CPU && (o.way == WAY_STREAM1 || o.way == WAY_BPF || strcmp(cmd, "telemetry")))
+		die("--controllers beyond cpu: telemetry --mode classic|stream|subtree|bpfmap");
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 
 	if (!strcmp(cmd, "read")) {
@@ -1153,6 +2041,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "churn"))
 		return run_churn(&o);
+	if (!strcmp(cmd, "loopdev"))
+		return run_loopdev(&o);
+	if (!strcmp(cmd, "fill")) {
+		load_cgroups(&o, argc, argv, optind);
+		return run_fill(&o);
+	}
 	if (!strcmp(cmd, "hog"))
 		return run_hog();
 	if (!strcmp(cmd, "kworkers")) {

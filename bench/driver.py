@@ -222,12 +222,30 @@ HAVE_STREAM = False
 SMOKE = bool(os.environ.get("CGBENCH_STREAM_FILE"))  # host smoke tests: fake stream file
 
 
-def set_interval(ms):
-    if HAVE_STREAM and not SMOKE:
-        write(os.path.join(ROOT, "cpu.stat.stream_interval"), f"{ms}\n")
+def set_interval(ms, ctrls=("cpu",)):
+    """the flushers' interval (0: off) of each controller in ctrls whose
+    stream this kernel has"""
+    if not HAVE_STREAM or SMOKE:
+        return
+    for c in ctrls:
+        knob = os.path.join(ROOT, f"{c}.stat.stream_interval")
+        if c == "cpu" or os.path.exists(knob):
+            write(knob, f"{ms}\n")
 
 
 # --- load -----------------------------------------------------------------
+
+def stop_procs(procs):
+    """SIGTERM, then SIGKILL after 10 s"""
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
 
 class Load:
     """24 sibling cgroups churning CPU and memory (so rstat updates are
@@ -266,14 +284,7 @@ class Load:
                 "churn_mem_kb": 256, "hog": 1, "placed": placed}
 
     def stop(self):
-        for p in self.procs:
-            p.send_signal(signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_procs(self.procs)
         self.procs = []
 
 
@@ -751,6 +762,305 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
                 log(f"s6 round {r} {phase}: {res['iters_per_s']:.3g} iterations/s")
 
 
+# --- the agent scenario (s10) and the memory experiment (s11) ---------------
+#
+# Raw records (record(scenario, params, result)); the report renders them:
+#
+#   "s10"        one telemetry run of one way at one point.
+#                params: way (classic | stream | subtree | bpfmap | bpfmap-noio),
+#                  mode (cgbench's --mode), controllers ("cpu,memory,io";
+#                  bpfmap-noio: "cpu,memory"), readers, cgroups, round,
+#                  period_ms, seconds, interval_ms (flusher ways: all three
+#                  controllers' flushers at it; else 0)
+#                result: cgbench telemetry's JSON (per_reader[]: cpu_ns,
+#                  utime_us, stime_us, cycles, values (numbers consumed),
+#                  errors, fail_errno, bpf_items, bpf_missing; kworker_ns:
+#                  all kworkers over the window, procstat_delta, ...) plus
+#                  flusher_us: the durations of every stat_stream_workfn run
+#                  in the window (cpu, memory and io flushers together;
+#                  workqueue tracepoints), None where tracefs is missing or
+#                  the way runs no flusher
+#   "s10check"   agentcheck at a tree: params cgroups, controllers, ways;
+#                result: cgbench agentcheck's JSON (ways.<way>: usage_usec,
+#                  anon, current, wbytes of the tree's first cgroup; failed)
+#                  and rc (0: every way agreed with classic)
+#   "s10tree"    a tree's set-up: params cgroups; result: fill's JSON,
+#                  churners (active cgroups), seconds
+#   "s11"        one memloop run: params mode (text | stream | subtree |
+#                  bpf), count, round; result: cgbench memloop's JSON
+#                  (cpu_ns, utime_us, stime_us, wall_ns over count reads,
+#                  values_per_read, anon, errors) and rc
+#   "skipped"    as everywhere (have_time)
+
+AGENT_CTRLS = ("cpu", "memory", "io")
+# (label, cgbench --mode, --controllers)
+AGENT_WAYS = (("classic", "classic", "cpu,memory,io"), ("stream", "stream", "cpu,memory,io"),
+              ("subtree", "subtree", "cpu,memory,io"), ("bpfmap", "bpfmap", "cpu,memory,io"),
+              ("bpfmap-noio", "bpfmap", "cpu,memory"))
+# most wanted first: the issue's 1 x 1,000, then the per-cgroup cost against
+# M with one reader, then more readers
+AGENT_POINTS = [(1, 1000), (1, 100), (1, 10000), (4, 1000), (16, 1000), (4, 100), (16, 100),
+                (4, 10000), (16, 10000)]
+HAVE_MEMIO = False           # memory.stat.stream* and io.stat.stream* (set in main)
+LOOPDEV = None               # cgbench loopdev's JSON
+SHM = "/tmp/cgsbench-shm"    # a tmpfs of our own: the agent cgroups' charged files
+
+
+def agent_ways():
+    """the ways this kernel can run"""
+    out = []
+    for label, mode, ctrls in AGENT_WAYS:
+        if mode in FLUSHER_WAYS and not (HAVE_MEMIO and HAVE_SUBTREE):
+            continue
+        if mode in BPF_WAYS and not HAVE_BPF:
+            continue
+        out.append((label, mode, ctrls))
+    return out
+
+
+def loopdev():
+    """one loop device over 64 MiB of memory for the agents' I/O"""
+    global LOOPDEV
+    if LOOPDEV is None:
+        LOOPDEV = CG.run_json(READERS, [CGBENCH, "loopdev", "--mem-kb", "65536"]) or {}
+        log(f"agent I/O device: {LOOPDEV or 'none (no loop devices): no io.stat values'}")
+    return LOOPDEV.get("dev")
+
+
+def enable_io(rel):
+    """the io controller for rel's children (and on the way down from the root)"""
+    parts = rel.split("/")
+    for d in [ROOT] + [CG.path("/".join(parts[:i])) for i in range(1, len(parts) + 1)]:
+        try:
+            write(os.path.join(d, "cgroup.subtree_control"), "+io")
+        except OSError as e:
+            log(f"enabling io in {d}: {e}")
+            return False
+    return True
+
+
+class AgentTree:
+    """a parent holding exactly m cgroups, each holding charged memory (an
+    8 KiB tmpfs file) and having written (4 KiB, O_DIRECT, to the loop
+    device), under the churn load; the first `active` of them run cgbench
+    churn: the first holds 4 MiB of anon memory and writes nothing (stable
+    values for the checks), the others churn CPU and memory and write 16
+    KiB every 100 ms (every 10 ms, the loop device's kworkers took about
+    85 ms of CPU a second, the same for every way)"""
+
+    def __init__(self, m):
+        self.m = m
+        self.parent = f"{BASE}/agent{m}"
+        self.procs = []
+        self.ready = False
+
+    def setup(self):
+        t0 = time.time()
+        CG.parent_ready(self.parent)
+        enable_io(self.parent)
+        names = [f"{self.parent}/t{i:05d}" for i in range(self.m)]
+        CG.create(names, bulk=True)
+        self.paths = [CG.path(x) for x in names]
+        self.lst = list_file(f"agent{self.m}", self.paths)
+        dev = loopdev()
+        fill = None
+        if dev:
+            shm = os.path.join(SHM, f"agent{self.m}")
+            os.makedirs(shm, exist_ok=True)
+            fill = CG.run_json(READERS, [CGBENCH, "fill", "--list", self.lst, "--io-dev", dev,
+                                         "--io-kb", "4", "--mem-kb", "8", "--shm-dir", shm],
+                               timeout=600 + self.m // 10)
+        self.ready = True
+        record("s10tree", {"cgroups": self.m}, {"fill": fill, "seconds": time.time() - t0,
+                                                "active": self.active()})
+        log(f"s10: {self.m} agent cgroups ready in {time.time() - t0:.0f} s "
+            f"(fill: {'done' if fill else 'failed'})")
+
+    def active(self):
+        return min(self.m, 4 if QUICK else 8)
+
+    def start(self):
+        if not self.ready:
+            self.setup()
+        dev = loopdev()
+        duty = min(0.9, 0.2 * NCPU / self.active())
+        for i in range(self.active()):
+            if i == 0:
+                argv = [CGBENCH, "churn", "--work-us", "0", "--period-us", "100000",
+                        "--mem-kb", "0", "--hold-kb", "4096"]
+            else:
+                argv = [CGBENCH, "churn", "--work-us", str(int(10000 * duty)), "--period-us",
+                        "10000", "--mem-kb", "256"] + (["--io-dev", dev, "--io-kb", "16",
+                                                   "--io-period-us", "100000"] if dev else [])
+            self.procs.append(CG.popen(f"{self.parent}/t{i:05d}", argv))
+        time.sleep(3)    # the holder's memory touched, the churners going
+
+    def stop(self):
+        stop_procs(self.procs)
+        self.procs = []
+
+
+class StreamsOpen:
+    """the flushers of ctrls on at interval_ms, each kept running (a stream
+    file open at the root) for 2.5 intervals before the body, so that the
+    streams hold a flush of the values the body compares"""
+
+    def __init__(self, ctrls, interval_ms):
+        self.ctrls, self.interval_ms, self.fds = ctrls, interval_ms, []
+
+    def __enter__(self):
+        if not self.interval_ms:
+            return self
+        set_interval(self.interval_ms, self.ctrls)
+        for c in self.ctrls:
+            try:
+                self.fds.append(os.open(os.path.join(ROOT, f"{c}.stat.stream"), os.O_RDONLY))
+            except OSError as e:
+                log(f"{c}.stat.stream: {e}")
+        time.sleep(2.5 * self.interval_ms / 1000)
+        return self
+
+    def __exit__(self, *exc):
+        for fd in self.fds:
+            os.close(fd)
+        if self.interval_ms:
+            set_interval(0, self.ctrls)
+
+
+def agent_check(tree, ways):
+    """one cycle of each way against classic (cgbench agentcheck): the tree's
+    first cgroup's cpu usage, anon, memory.current, io wbytes"""
+    modes = ",".join(dict.fromkeys(mode for _, mode, _ in ways))
+    with StreamsOpen(AGENT_CTRLS, 1000):
+        r = subprocess.run(CG.cmd(READERS, [CGBENCH, "agentcheck", "--controllers",
+                                            "cpu,memory,io", "--mode", modes, "--subtree",
+                                            CG.path(tree.parent), "--list", tree.lst]),
+                           capture_output=True, text=True, timeout=300 + tree.m // 20)
+    out = [l for l in r.stdout.splitlines() if l.startswith("{")]
+    res = json.loads(out[-1]) if out else None
+    record("s10check", {"cgroups": tree.m, "controllers": "cpu,memory,io", "ways": modes},
+           {"check": res, "rc": r.returncode, "stderr": r.stderr[-2000:]})
+    if r.returncode or not res:
+        log(f"s10 CHECK FAILED at {tree.m} cgroups (rc {r.returncode}): a way's values "
+            f"disagree with classic or are zero:\n{r.stderr.strip()[-2000:]}")
+    else:
+        log("s10 check: every way agrees with classic: " + "; ".join(
+            f"{w} anon {v['anon']} current {v['current']} wbytes {v['wbytes']} "
+            f"usage {v['usage_usec']}" for w, v in res["ways"].items()))
+    return r.returncode == 0
+
+
+def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
+    flusher = mode in FLUSHER_WAYS
+    interval = period_ms if flusher else 0
+    set_interval(interval, AGENT_CTRLS)
+    if flusher:
+        flusher_trace(True)
+    res = CG.run_json(READERS, [CGBENCH, "telemetry", "--mode", mode, "--controllers", ctrls,
+                                "--readers", str(r), "--period-ms", str(period_ms),
+                                "--seconds", str(seconds), "--list", tree.lst,
+                                "--subtree", CG.path(tree.parent)],
+                      timeout=seconds + 240 + tree.m // 20)
+    durs = flusher_trace(False) if flusher else None
+    set_interval(0, AGENT_CTRLS)
+    if not res:
+        return
+    res["flusher_us"] = durs
+    record("s10", {"way": label, "mode": mode, "controllers": ctrls, "readers": r,
+                   "cgroups": tree.m, "round": rnd, "period_ms": period_ms,
+                   "seconds": seconds, "interval_ms": interval}, res)
+    pr = res["per_reader"]
+    cyc = max(1, sum(p["cycles"] for p in pr))
+    cpu = sum(p["cpu_ns"] for p in pr)
+    vals = sum(p.get("values", 0) for p in pr)
+    fails = {p["fail_errno"] for p in pr if p.get("fail_errno")}
+    errs = sum(p["errors"] for p in pr)
+    fl = f", flusher {sum(durs) / 1e3:.1f} ms ({len(durs)} runs)" if durs else ""
+    log(f"s10 R={r} M={tree.m} {label}: {cyc / r:.1f} cycles/reader, readers "
+        f"{cpu / cyc / 1e6:.2f} ms CPU/cycle, kworkers {res['kworker_ns'] / 1e6:.1f} ms{fl}, "
+        f"{vals / cyc / tree.m:.0f} values/cgroup/cycle"
+        + (f", {errs} errors" if errs else "")
+        + (f", passes failed: {sorted(os.strerror(e) for e in fails)}" if fails else "")
+        + (f", BPF: {pr[0]['bpf_items']} items, {pr[0]['bpf_missing']} keys missing"
+           if mode in BPF_WAYS else ""))
+
+
+def s10_agent(points, period_ms, seconds, rounds, share_s):
+    """What an agent reads (issue 29, 1): R readers x M cgroups, each cycle
+    every cgroup's cpu, memory (memory.stat, memory.current, memory.events)
+    and io (io.stat), the ways of AGENT_WAYS, rounds in alternating order.
+    No new point starts after share_s seconds (the rest of the run's
+    scenarios keep their time); have_time skips what the budget cuts."""
+    ways = agent_ways()
+    if not HAVE_MEMIO:
+        log("s10: this kernel has no memory/io streams: classic and BPF only")
+    stop_at = time.time() + share_s
+    trees, checked, cur = {}, set(), None
+    try:
+        for r, m in points:
+            need = rounds * len(ways) * (seconds + 15) + (0 if m in trees else 60 + m // 20)
+            if time.time() + need > stop_at:
+                log(f"skipped (s10's share of the run, {share_s:.0f} s, is spent): s10 {r}x{m}")
+                record("skipped", {"what": f"s10 {r}x{m}", "need_s": need, "left_s": 0}, {})
+                continue
+            if not have_time(need, f"s10 {r}x{m}"):
+                continue
+            if m not in trees:
+                trees[m] = AgentTree(m)
+            if cur is not trees[m]:
+                if cur:
+                    cur.stop()
+                cur = trees[m]
+                cur.start()
+            if m not in checked:
+                checked.add(m)
+                agent_check(cur, ways)
+            for (label, mode, ctrls), rnd in [(w_, k) for k in range(rounds)
+                                              for w_ in (ways if k % 2 == 0 else ways[::-1])]:
+                agent_run(cur, r, label, mode, ctrls, period_ms, seconds, rnd)
+    finally:
+        if cur:
+            cur.stop()
+
+
+def s11_memloop(count, rounds):
+    """The memory experiment (issue 29, 2): count reads of one leaf's memory
+    stats in a tight loop per way (memory.stat text + sscanf,
+    memory.stat.stream text + sscanf, the leaf's memory.stat.stream.subtree,
+    a one-cgroup pass of the BPF kfuncs); the leaf holds 4 MiB of anon"""
+    modes = ["text"] + (["stream", "subtree"] if HAVE_MEMIO and HAVE_SUBTREE else []) \
+        + (["bpf"] if HAVE_BPF else [])
+    if not have_time(rounds * len(modes) * 30 + 20, "s11"):
+        return
+    CG.parent_ready(f"{BASE}/memloop")
+    leaf = f"{BASE}/memloop/leaf"
+    CG.create([leaf])
+    holder = CG.popen(leaf, [CGBENCH, "churn", "--work-us", "0", "--period-us", "100000",
+                             "--mem-kb", "0", "--hold-kb", "4096"])
+    time.sleep(3)
+    try:
+        for mode, rnd in [(x, k) for k in range(rounds)
+                          for x in (modes if k % 2 == 0 else modes[::-1])]:
+            if not have_time(30, f"s11 {mode} round {rnd}"):
+                continue
+            argv = [CGBENCH, "memloop", "--mode", mode, "--count", str(count), CG.path(leaf)]
+            with StreamsOpen(("memory",), 1000 if mode in ("stream", "subtree") else 0):
+                r = subprocess.run(CG.cmd(READERS, argv), capture_output=True, text=True,
+                                   timeout=600)
+            out = [l for l in r.stdout.splitlines() if l.startswith("{")]
+            res = json.loads(out[-1]) if out else None
+            record("s11", {"mode": mode, "count": count, "round": rnd},
+                   {"memloop": res, "rc": r.returncode, "stderr": r.stderr[-1000:]})
+            if r.returncode or not res:
+                log(f"s11 {mode} FAILED (rc {r.returncode}): {r.stderr.strip()[-1000:]}")
+                continue
+            log(f"s11 {mode} round {rnd}: {res['cpu_ns'] / count / 1e3:.1f} us CPU/read "
+                f"(user {res['utime_us'] / count:.1f}, sys {res['stime_us'] / count:.1f}), "
+                f"{res['values_per_read']:.0f} values/read, anon {res['anon']}")
+    finally:
+        stop_procs([holder])
+
+
 # --- environment ------------------------------------------------------------
 
 def environment(cg_info):
@@ -793,7 +1103,7 @@ def environment(cg_info):
 
 
 def main():
-    global QUICK, OUT, CG, HAVE_STREAM, HAVE_SUBTREE, HAVE_BPF
+    global QUICK, OUT, CG, HAVE_STREAM, HAVE_SUBTREE, HAVE_BPF, HAVE_MEMIO
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--scenarios", default="s1,s2,s4,s5,s6")
@@ -808,6 +1118,8 @@ def main():
                     "(comma-separated names of DAEMONS)")
     ap.add_argument("--points", default="", help="scenario 2: only these RxM points "
                     "(e.g. 4x10,16x100), to complete a run the time limit cut short")
+    ap.add_argument("--agent-points", default="", help="scenario 10: only these RxM "
+                    "points (e.g. 1x1000,4x100)")
     ap.add_argument("--s7-changed", default="", help="scenario 7: only these numbers of "
                     "changed cgroups (comma-separated)")
     a = ap.parse_args()
@@ -822,12 +1134,14 @@ def main():
     sc = set(a.scenarios.split(","))
     try:
         points = [tuple(int(v) for v in x.split("x")) for x in a.points.split(",") if x]
+        agent_points = [tuple(int(v) for v in x.split("x")) for x in a.agent_points.split(",") if x]
         s7_changed = [int(x) for x in a.s7_changed.split(",") if x]
     except ValueError:
         sys.exit(f"driver.py: --points wants RxM,... and --s7-changed N,...: "
                  f"{a.points!r}, {a.s7_changed!r}")
-    if any(len(x) != 2 or min(x) < 1 for x in points):
-        sys.exit(f"driver.py: --points wants RxM with R, M >= 1: {a.points!r}")
+    if any(len(x) != 2 or min(x) < 1 for x in points + agent_points):
+        sys.exit(f"driver.py: --points and --agent-points want RxM with R, M >= 1: "
+                 f"{a.points!r}, {a.agent_points!r}")
     if os.geteuid() != 0:
         sys.exit("driver.py: run as root inside the VM")
     if not os.path.exists(os.path.join(ROOT, "cgroup.subtree_control")):
@@ -838,6 +1152,8 @@ def main():
     HAVE_SUBTREE = os.path.exists(os.path.join(ROOT, "cpu.stat.stream.subtree"))
     # the BPF reader needs BTF (CO-RE, the kfunc, the iterator target)
     HAVE_BPF = os.path.exists("/sys/kernel/btf/vmlinux")
+    HAVE_MEMIO = not SMOKE and all(os.path.exists(os.path.join(ROOT, f"{c}.stat.stream_interval"))
+                                   for c in ("memory", "io"))
     if not HAVE_BPF:
         log("this kernel has no BTF (/sys/kernel/btf/vmlinux): the BPF ways are not measured")
     if not HAVE_STREAM:
@@ -862,6 +1178,21 @@ def main():
         RESERVE = (120 if "s7" in sc else 0) + (100 if "s9" in sc else 0) + (420 if "s8" in sc else 0)
         if QUICK:
             RESERVE = 0
+        if "s10" in sc or "s11" in sc:
+            os.makedirs(SHM, exist_ok=True)
+            r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=768m", "cgsbench", SHM],
+                               capture_output=True, text=True)
+            if r.returncode:
+                log(f"tmpfs at {SHM}: {r.stderr.strip()} (the files go to what is there)")
+        # the agent's numbers first (issue 29); its share leaves the rest
+        # of the run time for the cpu-only scenarios
+        if "s11" in sc:
+            s11_memloop(2000 if QUICK else 20000, 1 if QUICK else 2)
+        if "s10" in sc:
+            if QUICK:
+                s10_agent(agent_points or [(1, 100)], 1000, 3.5, 1, 600)
+            else:
+                s10_agent(agent_points or AGENT_POINTS, 1000, 5, 1, 1200)
         if "s2" in sc:
             if QUICK:
                 s2_telemetry([(1, 10), (2, 100)], 1000, 1.5, 1)
@@ -890,7 +1221,7 @@ def main():
                 s6_updater(4, 100, 500, 4, 2)
     finally:
         load.stop()
-        set_interval(0)
+        set_interval(0, AGENT_CTRLS if HAVE_MEMIO else ("cpu",))
         log(f"driver done in {time.time() - t0:.0f} s")
         # the VM is thrown away: removing 1000 cgroups is only worth it
         # when there is time to spare before the boot's deadline

@@ -21,6 +21,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "cgstat.h"
+#include "bstat.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -32,27 +33,6 @@ struct {
 	__type(key, __u64);
 	__type(value, struct cgstat_rec);
 } stats SEC(".maps");
-
-static __always_inline void fill(struct cgroup *cgrp, struct cgstat_rec *r)
-{
-	struct cgroup_subsys_state *css;
-	struct task_group *tg;
-
-	r->cgroup_id = BPF_CORE_READ(cgrp, kn, id);
-	r->usage_ns = BPF_CORE_READ(cgrp, bstat.cputime.sum_exec_runtime);
-	r->user_ns = BPF_CORE_READ(cgrp, bstat.cputime.utime);
-	r->system_ns = BPF_CORE_READ(cgrp, bstat.cputime.stime);
-	r->nr_periods = ~0ULL;
-	r->nr_throttled = ~0ULL;
-	r->throttled_ns = ~0ULL;
-	css = BPF_CORE_READ(cgrp, subsys[cpu_cgrp_id]);
-	if (!css)
-		return;
-	tg = (struct task_group *)css;	/* css is task_group's first member */
-	r->nr_periods = BPF_CORE_READ(tg, cfs_bandwidth.nr_periods);
-	r->nr_throttled = BPF_CORE_READ(tg, cfs_bandwidth.nr_throttled);
-	r->throttled_ns = BPF_CORE_READ(tg, cfs_bandwidth.throttled_time);
-}
 
 /*
  * One pass's work on one cgroup: flush once, on the first cgroup (the flush
@@ -67,7 +47,8 @@ static __always_inline bool visit(struct bpf_iter__cgroup *ctx, struct cgstat_re
 		return false;
 	if (ctx->meta->seq_num == 0)
 		css_rstat_flush(&cgrp->self);
-	fill(cgrp, r);
+	r->cgroup_id = BPF_CORE_READ(cgrp, kn, id);
+	bstat_fill(cgrp, &r->cpu);
 	return true;
 }
 
