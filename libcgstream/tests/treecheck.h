@@ -226,25 +226,34 @@ static inline uint64_t tc_batch_limit_ms(void)
 	return 20000 + 20 * (uint64_t)tc.n_nodes;
 }
 
+/* the first events of the next batch, at most @max (or an error), within
+ * tc_batch_limit_ms() */
+static int tc_next_events(size_t max)
+{
+	uint64_t start = t_now_ms(), limit_ms = tc_batch_limit_ms();
+	int n;
+
+	for (;;) {
+		T_ASSERT(cgstream_tree_wait(tc.t, 5000) >= 0);
+		n = cgstream_tree_process(tc.t, tc.ev, max, sizeof(tc.ev[0]));
+		if (n != 0)
+			return n;
+		if (t_now_ms() - start > limit_ms)
+			T_FAIL("no batch within %llu s", (unsigned long long)limit_ms / 1000);
+	}
+}
+
 /* the next batch (the caller's array holds a whole one); checked */
 static int tc_batch(void)
 {
-	uint64_t start = t_now_ms(), seq = 0;
-	uint64_t limit_ms = tc_batch_limit_ms();
+	uint64_t seq = 0;
 	int n;
 
 	for (size_t i = 0; i < tc.n_nodes; i++)
 		tc.nodes[i].in_batch = 0;
-	for (;;) {
-		T_ASSERT(cgstream_tree_wait(tc.t, 5000) >= 0);
-		n = cgstream_tree_process(tc.t, tc.ev, tc.max_ev, sizeof(tc.ev[0]));
-		if (n < 0)
-			return n;
-		if (n > 0)
-			break;
-		if (t_now_ms() - start > limit_ms)
-			T_FAIL("no batch within %llu s", (unsigned long long)limit_ms / 1000);
-	}
+	n = tc_next_events(tc.max_ev);
+	if (n < 0)
+		return n;
 	T_ASSERT((size_t)n < tc.max_ev);	/* all of it in one call */
 	for (int i = 0; i < n; i++) {
 		tc_event(&tc.ev[i]);
@@ -436,18 +445,13 @@ static void tc_churn(void)
 static void tc_pieces(void)
 {
 	size_t want = tc_alive(), got = 0;
-	uint64_t seq = 0, start = t_now_ms(), limit_ms = tc_batch_limit_ms();
+	uint64_t seq = 0;
 	int n;
 
 	for (size_t i = 0; i < tc.n_nodes; i++)
 		tc.nodes[i].in_batch = 0;
-	do {
-		T_ASSERT(cgstream_tree_wait(tc.t, 5000) >= 0);
-		n = cgstream_tree_process(tc.t, tc.ev, 7, sizeof(tc.ev[0]));
-		T_ASSERT(n >= 0);
-		if (n == 0 && t_now_ms() - start > limit_ms)
-			T_FAIL("no batch within %llu s", (unsigned long long)limit_ms / 1000);
-	} while (n == 0);
+	n = tc_next_events(7);
+	T_ASSERT(n >= 0);
 	for (;;) {
 		for (int i = 0; i < n; i++) {
 			tc_event(&tc.ev[i]);
@@ -574,10 +578,13 @@ static inline bool tc_listed(const char *list, const char *word)
 {
 	size_t len = strlen(word);
 
-	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+	for (const char *p = list;; p++) {
 		if (!strncmp(p, word, len) && (p[len] == ',' || p[len] == '\0'))
 			return true;
-	return false;
+		p = strchr(p, ',');
+		if (!p)
+			return false;
+	}
 }
 
 /*
