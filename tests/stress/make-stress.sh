@@ -2,9 +2,10 @@
 # `make stress`: for each of the lockdep, KASAN and KCSAN test kernels,
 # build it (timed), boot it (2 vCPUs, TCG unless KVM works) and run
 # tests/stress/in-vm.sh in it: the randomized stress (cgstress) for 10
-# minutes, then the 10,000-file and 10,000-cgroup scale tests (kselftest,
-# libcgstream's trees with CGSTREAM_TEST_SCALE, pycgstream) and the
-# interval fuzzer.  A
+# minutes, the 10,000-file scale test, the kselftest's cases, the
+# 10,000-cgroup scale tests (kselftest, libcgstream's trees with
+# CGSTREAM_TEST_SCALE, pycgstream; on the lockdep kernel only, see
+# in-vm.sh) and the interval fuzzer.  A
 # kernel's run fails on any failed program and on any WARNING, BUG,
 # lockdep or sanitizer report in its kernel log (scripts/vm/dmesg-check.sh
 # via vm-run.sh).  The raw results stay in build/stress/<kernel>/;
@@ -16,7 +17,8 @@
 #      CGSTREAM_STRESS_DOC             where the report goes (docs/reliability.md)
 #      CGSTREAM_STRESS_VM_TIMEOUT      seconds before a boot counts as hung
 #                                      (default: the stress, the fuzzing and
-#                                      2 h for the rest, 6 h on KASAN and KCSAN)
+#                                      2 h for the rest on lockdep, 1.5 h on
+#                                      KASAN and KCSAN)
 #      MAKE                            the make that builds the kernels
 # Exit: 0 when every kernel's run passed.
 set -uo pipefail
@@ -57,9 +59,10 @@ all=$(for k in lockdep kasan kcsan; do [[ " $kernels " == *" $k "* || -f $out/$k
 fail=0
 for k in $kernels; do
 	case $k in
-	lockdep) target=kernel obj=build/obj memory=2G slow=1 ;;
-	kasan) target=kernel-kasan obj=build/obj-kasan memory=3G slow=3 ;;
-	kcsan) target=kernel-kcsan obj=build/obj-kcsan memory=2G slow=3 ;;
+	# rest: a hang guard for what follows the stress and the fuzzing
+	lockdep) target=kernel obj=build/obj memory=2G scope=all rest=7200 ;;
+	kasan) target=kernel-kasan obj=build/obj-kasan memory=3G scope=kernel rest=5400 ;;
+	kcsan) target=kernel-kcsan obj=build/obj-kcsan memory=2G scope=kernel rest=5400 ;;
 	*) echo "stress: unknown kernel '$k' (lockdep, kasan, kcsan)" >&2; exit 2 ;;
 	esac
 	dir=$out/$k
@@ -79,16 +82,17 @@ for k in $kernels; do
 		continue
 	fi
 
-	echo "=== stress: $k kernel: booting for ${seconds} s of stress, the scale test, ${fuzz_seconds} s of fuzzing"
+	echo "=== stress: $k kernel: booting for ${seconds} s of stress, the scale tests ($scope), ${fuzz_seconds} s of fuzzing"
 	start=$SECONDS
 	# a guard against a hung guest, not a time limit: the scale programs'
 	# latest times add up to about 80 minutes on the lockdep kernel under
-	# TCG (2026-11-25/26; 53-tree-memio's 10,000-cgroup trees half of it),
-	# and the sanitizers are slower
+	# TCG (2026-11-25/26; 53-tree-memio's 10,000-cgroup trees half of it);
+	# the sanitizer kernels run the kselftest's cases and the 10,000 files,
+	# two to three times slower
 	CGSTREAM_VM_SETTLE=12 \
-		CGSTREAM_VM_TIMEOUT=${CGSTREAM_STRESS_VM_TIMEOUT:-$((seconds + fuzz_seconds + slow * 2 * 3600))} \
+		CGSTREAM_VM_TIMEOUT=${CGSTREAM_STRESS_VM_TIMEOUT:-$((seconds + fuzz_seconds + rest))} \
 		scripts/vm/vm-run.sh --kernel "$obj/arch/x86/boot/bzImage" --cpus 2 --memory "$memory" \
-		--out "$dir" -- "tests/stress/in-vm.sh $dir $seconds $fuzz_seconds" 2>&1 |
+		--out "$dir" -- "tests/stress/in-vm.sh $dir $seconds $fuzz_seconds $scope" 2>&1 |
 		tee "$dir/console.log"
 	rc=${PIPESTATUS[0]}
 	echo "$((SECONDS - start))" >"$dir/boot-seconds"
