@@ -48,7 +48,8 @@
  * record per cgroup, through the iterator's read(2) ("bpf") or a hash map
  * drained with one batch lookup ("bpfmap": what below does, see
  * bpf/cgstat.bpf.c).  DIR's subtree must hold exactly the listed cgroups
- * (plus DIR itself) for the ways to read the same cgroups.
+ * (plus DIR itself) for the ways to read the same cgroups.  "idle" reads
+ * nothing: its kworker_ns is the background the others are measured on.
  *
  * --controllers cpu,memory,io: what an agent reads, per cgroup and cycle
  * (classic, stream, subtree, bpfmap only).  classic: cpu.stat, memory.stat,
@@ -381,7 +382,7 @@ static uint64_t rusage_us(int user)
 }
 
 /* ---- options ---------------------------------------------------------- */
-enum way { WAY_CLASSIC, WAY_STREAM, WAY_STREAM1, WAY_SUBTREE, WAY_BPF, WAY_BPFMAP };
+enum way { WAY_CLASSIC, WAY_STREAM, WAY_STREAM1, WAY_SUBTREE, WAY_BPF, WAY_BPFMAP, WAY_IDLE };
 /* --controllers: what each cycle takes of every cgroup */
 enum { CTRL_CPU = 1, CTRL_MEM = 2, CTRL_IO = 4 };
 
@@ -1166,6 +1167,8 @@ static int tele_open(struct tele *t, int ep)
 		if (err)
 			fprintf(stderr, "cgbench: BPF iterator on %s: %s\n", o->subtree, strerror(err));
 		return err;
+	case WAY_IDLE:		/* opens nothing: reader_idle() */
+		return 0;
 	}
 	if (o->way == WAY_CLASSIC)
 		return 0;
@@ -1187,9 +1190,32 @@ static int tele_open(struct tele *t, int ep)
 	return 0;
 }
 
+/*
+ * --mode idle: readers that read nothing, over the same window: what the
+ * kworkers do anyway (the load's own I/O, vmstat, the 9p filesystem) is
+ * the run's kworker_ns, the baseline the other ways' kworker time is
+ * compared with.  A 50 ms nap (not pause(): the stop signal could come
+ * between the check and the sleep) costs microseconds.
+ */
+static void reader_idle(struct reader_res *r)
+{
+	wait_start();
+	uint64_t c0 = tcpu_ns(), u0 = rusage_us(1), s0 = rusage_us(0), w0 = mono_ns();
+	while (!shm->stop)
+		usleep(50000);
+	r->wall_ns = mono_ns() - w0;
+	r->cpu_ns = tcpu_ns() - c0;
+	r->utime_us = rusage_us(1) - u0;
+	r->stime_us = rusage_us(0) - s0;
+}
+
 static void reader_telemetry(const struct opts *o, int id)
 {
 	struct reader_res *r = &shm->r[id];
+	if (o->way == WAY_IDLE) {
+		reader_idle(r);
+		return;
+	}
 	struct tele t = { .o = o, .sfd = -1, .msfd = -1, .iosfd = -1, .probe = -1 };
 	bool grid = o->way == WAY_CLASSIC || o->way == WAY_BPF || o->way == WAY_BPFMAP;
 	int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -2007,18 +2033,19 @@ int main(int argc, char **argv)
 		load_cgroups(&o, argc, argv, optind);
 		return run_agentcheck(&o);
 	}
-	static const char *const ways[] = { "classic", "stream", "stream1", "subtree", "bpf", "bpfmap" };
+	static const char *const ways[] = { "classic", "stream", "stream1", "subtree", "bpf", "bpfmap",
+					    "idle" };
 	o.way = (enum way)-1;
 	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++)
 		if (!strcmp(o.mode, ways[i]))
 			o.way = (enum way)i;
 	if (o.way == (enum way)-1)
-		die("--mode classic|stream|stream1|subtree|bpf|bpfmap");
+		die("--mode classic|stream|stream1|subtree|bpf|bpfmap|idle");
 	o.stream = o.way == WAY_STREAM || o.way == WAY_STREAM1;
 	if (o.way > WAY_STREAM && strcmp(cmd, "telemetry"))
 		die("--mode %s is for telemetry", o.mode);
 	if (o.ctrl != CTRL_CPU && (o.way == WAY_STREAM1 || o.way == WAY_BPF || strcmp(cmd, "telemetry")))
-		die("--controllers beyond cpu: telemetry --mode classic|stream|subtree|bpfmap");
+		die("--controllers beyond cpu: telemetry --mode classic|stream|subtree|bpfmap|idle");
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 
 	if (!strcmp(cmd, "read")) {

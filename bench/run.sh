@@ -77,12 +77,13 @@ make -s -C bench VMLINUX="$(realpath "$vmlinux")" || exit 1
 # what runs where: every size runs the telemetry matrix (s2: its points
 # depend on the size) and the reader cost (s1, scenario 3); 2 and 8 vCPUs
 # the flusher's cost (s7); the 2-vCPU boot adds the agent scenario (s10:
-# cpu, memory and io of every cgroup) and the memory experiment (s11), a
-# perf profile (s9), the daemons (s8), latency (s5) and the workload (s6);
+# cpu, memory and io of every cgroup) and the memory experiment (s11),
+# systemd-cgtop against cgstream top (s12), a perf profile (s9), the
+# daemons and the exporter (s8), latency (s5) and the workload (s6);
 # 8 the parallel readers (s4)
 scen_for() {
 	case $1 in
-	2) echo "s11,s10,s2,s7,s9,s8,s1,s5,s6" ;;
+	2) echo "s11,s10,s12,s2,s7,s9,s8,s1,s5,s6" ;;
 	8) echo "s2,s7,s1,s4" ;;
 	*) echo "s2,s1" ;;
 	esac
@@ -101,7 +102,7 @@ s1_for() {	# scenario 1/3 time budget, both ways together, seconds
 # on a busy one, before its points: about 75 minutes for the three boots.
 budget_for() {	# the driver's own time cap in the guest, seconds
 	case $1 in
-	2) echo 3000 ;;	# s11, s10 (at most 20 minutes), s2's 12 points, s7, s9, s8, s1, s5, s6
+	2) echo 3000 ;;	# s11, s10 (at most 20 minutes), s12, s2's 12 points, s7, s9, s8, s1, s5, s6
 	8) echo 2400 ;;	# s2's 15 points, s7, s1, s4
 	*) echo 600 ;;	# s2's 1 x 1,000 (7 minutes), s1
 	esac
