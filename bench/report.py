@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 import time
 
@@ -173,7 +174,7 @@ def main():
     R = Run(results, docs)
     os.makedirs(R.pngdir, exist_ok=True)
     sections = [intro(R), headline(R), setup(R), METHOD, s10_agent(R), s11_memloop(R),
-                s1_reader_cost(R), s2_telemetry(R),
+                s12_top(R), s1_reader_cost(R), s2_telemetry(R),
                 s9_profile(R), s3_machine_size(R), s4_parallel(R), s5_latency(R),
                 s6_updater(R), s7_flusher(R), s8_daemons(R), kernel_memory(R),
                 not_measured(R), limits(R)]
@@ -193,10 +194,11 @@ def intro(R):
         w("> **Smoke run (BENCH_QUICK=1)**: tiny counts, numbers are meaningless.\n")
     if any(e.get("smoke") for e in envs.values()):
         w("> **Host smoke test with a fake stream file**: not a measurement.\n")
-    w("The agent scenario and the memory experiment (scenarios 10 and 11) come first: "
-      "what an agent reads every cycle (cpu, memory and io of every cgroup) and one "
-      "cgroup's memory stats, each way cgstream offers against the classic text files "
-      "and a BPF iterator. The cpu-only scenarios follow; each compares, in the same VM "
+    w("The agent scenario, the memory experiment and the tops (scenarios 10, 11 and 12) "
+      "come first: what an agent reads every cycle (cpu, memory and io of every cgroup) "
+      "and one cgroup's memory stats, each way cgstream offers against the classic text "
+      "files and a BPF iterator, and `cgstream top` against systemd-cgtop. The cpu-only "
+      "scenarios follow; each compares, in the same VM "
       "boot, under the same load and with "
       "the same reader code, the classic way (`pread()` of `cpu.stat`: each read runs "
       "`css_rstat_flush()` in the kernel) with `cpu.stat.stream` (the kernel flusher "
@@ -247,7 +249,7 @@ def headline(R):
             head.append("- CPU-bound workload throughput vs no readers: " + ", ".join(parts))
     w("The agent's targets (issue 29; what the numbers should show, not pass/fail tests). "
       + ATTRIBUTABLE)
-    w("\n".join(agent_targets(recs)) + "\n")
+    w("\n".join(agent_targets(recs) + [top_target(recs)]) + "\n")
     if targets:
         w("The cpu-only targets (issue 14):\n")
         w("\n".join(targets) + "\n")
@@ -807,6 +809,8 @@ def not_measured(R):
     done |= {(f"s7 {r['params']['cgroups']}", r["cpus"]) for r in recs if r["scenario"] == "s7"}
     done |= {(f"s10 {r['params']['readers']}x{r['params']['cgroups']}", r["cpus"])
              for r in recs if r["scenario"] == "s10"}
+    done |= {(f"{r['scenario']} {r['params']['cgroups']}", r["cpus"])
+             for r in recs if r["scenario"] in ("s8", "s12")}
     skipped = [f"{r['params']['what']} ({r['cpus']} vCPUs)" for r in recs
                if r["scenario"] == "skipped" and (r["params"]["what"], r["cpus"]) not in done]
     bad = [b for b in boots if b.get("rc")]
@@ -1357,6 +1361,175 @@ def s11_memloop(R):
                              f"{' or '.join(k for k in (a, b) if k not in ok)} run)")
         w("\n".join(lines) + "\n")
     return w.text()
+
+
+# --- scenario 12: systemd-cgtop against cgstream top (issue 29, 4) ------------
+
+TOPS = ("systemd-cgtop", "cgstream top")
+VS_CGTOP = 20        # issue 29's target: systemd-cgtop / cgstream top (its flushers in)
+REFRESH_S = 1.0      # both refresh every second
+# "keeps 1 s": the median interval between table starts and the longest
+PACE_MEDIAN_S, PACE_MAX_S = 1.1, 1.5
+TICK_S = 0.01        # /proc/PID/stat's CPU times are in USER_HZ ticks
+
+
+def top_summary(x):
+    """one s12 record: CPU per refresh in steady state, start-up, pace,
+    rows, RSS, cgstream's flushers; fail says why it cannot be used"""
+    p, res = x["params"], x["result"]
+    at, cpu = res.get("table_at_s") or [], res.get("table_cpu_s") or []
+    rows, n = res.get("table_rows") or [], len(res.get("table_at_s") or [])
+    why = ([f"exit {res.get('rc')}"] if res.get("rc") else []) + (
+        [f"{n} table{'' if n == 1 else 's'} of the {res.get('tables_asked', p.get('tables'))} "
+         "asked"] if n < 3 else
+        ["its CPU was not read at a table's start"] if None in cpu else [])
+    err = one_line(res.get("stderr", ""))[-300:]
+    v = {"program": p["program"], "cgroups": p["cgroups"], "tables": n,
+         "fail": "; ".join(why) + (f": `{err}`" if err else "") if why else ""}
+    if why:
+        return v
+    gaps = [b - a for a, b in zip(at[1:], at[2:])]    # from the 2nd table on
+    v.update(startup_ms=cpu[1] * 1e3, ms=(cpu[-1] - cpu[1]) / (n - 2) * 1e3,
+             tick_ms=TICK_S / (n - 2) * 1e3, pace_med=statistics.median(gaps), pace_max=max(gaps),
+             rows_min=min(rows), rows_max=max(rows), rss_mib=res.get("maxrss_kb", 0) / 1024,
+             cpu_s=res.get("cpu_s"), utime_s=res.get("utime_s"), stime_s=res.get("stime_s"))
+    v["keeps"] = v["pace_med"] <= PACE_MEDIAN_S and v["pace_max"] <= PACE_MAX_S
+    # the flushers run once a second while it runs: their CPU per second
+    # of the run, times the refresh
+    fl = res.get("flusher_us_by_ctrl")
+    per = REFRESH_S / res["wall_s"] / 1e3 if res.get("wall_s") else None
+    v["flusher_ms"] = sum(sum(d) for d in fl.values()) * per if fl is not None and per else None
+    v["flusher_by_ctrl"] = {c: sum(d) * per for c, d in fl.items()} if v["flusher_ms"] is not None \
+        else None
+    return v
+
+
+def top_pairs(recs):
+    """(vCPUs, cgroups) -> program -> summary (of several records, the
+    cheapest that worked; a failure only when none did)"""
+    out = {}
+    for x in sel(recs, "s12"):
+        v = top_summary(x)
+        d = out.setdefault((x["cpus"], v["cgroups"]), {})
+        old = d.get(v["program"])
+        v["rounds"] = (old["rounds"] if old else 0) + 1
+        if old is None or (not v["fail"] and (old["fail"] or v["ms"] < old["ms"])):
+            d[v["program"]] = v
+        else:
+            old["rounds"] = v["rounds"]
+    return out
+
+
+def top_versus(d):
+    """systemd-cgtop against cgstream top with its flushers, and without:
+    (ratio text with the target, ratio text without) or the reason
+    neither is there"""
+    cg, cs = d.get("systemd-cgtop"), d.get("cgstream top")
+    gone = ", ".join(f"no {k} run" if not v else f"{k} failed" for k, v in
+                     (("systemd-cgtop", cg), ("cgstream top", cs)) if not v or v["fail"])
+    if gone:
+        return None, gone
+    # a CPU below one clock tick over the run is only bounded from above
+    bound = cs["ms"] < cs["tick_ms"]
+    own = max(cs["ms"], cs["tick_ms"])
+    alone = (f"without the flushers {fmt(cg['ms'])} vs {'< ' if bound else ''}{fmt(own)} ms, "
+             f"**{'at least ' if bound else ''}{fmt(cg['ms'] / own)}x**")
+    if cs["flusher_ms"] is None:
+        return None, f"no flusher trace in the cgstream top run; {alone}"
+    r = cg["ms"] / (own + cs["flusher_ms"])
+    verdict = ("met" if r >= VS_CGTOP else "not decided: cgstream top's own CPU is below the "
+               "clock's tick" if bound else "missed")
+    return (f"{fmt(cg['ms'])} vs {'< ' if bound else ''}{fmt(own)} + {fmt(cs['flusher_ms'])} ms "
+            f"CPU per refresh, **{'at least ' if bound else ''}{fmt(r)}x** (target: at least "
+            f"{VS_CGTOP}x): **{verdict}**; also {alone}"), ""
+
+
+def top_target(recs):
+    """the headline's line for issue 29's top target"""
+    d = top_pairs(recs).get((AGENT_SIZE, 1000))
+    head = f"- systemd-cgtop vs cgstream top, 1,000 cgroups, {AGENT_SIZE} vCPUs, a table a second"
+    if not d:
+        return f"{head}: **not measured** (no run at this size; target: at least {VS_CGTOP}x)"
+    line, why = top_versus(d)
+    return (f"{head}, cgstream top with its flushers: {line}" if line else
+            f"{head}: **not measured** with its flushers ({why}; target: at least {VS_CGTOP}x)")
+
+
+def s12_top(R):
+    """scenario 12: systemd-cgtop and cgstream top over the agent tree"""
+    recs = R.recs
+    w = Md()
+    w("## systemd-cgtop against cgstream top (scenario 12)\n")
+    w(S12_METHOD)
+    pairs = top_pairs(recs)
+    skipped = sorted({x["params"]["what"] for x in sel(recs, "skipped")
+                      if x["params"]["what"].startswith("s12 ")})
+    if not pairs:
+        w("Not measured in this run" + (f" ({', '.join(skipped)}: skipped by the time budget)"
+                                        if skipped else "") + ".\n")
+        return w.text()
+    for (n, m), d in sorted(pairs.items()):
+        w(f"### {fmt(m)} cgroups, {n} vCPUs\n")
+        rows = []
+        for prog in TOPS:
+            v = d.get(prog)
+            if not v:
+                rows.append([prog, "not measured: no record (" + (
+                    "no systemd-cgtop in the guest, or " if prog == "systemd-cgtop" else
+                    "no memory and io streams in the kernel, no `cgstream` built, or ")
+                    + "the run stopped before it: see the driver's log)"] + [""] * 10)
+                continue
+            if v["fail"]:
+                rows.append([prog, f"fails: {v['fail']}"] + [""] * 10)
+                continue
+            fl = v["flusher_by_ctrl"]
+            rows.append([prog, fmt(v["tables"]), fmt(v["startup_ms"]), f"**{fmt(v['ms'])}**",
+                         "–" if prog != "cgstream top" else "not measured (no trace)"
+                         if fl is None else f"{fmt(v['flusher_ms'])} (" + " / ".join(
+                             fmt(fl.get(c, 0)) for c in AGENT_CTRLS) + "".join(
+                             f", {c} {fmt(x)}" for c, x in sorted(fl.items())
+                             if c not in AGENT_CTRLS) + ")",
+                         f"{fmt(v['pace_med'])} / {fmt(v['pace_max'])}",
+                         "yes" if v["keeps"] else "**no**",
+                         fmt(v["rows_min"]) + (f"-{fmt(v['rows_max'])}"
+                                               if v["rows_max"] != v["rows_min"] else "")
+                         + ("" if v["rows_min"] >= m else f" (**fewer than {fmt(m)}**)"),
+                         fmt(v["rss_mib"]),
+                         f"{fmt(v['cpu_s'])} ({fmt(v['utime_s'])} / {fmt(v['stime_s'])})",
+                         "0"])
+        w(table(["program", "tables", "start-up CPU ms (to the 2nd table)",
+                 "CPU ms per refresh", "flushers ms per refresh (cpu / memory / io)",
+                 "interval s, median / max", f"keeps {fmt(REFRESH_S)} s", "rows per table",
+                 "max RSS MiB", "whole run CPU s (user / sys)", "exit"], rows))
+        line, why = top_versus(d)
+        w("- systemd-cgtop / (cgstream top + its flushers): "
+          + (line if line else f"not measured ({why})") + "\n")
+    if skipped:
+        w(f"Skipped by the time budget: {', '.join(skipped)}.\n")
+    return w.text()
+
+
+S12_METHOD = f"""Debian's `systemd-cgtop -b -r -d 1s -n N --depth=1` on the agent tree's
+parent and `cgstream top -b --controllers cpu,memory,io` (its memory and
+io columns) on the same parent, one after the other, over the scenario
+10 tree (charged memory, I/O, the churners going), each asked for the
+same number of tables, a table a second, its output read from a pipe.
+At the start of each table the driver takes the time and the process's
+CPU so far (`/proc/PID/stat` utime + stime, in ticks of {TICK_S * 1e3:.0f} ms).
+CPU per refresh is the steady state: the CPU from the second table's
+start to the last one's, over the tables between (the first table
+includes the start-up, shown on its own as the CPU at the second table's
+start). The interval column is over the same tables ("keeps 1 s": median
+at most {PACE_MEDIAN_S} s and none over {PACE_MAX_S} s); rows per table are its
+non-blank lines after the first (at least one per cgroup when it shows
+them all); max RSS and the whole run's CPU come from wait4. cgstream top
+reads the subtree files, so the kernel's three stream flushers (at 1 s)
+are its cost too: they are traced while it runs (workqueue tracepoints)
+and their CPU per second of the run counts per refresh; the target
+(issue 29: at least {VS_CGTOP}x) is on cgstream top with them, the ratio
+without them is also shown. A program that exited non-zero or printed
+fewer than 3 tables is shown as failed.
+"""
 
 
 S10_METHOD = """R reader processes (separate agents) each take the same M cgroups once per
