@@ -762,9 +762,15 @@ def s8_daemons(R):
     w = Md()
     w("## 8. The daemon and the exporter watching a large subtree\n")
     s8 = sel(recs, "s8")
+    trees = any(x["params"].get("tree") for x in s8)
     if s8:
-        w("Each program watches one parent with M idle children (flusher at 1 s) and runs "
-          "alone in the readers' cgroup; after it has settled (its first walk of the subtree, "
+        w(("Each program watches one parent with M children: the scenario 10 tree (charged "
+           "memory, I/O, the churners; the cpu, memory and io flushers at 1 s) where the "
+           "kernel has the memory and io streams, else M idle children (cpu only, flusher at "
+           "1 s), as the cgroups column says. It runs "
+           if trees else "Each program watches one parent with M idle children (flusher at "
+           "1 s) and runs ")
+          + "alone in the readers' cgroup; after it has settled (its first walk of the subtree, "
           "a few cycles), its CPU (the process CPU clock: all threads, exact) is taken over the "
           "window and divided by the flushes in it. The exporter (`python -m pycgstream "
           "export`: pycgstream's Tree + prometheus_client) is scraped over HTTP during the "
@@ -775,7 +781,10 @@ def s8_daemons(R):
         for x in s8:
             r = x["result"]
             sc = r.get("scrape_s") or []
-            rows.append([x["params"]["program"], fmt(x["params"]["cgroups"]), str(x["cpus"]),
+            tree = x["params"].get("tree")
+            rows.append([x["params"]["program"], fmt(x["params"]["cgroups"])
+                         + (f" ({tree}: {x['params'].get('controllers', '?').replace(',', ', ')})"
+                            if tree else ""), str(x["cpus"]),
                          fmt(r["cycles"]), f"**{fmt(r['cpu_ns'] / 1e6 / max(1, r['cycles']))}**",
                          fmt(r["rss_kb"] / 1024 if r.get("rss_kb") else None),
                          fmt(r["hwm_kb"] / 1024 if r.get("hwm_kb") else None),
@@ -784,8 +793,55 @@ def s8_daemons(R):
         w(table(["program", "cgroups", "vCPUs", "cycles", "CPU ms per cycle", "RSS MiB",
                  "peak RSS MiB", "scrape ms p50 / max", "scrape bytes"], rows))
         w("")
+        if trees:
+            w(exporter_scrapes(R, [x for x in s8 if x["params"]["program"] == "exporter"]))
     else:
         w("Not measured in this run.\n")
+    return w.text()
+
+
+S8_COUNTS = (1000, 10000)    # the exporter's cgroup counts (issue 28; bench/driver.py)
+
+
+def exporter_scrapes(R, ex):
+    """the exporter per scrape and between scrapes, per cgroup count"""
+    w = Md()
+    w("### The exporter: per scrape, and between scrapes\n")
+    w("Before the scraped window the exporter runs as long with nobody scraping: its CPU "
+      "there, per second, is what it costs between scrapes (its own timers and threads). "
+      "CPU per scrape = (its CPU over the scraped window − that rate × the window's wall "
+      "time) / the scrapes. Scrape latency: each `GET /metrics`, the client's wall time; "
+      "series: the sample lines of the last scrape.\n")
+    rows, lats = [], []
+    for x in sorted(ex, key=lambda x: (x["cpus"], x["params"]["cgroups"])):
+        r, m = x["result"], x["params"]["cgroups"]
+        sc = r.get("scrape_s") or []
+        rate = (r["between_cpu_ns"] / r["between_s"]
+                if r.get("between_cpu_ns") is not None and r.get("between_s") else None)
+        per = ((r["cpu_ns"] - rate * r["wall_s"]) / len(sc) / 1e6
+               if rate is not None and sc else None)
+        rows.append([fmt(m), f"{x['params'].get('tree', '?')}: "
+                     f"{x['params'].get('controllers', '?').replace(',', ', ')}", str(x["cpus"]),
+                     fmt(len(sc)), f"**{fmt(per)}**",
+                     fmt(rate / 1e6 if rate is not None else None),
+                     f"{fmt(pct(sc, 50) * 1e3)} / {fmt(max(sc) * 1e3)}" if sc else "–",
+                     fmt(r.get("series")),
+                     f"{fmt(r['rss_kb'] / 1024 if r.get('rss_kb') else None)} "
+                     f"({fmt(r['hwm_kb'] / 1024 if r.get('hwm_kb') else None)})"])
+        if sc:
+            lats.append(f"- scrape latencies at {fmt(m)} cgroups ({x['cpus']} vCPUs), in order: "
+                        + ", ".join(fmt(v * 1e3) for v in sc) + " ms")
+    w(table(["cgroups", "tree: controllers", "vCPUs", "scrapes", "CPU ms per scrape",
+             "CPU ms per s between scrapes", "scrape ms p50 / max", "series",
+             "RSS MiB (peak)"], rows))
+    w("\n".join(lats) + "\n" if lats else "")
+    have = {x["params"]["cgroups"] for x in ex}
+    skipped = {x["params"]["what"] for x in sel(R.recs, "skipped")}
+    absent = [f"{fmt(m)} cgroups (" + ("skipped by the time budget" if f"s8 {m}" in skipped
+                                       else "not in a quick run" if R.quick else "no record")
+              + ")" for m in S8_COUNTS if m not in have]
+    if absent:
+        w(f"The exporter not measured at {', '.join(absent)}.\n")
     return w.text()
 
 
