@@ -969,6 +969,16 @@ def tele_summary(recs, scenario, cpus, by="total_ms"):
         by_ctrl = res.get("flusher_us_by_ctrl")
         v["flusher_by_ctrl"] = ({c: sum(d) / expected / 1e3 for c, d in by_ctrl.items()}
                                 if by_ctrl is not None else None)
+        # the trace spans the whole cgbench run, its set-up before the
+        # window too: a controller's flusher with more runs than the
+        # window holds (one a cycle, one more for the edges) was traced
+        # outside it, and the sums above are upper bounds; its mean run,
+        # once a cycle per controller, is what the window would hold
+        runs = ([len(d) for d in by_ctrl.values()] if by_ctrl is not None else
+                [len(fl) / len(p.get("controllers", "cpu").split(","))] if fl else [])
+        v["flusher_over"] = any(n > expected + 1 for n in runs)
+        v["flusher_mean_ms"] = (sum(sum(d) / len(d) for d in by_ctrl.values() if d) / 1e3
+                                if by_ctrl else None)
         # attributable: the readers and the flushers they make run, not the
         # guest's background; a way without flushers flushes in its readers
         v["flusher_way"] = p["mode"] in FLUSHER_MODES
@@ -1181,6 +1191,8 @@ def agent_targets(recs):
                          + _judge(o[key], t[key], lambda r: r >= factor, f"at least {factor}x"))
         cut = " (the BPF row's CPU per cycle includes a pass cut short: an upper bound)" \
             if o.get("cut_pass") else ""
+        cut += (" (the subtrees' flushers per cycle are an upper bound: their trace holds "
+                "runs from before the window)" if t.get("flusher_over") else "")
         return f"- subtrees vs {what}, {at}: " + parts[0] + "; also " + "; ".join(parts[1:]) + cut
 
     out.append(versus("classic", "classic", VS_CLASSIC))
@@ -1201,9 +1213,12 @@ def agent_targets(recs):
         else:
             parts.append(f"{name} **not measured** (needs 1,000 and 10,000; measured: "
                          f"{', '.join(fmt(m) for m in ms) or 'neither'}; target: within {FLAT}x)")
+    over = [fmt(m) for m, v in pts if v.get("flusher_over")]
     out.append(f"- the subtrees' CPU per cgroup and cycle, 1 reader, 1,000 to 10,000 cgroups, "
                f"{AGENT_SIZE} vCPUs: "
-               + parts[0] + "; also " + "; ".join(parts[1:]))
+               + parts[0] + "; also " + "; ".join(parts[1:])
+               + (f" (at {', '.join(over)} cgroups the flushers per cycle are an upper bound: "
+                  f"their trace holds runs from before the window)" if over else ""))
     s11 = {k: v for k, v in memloop_summary(recs, AGENT_SIZE).items() if not v["fail"]}
     tx, st, bp = (s11.get(k) for k in ("text", "subtree", "bpf"))
     if tx and st:
@@ -1269,6 +1284,16 @@ def s10_agent(R):
                      "background ms/cycle", "kworkers − background ms/cycle",
                      "readers + kworkers ms/cycle", "cycles/reader", "missed cycles/reader",
                      "errors", "values per cgroup"], rows))
+            over = [(k, x) for k, x in v.items() if isinstance(x, dict) and x.get("flusher_over")]
+            if over:
+                mean = [f"{k} {fmt(x['flusher_mean_ms'])} ms" for k, x in over
+                        if x["flusher_mean_ms"] is not None]
+                w("† the flusher trace spans the whole cgbench run, its set-up before the "
+                  "window included, and holds more runs of a controller's flusher than the "
+                  "window has cycles: the row's flushers and attributable CPU per cycle are "
+                  "upper bounds"
+                  + (f" (each controller's mean run once a cycle, what the window would hold: "
+                     f"{', '.join(mean)} per cycle)" if mean else "") + ".\n")
             if any(x and x.get("cut_pass") for x in v.values() if isinstance(x, dict)):
                 w("\\* the window's end cut a BPF pass inside its per-cgroup io.stat reads: "
                   "its CPU is in the row, the pass is not in its cycles (how much of it ran "
@@ -1348,10 +1373,11 @@ def agent_cells(x, bg):
     fl = x["flusher_by_ctrl"]
     by_ctrl = "–" if fl is None else per_ctrl(fl)
     attr = fmt(x["attr_ms"]) if x["attr_ms"] is not None else "not measured (no flusher trace)"
+    dag = " †" if x["flusher_over"] else ""
     return [f"{fmt(x['readers_ms'])} ({fmt(x['user_ms'])} / {fmt(x['sys_ms'])})",
             fmt(x["reader_us_per_cg"]),
-            f"{fmt(x['flusher_ms'])} ({fmt(x['flusher_runs'])})"
-            if x["flusher_ms"] is not None else "–", by_ctrl, f"**{attr}**",
+            f"{fmt(x['flusher_ms'])} ({fmt(x['flusher_runs'])})" + dag
+            if x["flusher_ms"] is not None else "–", by_ctrl, f"**{attr}**" + dag,
             fmt(x["kw_ms"]), fmt(bg["ms"]) if bg else "not measured",
             fmt(x["kw_ms"] - bg["ms"]) if bg else "–", fmt(x["total_ms"]),
             fmt(x["cycles"]) + (" *" if x["cut_pass"] else ""),
@@ -1631,7 +1657,10 @@ they did, the user / system split from getrusage) and per cgroup (one
 reader's cycle / M); the traced runs of the stream flushers
 (`stat_stream_workfn`, workqueue tracepoints), all three together and per
 controller ("?": a work item the driver could not name; "–": the way runs
-no flusher, or no tracefs), over the window divided by its cycles;
+no flusher, or no tracefs), over the window divided by its cycles (the
+trace spans the whole cgbench run, its set-up before the window too:
+where a controller's flusher ran more often than the window has cycles,
+the row is marked † and its flushers are an upper bound);
 **attributable** CPU = readers + flushers (classic and BPF flush inside
 their reads, so theirs is the readers' CPU; a flusher way without a trace
 has none); every kworker's CPU over the window divided by its cycles (the
