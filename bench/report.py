@@ -1480,6 +1480,7 @@ def top_summary(x):
         ["its CPU was not read at a table's start"] if None in cpu else [])
     err = one_line(res.get("stderr", ""))[-300:]
     v = {"program": p["program"], "cgroups": p["cgroups"], "tables": n,
+         "version": p.get("version"),
          "fail": "; ".join(why) + (f": `{err}`" if err else "") if why else ""}
     if why:
         return v
@@ -1588,8 +1589,10 @@ def s12_top(R):
                  "interval s, median / max", f"keeps {fmt(REFRESH_S)} s", "rows per table",
                  "max RSS MiB", "whole run CPU s (user / sys)", "exit"], rows))
         line, why = top_versus(d)
+        ver = d.get("systemd-cgtop", {}).get("version")
         w("- systemd-cgtop / (cgstream top + its flushers): "
-          + (line if line else f"not measured ({why})") + "\n")
+          + (line if line else f"not measured ({why})")
+          + (f"\n- systemd-cgtop's version: `{ver}`" if ver else "") + "\n")
     if skipped:
         w(f"Skipped by the time budget: {', '.join(skipped)}.\n")
     return w.text()
