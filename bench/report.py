@@ -1292,7 +1292,7 @@ def s10_agent(R):
                   "window included, and holds more runs of a controller's flusher than the "
                   "window has cycles: the row's flushers and attributable CPU per cycle are "
                   "upper bounds"
-                  + (f" (each controller's mean run once a cycle, what the window would hold: "
+                  + (f" (at one run a cycle per controller, their mean runs add up to "
                      f"{', '.join(mean)} per cycle)" if mean else "") + ".\n")
             if any(x and x.get("cut_pass") for x in v.values() if isinstance(x, dict)):
                 w("\\* the window's end cut a BPF pass inside its per-cgroup io.stat reads: "
