@@ -1360,6 +1360,8 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	printf("\"readers\": %d, \"cgroups\": %d, \"seconds\": %.3f, \"period_ms\": %" PRIu64
 	       ", \"max_samples\": %" PRIu64 ", \"open_errno\": %d, ",
 	       o->readers, o->ncg, o->seconds, o->period_ms, o->max_samples, open_errno);
+	/* the window on CLOCK_MONOTONIC: a trace on the mono clock can be cut to it */
+	printf("\"window_start_ns\": %" PRIu64 ", ", w0);
 	printf("\"wall_ns\": %" PRIu64 ", \"kworker_ns\": %" PRIu64 ", \"kworkers_gone\": %d, "
 	       "\"kworkers\": %d, ", wall, kw, lost, k1.n);
 	printf("\"procstat_delta\": {\"user\": %" PRIu64 ", \"nice\": %" PRIu64

@@ -597,6 +597,9 @@ def flusher_trace(on):
         return None
     if on:
         write(os.path.join(TRACEFS, "tracing_on"), "0")
+        # timestamps on CLOCK_MONOTONIC: a run's start can be set against a
+        # reader's window (cgbench's window_start_ns)
+        write(os.path.join(TRACEFS, "trace_clock"), "mono")
         write(os.path.join(TRACEFS, "buffer_size_kb"), "8192")
         write(os.path.join(TRACEFS, "trace"), "")
         for e in WQ_EVENTS:
@@ -607,11 +610,12 @@ def flusher_trace(on):
             write(os.path.join(ev, e, "enable"), "1")
         write(os.path.join(TRACEFS, "tracing_on"), "1")
         return None
-    return [d for _, d in _flusher_runs(ev)]
+    return [d for _, _, d in _flusher_runs(ev)]
 
 
 def _flusher_runs(ev):
-    """stop the trace; (work struct, µs) of every flusher run in it"""
+    """stop the trace; (work struct, start on CLOCK_MONOTONIC in s, µs) of
+    every flusher run in it"""
     write(os.path.join(TRACEFS, "tracing_on"), "0")
     text = read(os.path.join(TRACEFS, "trace"))
     for e in WQ_EVENTS:
@@ -628,7 +632,8 @@ def _flusher_runs(ev):
         if "workqueue_execute_start" in line:
             start[work] = ts
         elif "workqueue_execute_end" in line and work in start:
-            runs.append((work, round((ts - start.pop(work)) * 1e6, 1)))
+            t = start.pop(work)
+            runs.append((work, t, round((ts - t) * 1e6, 1)))
     return runs
 
 
@@ -650,7 +655,7 @@ def flusher_works():
             return FLUSHER_WORK
         with StreamsOpen((c,), 100):
             time.sleep(0.5)
-        works = {w for w, _ in _flusher_runs(ev)}
+        works = {w for w, _, _ in _flusher_runs(ev)}
         if len(works) == 1:
             FLUSHER_WORK[works.pop()] = c
         else:
@@ -659,16 +664,19 @@ def flusher_works():
     return FLUSHER_WORK
 
 
-def flusher_trace_by_ctrl():
+def flusher_trace_by_ctrl(window=None):
     """flusher_trace(False), each run under its controller's name ("?" for
-    a work item flusher_works() did not name); None without tracefs"""
+    a work item flusher_works() did not name), only the runs that started
+    in window ((start, end) on CLOCK_MONOTONIC in s) when given; None
+    without tracefs"""
     ev = os.path.join(TRACEFS, "events", "workqueue")
     if not os.path.isdir(ev):
         return None
     names = FLUSHER_WORK or {}
     out = {}
-    for w, d in _flusher_runs(ev):
-        out.setdefault(names.get(w, "?"), []).append(d)
+    for w, t, d in _flusher_runs(ev):
+        if window is None or window[0] <= t <= window[1]:
+            out.setdefault(names.get(w, "?"), []).append(d)
     return out
 
 
@@ -855,7 +863,8 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #                  the way runs no flusher; flusher_us_by_ctrl: the same
 #                  runs per controller ({"cpu": [...], "memory": [...],
 #                  "io": [...]}; "?" for a work item flusher_works() could
-#                  not name)
+#                  not name).  Both hold only the runs that started in the
+#                  readers' window (window_start_ns + wall_ns, monotonic)
 #   "s10check"   agentcheck at a tree: params cgroups, controllers, ways;
 #                result: cgbench agentcheck's JSON (ways.<way>: usage_usec,
 #                  anon, current, wbytes of the tree's first cgroup; failed)
@@ -869,11 +878,14 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #   "s12"        one top run (issue 29, 4): params program (systemd-cgtop |
 #                  cgstream top), cgroups, tables (asked for), version or
 #                  interval_ms; result: wall_s, table_at_s / table_cpu_s /
-#                  table_rows (each table's start: seconds since the start,
-#                  the process's CPU seconds so far, its non-blank lines),
+#                  table_rows / table_mono_s (each table's start: seconds
+#                  since the start, the process's CPU seconds so far (its
+#                  CPU clock, ns resolution), its non-blank lines, and
+#                  CLOCK_MONOTONIC),
 #                  cpu_s, utime_s, stime_s (wait4: the whole run),
 #                  maxrss_kb, rc, stderr; cgstream top also
-#                  flusher_us_by_ctrl (its three flushers at 1 s)
+#                  flusher_us_by_ctrl (its three flushers at 1 s: the runs
+#                  that started between the second table and the last)
 #   "skipped"    as everywhere (have_time)
 #
 # "s8" (the daemons) records, per program: cpu_ns over its measured window
@@ -1057,7 +1069,11 @@ def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
                                 "--seconds", str(seconds), "--list", tree.lst,
                                 "--subtree", CG.path(tree.parent)],
                       timeout=seconds + 240 + tree.m // 20)
-    by_ctrl = flusher_trace_by_ctrl() if flusher else None
+    # the runs that started in the readers' window (the trace began before
+    # the readers opened their files, which at 10,000 cgroups takes cycles)
+    window = ((res["window_start_ns"] / 1e9, (res["window_start_ns"] + res["wall_ns"]) / 1e9)
+              if res and "window_start_ns" in res else None)
+    by_ctrl = flusher_trace_by_ctrl(window) if flusher else None
     set_interval(0, AGENT_CTRLS)
     if not res:
         return
@@ -1165,15 +1181,6 @@ def s11_memloop(count, rounds):
         stop_procs([holder])
 
 
-def proc_cpu_s(pid):
-    """utime + stime of a whole process (all its threads), in seconds"""
-    try:
-        f = read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def top_run(argv, starts_table, tables, timeout):
     """run a top in the readers' cgroup, its tables on a pipe; at the start
     of every table, the time and the process's CPU so far.  starts_table
@@ -1186,13 +1193,17 @@ def top_run(argv, starts_table, tables, timeout):
     p = CG.popen(READERS, argv, stdout=subprocess.PIPE, stderr=errf, text=True)
     killer = threading.Timer(timeout, p.kill)
     killer.start()
-    at, cpu, rows = [], [], []
+    at, cpu, rows, mono = [], [], [], []
     prev_blank = True
     try:
         for line in p.stdout:
             if starts_table(line, prev_blank):
                 at.append(time.perf_counter() - t0)
-                cpu.append(proc_cpu_s(p.pid))
+                mono.append(time.clock_gettime(time.CLOCK_MONOTONIC))
+                try:
+                    cpu.append(proc_cpu_ns(p.pid) / 1e9)
+                except OSError:
+                    cpu.append(None)
                 rows.append(0)
             elif line.strip() and rows:
                 rows[-1] += 1
@@ -1205,6 +1216,7 @@ def top_run(argv, starts_table, tables, timeout):
     err = errf.read()[-1000:]
     errf.close()
     return {"wall_s": time.perf_counter() - t0, "table_at_s": at, "table_cpu_s": cpu,
+            "table_mono_s": mono,
             "table_rows": rows, "cpu_s": ru.ru_utime + ru.ru_stime, "utime_s": ru.ru_utime,
             "stime_s": ru.ru_stime, "maxrss_kb": ru.ru_maxrss, "rc": p.returncode,
             "stderr": err, "tables_asked": tables}
@@ -1246,7 +1258,11 @@ def s12_top(m, tables):
                                "cpu,memory,io", CG.path(tree.parent)],
                               lambda line, blank: line.startswith("cgstream top:"), tables,
                               tables * 10 + 60)
-                res["flusher_us_by_ctrl"] = flusher_trace_by_ctrl()
+                # the runs between the second table and the last: the
+                # refreshes the steady-state CPU is measured over
+                mono = res["table_mono_s"]
+                res["flusher_us_by_ctrl"] = flusher_trace_by_ctrl(
+                    (mono[1], mono[-1]) if len(mono) >= 3 else None)
             record("s12", {"program": "cgstream top", "cgroups": m, "tables": tables,
                            "interval_ms": 1000}, res)
             top_log("cgstream top", m, res)

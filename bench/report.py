@@ -969,14 +969,17 @@ def tele_summary(recs, scenario, cpus, by="total_ms"):
         by_ctrl = res.get("flusher_us_by_ctrl")
         v["flusher_by_ctrl"] = ({c: sum(d) / expected / 1e3 for c, d in by_ctrl.items()}
                                 if by_ctrl is not None else None)
-        # the trace spans the whole cgbench run, its set-up before the
+        # records without window_start_ns: the trace spans the whole
+        # cgbench run, its set-up before the
         # window too: a controller's flusher with more runs than the
         # window holds (one a cycle, one more for the edges) was traced
         # outside it, and the sums above are upper bounds; its mean run,
         # once a cycle per controller, is what the window would hold
         runs = ([len(d) for d in by_ctrl.values()] if by_ctrl is not None else
                 [len(fl) / len(p.get("controllers", "cpu").split(","))] if fl else [])
-        v["flusher_over"] = any(n > expected + 1 for n in runs)
+        # (records with window_start_ns hold only the window's runs)
+        v["flusher_over"] = ("window_start_ns" not in res and
+                             any(n > expected + 1 for n in runs))
         v["flusher_mean_ms"] = (sum(sum(d) / len(d) for d in by_ctrl.values() if d) / 1e3
                                 if by_ctrl else None)
         # attributable: the readers and the flushers they make run, not the
@@ -1485,15 +1488,21 @@ def top_summary(x):
     if why:
         return v
     gaps = [b - a for a, b in zip(at[1:], at[2:])]    # from the 2nd table on
+    # table_mono_s: the driver read the process's CPU clock (ns) and cut
+    # the flusher trace to the steady-state tables; earlier records took
+    # /proc/PID/stat's ticks and traced the whole run
+    exact = "table_mono_s" in res
     v.update(startup_ms=cpu[1] * 1e3, ms=(cpu[-1] - cpu[1]) / (n - 2) * 1e3,
-             tick_ms=TICK_S / (n - 2) * 1e3, pace_med=statistics.median(gaps), pace_max=max(gaps),
+             tick_ms=0 if exact else TICK_S / (n - 2) * 1e3, pace_med=statistics.median(gaps), pace_max=max(gaps),
              rows_min=min(rows), rows_max=max(rows), rss_mib=res.get("maxrss_kb", 0) / 1024,
              cpu_s=res.get("cpu_s"), utime_s=res.get("utime_s"), stime_s=res.get("stime_s"))
     v["keeps"] = v["pace_med"] <= PACE_MEDIAN_S and v["pace_max"] <= PACE_MAX_S
-    # the flushers run once a second while it runs: their CPU per second
-    # of the run, times the refresh
+    # the flushers' runs between the second table and the last, per
+    # refresh; earlier records: their CPU per second of the run, times the
+    # refresh
     fl = res.get("flusher_us_by_ctrl")
-    per = REFRESH_S / res["wall_s"] / 1e3 if res.get("wall_s") else None
+    per = (1 / (n - 2) / 1e3 if exact else
+           REFRESH_S / res["wall_s"] / 1e3 if res.get("wall_s") else None)
     v["flusher_ms"] = sum(sum(d) for d in fl.values()) * per if fl is not None and per else None
     v["flusher_by_ctrl"] = {c: sum(d) * per for c, d in fl.items()} if v["flusher_ms"] is not None \
         else None
@@ -1604,7 +1613,8 @@ io columns) on the same parent, one after the other, over the scenario
 10 tree (charged memory, I/O, the churners going), each asked for the
 same number of tables, a table a second, its output read from a pipe.
 At the start of each table the driver takes the time and the process's
-CPU so far (`/proc/PID/stat` utime + stime, in ticks of {TICK_S * 1e3:.0f} ms).
+CPU so far (its CPU clock, all threads; runs recorded before that was
+read `/proc/PID/stat` utime + stime, in ticks of {TICK_S * 1e3:.0f} ms).
 CPU per refresh is the steady state: the CPU from the second table's
 start to the last one's, over the tables between (the first table
 includes the start-up, shown on its own as the CPU at the second table's
@@ -1614,7 +1624,8 @@ non-blank lines after the first (at least one per cgroup when it shows
 them all); max RSS and the whole run's CPU come from wait4. cgstream top
 reads the subtree files, so the kernel's three stream flushers (at 1 s)
 are its cost too: they are traced while it runs (workqueue tracepoints)
-and their CPU per second of the run counts per refresh; the target
+and their runs from the second table's start to the last's count per
+refresh (runs recorded before that: their CPU per second of the run); the target
 (issue 29: at least {VS_CGTOP}x) is on cgstream top with them, the ratio
 without them is also shown. A program that exited non-zero or printed
 fewer than 3 tables is shown as failed.
