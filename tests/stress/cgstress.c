@@ -58,14 +58,14 @@
  *     cgroup's rmdir has started (and then: EPOLLERR with ENODEV reads; an
  *     io_uring poll fails with EINVAL; a subtree read at offset 0 never
  *     returns 0 bytes);
- *   - an rmdir returns within 2 s;
+ *   - an rmdir returns within 2 s (times --slow);
  *   - at most one POLLIN wake-up per completed flush per open file: over its
  *     life a file gets at most 1 + (flush_seq it last read) - (flushes
  *     completed before it was opened) (missed flushes, flush_missed, are
  *     not flushes);
  *   - EPOLLPRI only after streaming was stopped (interval 0), and a poller
  *     sleeping through a completed flush, a stop or its cgroup's removal
- *     for more than a second is a missed wake-up;
+ *     for more than a second (times --slow) is a missed wake-up;
  *   - while a stream is stopped its flush_seq stays put (one cycle that
  *     was under way may still complete): the other streams' flushes are
  *     not its own;
@@ -151,6 +151,13 @@
  * 10-minute make stress).
  */
 #define RMDIR_LIMIT_NS		(2 * NSEC_PER_SEC)
+/*
+ * --slow N: the kernel runs about N times slower than the lockdep test
+ * kernel (KASAN and KCSAN under TCG: 3; removing a memory and io cgroup
+ * took up to 4.1 s on KASAN, 2026-11-26), and the two bounds above, which
+ * are about the kernel's speed, are N times longer.
+ */
+static int64_t rmdir_limit_ns = RMDIR_LIMIT_NS, wake_margin_ns = WAKE_MARGIN_NS;
 #define POLL_TIMEOUT_MS		1500
 #define FILES_PER_READER	10
 #define NR_CHURN		3
@@ -2341,11 +2348,11 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 
 /*
  * A wait on @f timed out at @t1: nothing it must be woken for may
- * have happened more than WAKE_MARGIN_NS before @t1.
+ * have happened more than wake_margin_ns before @t1.
  */
 static void reader_timeout(struct sfile *f, int64_t t1)
 {
-	int64_t by = t1 - WAKE_MARGIN_NS, t_done = 0;
+	int64_t by = t1 - wake_margin_ns, t_done = 0;
 	struct track *t;
 	long k;
 
@@ -2366,7 +2373,7 @@ static void reader_timeout(struct sfile *f, int64_t t1)
 		FAIL("%s/%s: a poller slept through a flush: it last read flush_seq %llu, "
 		     "flush %llu had completed %.1f s before the wait timed out",
 		     f->cg.path, kind_name(f->kind), (unsigned long long)f->seq_last,
-		     (unsigned long long)completed_by(t, by), WAKE_MARGIN_NS / 1e9);
+		     (unsigned long long)completed_by(t, by), wake_margin_ns / 1e9);
 }
 
 /* (re)fill slot @i with a new open file, read once; false if none opened */
@@ -3290,7 +3297,7 @@ static bool churn_rmdir(struct churn_node *n)
 
 		dt = now_ns() - t0;
 		note_max(&max_rmdir_ns, dt);
-		if (dt > RMDIR_LIMIT_NS)
+		if (dt > rmdir_limit_ns)
 			FAIL("rmdir %s took %.3f s", n->path, dt / 1e9);
 		if (!r) {
 			COUNT(rmdir);
@@ -3960,7 +3967,10 @@ static void on_signal(int sig)
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout, "usage: cgstress [--seconds N] [--seed S] [--max-failures N] "
-		"[--no-zero-interval] [--no-memory] [--no-io]\n"
+		"[--slow N] [--no-zero-interval] [--no-memory] [--no-io]\n"
+		"  --slow N            the kernel is about N (1-10) times slower than the lockdep\n"
+		"                      test kernel: the rmdir bound and the wake-up margin are N\n"
+		"                      times longer (KASAN, KCSAN: 3)\n"
 		"  --no-zero-interval  never set an interval to 0 (streaming never stops)\n"
 		"  --no-memory         do not stress memory.stat.stream* (nor charge memory)\n"
 		"  --no-io             do not stress io.stat.stream* (nor set up loop devices)\n"
@@ -3974,6 +3984,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "seed", required_argument, NULL, 'r' },
 		{ "max-failures", required_argument, NULL, 'm' },
+		{ "slow", required_argument, NULL, 'S' },
 		{ "no-zero-interval", no_argument, NULL, 'z' },
 		{ "no-memory", no_argument, NULL, 'M' },
 		{ "no-io", no_argument, NULL, 'I' },
@@ -4002,6 +4013,7 @@ int main(int argc, char **argv)
 	long seconds = 60;
 	char path[PATH_MAX + 32];
 	int c, i, k, err, nchurn = 0, nr_threads = 0;
+	long slow = 1;
 	int64_t end, next_note;
 
 	seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
@@ -4012,6 +4024,7 @@ int main(int argc, char **argv)
 		case 's': seconds = strtol(optarg, &e, 10); if (*e || seconds <= 0) usage(2); break;
 		case 'r': seed = strtoull(optarg, &e, 0); if (*e) usage(2); break;
 		case 'm': max_failures = strtol(optarg, &e, 10); if (*e || max_failures <= 0) usage(2); break;
+		case 'S': slow = strtol(optarg, &e, 10); if (*e || slow < 1 || slow > 10) usage(2); break;
 		case 'z': zero_interval = false; break;
 		case 'M': mem_on = false; break;
 		case 'I': io_on = false; break;
@@ -4033,8 +4046,12 @@ int main(int argc, char **argv)
 		printf("SKIP: no %s: not a cgstream kernel\n", path);
 		return EXIT_SKIP;
 	}
+	rmdir_limit_ns *= slow;
+	wake_margin_ns *= slow;
 	printf("cgstress: %ld s, seed %#llx (--seed to repeat the choices; the timing differs)\n",
 	       seconds, (unsigned long long)seed);
+	printf("cgstress: bounds: rmdir %.0f s, wake-up margin %.0f s (--slow %ld)\n",
+	       rmdir_limit_ns / 1e9, wake_margin_ns / 1e9, slow);
 	snprintf(path, sizeof(path), "%s/%s", root, MEM_INTERVAL_FILE);
 	if (mem_on && access(path, W_OK))
 		part_skip(&mem_on, "memory", "no %s: a kernel without it", path);

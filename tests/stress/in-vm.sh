@@ -18,10 +18,13 @@
 # the sanitizers' speed under TCG they would take hours.  OUT/scope says
 # which ran.
 #
-# usage: in-vm.sh OUT STRESS_SECONDS FUZZ_SECONDS [all|kernel]
+# SLOW: how many times slower than the lockdep kernel this one runs
+# (cgstress --slow: its time bounds; 1 on lockdep, 3 on KASAN and KCSAN).
+#
+# usage: in-vm.sh OUT STRESS_SECONDS FUZZ_SECONDS [all|kernel [SLOW]]
 set -u
-out=${1:?usage: in-vm.sh OUT STRESS_SECONDS FUZZ_SECONDS [all|kernel]}
-stress_seconds=${2:?} fuzz_seconds=${3:?} scope=${4:-all}
+out=${1:?usage: in-vm.sh OUT STRESS_SECONDS FUZZ_SECONDS [all|kernel [SLOW]]}
+stress_seconds=${2:?} fuzz_seconds=${3:?} scope=${4:-all} slow=${5:-1}
 case $scope in all | kernel) ;; *) echo "in-vm.sh: scope '$scope' is not all or kernel" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/programs.sh"
@@ -40,7 +43,8 @@ run() {
 	echo "=== $name: exit $rc after $((SECONDS - start)) s"
 	((rc == 0)) || fail=1
 }
-run stress env CGSTREAM_STRESS_BIN="$bin/cgstress" "$here/run-stress.sh" --seconds "$stress_seconds"
+run stress env CGSTREAM_STRESS_BIN="$bin/cgstress" "$here/run-stress.sh" --seconds "$stress_seconds" \
+	--slow "$slow"
 run scale "$bin/scale"
 run kselftest "$here/../vm/20-kselftest-stat-stream"
 if [[ $scope == all ]]; then

@@ -59,10 +59,11 @@ all=$(for k in lockdep kasan kcsan; do [[ " $kernels " == *" $k "* || -f $out/$k
 fail=0
 for k in $kernels; do
 	case $k in
-	# rest: a hang guard for what follows the stress and the fuzzing
-	lockdep) target=kernel obj=build/obj memory=2G scope=all rest=7200 ;;
-	kasan) target=kernel-kasan obj=build/obj-kasan memory=3G scope=kernel rest=5400 ;;
-	kcsan) target=kernel-kcsan obj=build/obj-kcsan memory=2G scope=kernel rest=5400 ;;
+	# rest: a hang guard for what follows the stress and the fuzzing;
+	# slow: how many times slower than lockdep (cgstress's time bounds)
+	lockdep) target=kernel obj=build/obj memory=2G scope=all rest=7200 slow=1 ;;
+	kasan) target=kernel-kasan obj=build/obj-kasan memory=3G scope=kernel rest=5400 slow=3 ;;
+	kcsan) target=kernel-kcsan obj=build/obj-kcsan memory=2G scope=kernel rest=5400 slow=3 ;;
 	*) echo "stress: unknown kernel '$k' (lockdep, kasan, kcsan)" >&2; exit 2 ;;
 	esac
 	dir=$out/$k
@@ -92,7 +93,7 @@ for k in $kernels; do
 	CGSTREAM_VM_SETTLE=12 \
 		CGSTREAM_VM_TIMEOUT=${CGSTREAM_STRESS_VM_TIMEOUT:-$((seconds + fuzz_seconds + rest))} \
 		scripts/vm/vm-run.sh --kernel "$obj/arch/x86/boot/bzImage" --cpus 2 --memory "$memory" \
-		--out "$dir" -- "tests/stress/in-vm.sh $dir $seconds $fuzz_seconds $scope" 2>&1 |
+		--out "$dir" -- "tests/stress/in-vm.sh $dir $seconds $fuzz_seconds $scope $slow" 2>&1 |
 		tee "$dir/console.log"
 	rc=${PIPESTATUS[0]}
 	echo "$((SECONDS - start))" >"$dir/boot-seconds"
