@@ -420,15 +420,10 @@ def s9_profile(m, seconds):
     from kallsyms) over one telemetry run of classic and of subtree, at the
     shortest interval, so that the reads, not the process's start-up, are
     most of what it samples"""
-    perf = shutil.which("perf")
+    perf = perf_setup()
     if not perf or not have_time(2 * seconds + 120, "s9"):
         log("s9: no perf here" if not perf else "s9: no time")
         return
-    for k, v in (("kptr_restrict", "0"), ("perf_event_paranoid", "-1")):
-        try:
-            write(f"/proc/sys/kernel/{k}", v)
-        except OSError:
-            pass
     parent, kids = tele_tree(m)
     lst = list_file(f"tree{m}", kids)
     period = 10    # the interval's minimum; a classic pass takes longer
@@ -436,32 +431,52 @@ def s9_profile(m, seconds):
         # the guest's own tmpfs: perf record cannot write its file on the 9p share
         data = f"/tmp/perf-{mode}.data"
         set_interval(period if mode == "subtree" else 0)
-        CG.run_json(READERS, [perf, "record", "-e", "cpu-clock", "-F", "4000", "-g",
-                              "-o", data, "--", CGBENCH, "telemetry", "--mode", mode,
-                              "--readers", "1", "--period-ms", str(period),
-                              "--seconds", str(seconds),
-                              "--list", lst, "--subtree", parent], timeout=seconds + 240)
+        res = perf_profile(perf, data, [CGBENCH, "telemetry", "--mode", mode,
+                                        "--readers", "1", "--period-ms", str(period),
+                                        "--seconds", str(seconds),
+                                        "--list", lst, "--subtree", parent], seconds + 240)
         set_interval(0)
-        base = [perf, "report", "-i", data, "--stdio", "--no-children", "-g", "none"]
-        rep = subprocess.run(base + ["--sort", "sym", "--percent-limit", "0.7"],
-                             capture_output=True, text=True)
-        top = [l.rstrip() for l in rep.stdout.splitlines() if l.strip() and not l.startswith("#")]
-        # samples by object (kernel, cgbench, libc): the total and the split
-        by = subprocess.run(base + ["--sort", "dso", "-n"], capture_output=True, text=True)
-        samples, dso = 0, []
-        for l in by.stdout.splitlines():
-            f = l.split(None, 2)
-            if len(f) == 3 and f[0].endswith("%") and f[1].isdigit():
-                samples += int(f[1])
-                dso.append(f"{f[2].strip()} {f[0]}")
-        record("s9", {"mode": mode, "cgroups": m, "seconds": seconds, "period_ms": period},
-               {"top": top[:40], "samples": samples, "dso": dso[:8],
-                "rc": rep.returncode, "err": (rep.stderr + by.stderr)[-500:]})
-        log(f"s9 {mode}: {samples} samples, {len(top)} symbols over 0.7 %")
+        record("s9", {"mode": mode, "cgroups": m, "seconds": seconds, "period_ms": period}, res)
+        log(f"s9 {mode}: {res['samples']} samples, {len(res['top'])} symbols over 0.7 %")
+
+
+def perf_setup():
+    """perf's path, with kernel symbols and unprivileged-free sampling on;
+    None when the guest has no perf"""
+    perf = shutil.which("perf")
+    for k, v in (("kptr_restrict", "0"), ("perf_event_paranoid", "-1")):
         try:
-            os.unlink(data)
+            write(f"/proc/sys/kernel/{k}", v)
         except OSError:
             pass
+    return perf
+
+
+def perf_profile(perf, data, argv, timeout):
+    """perf record (software cpu-clock sampling at 4 kHz, call graphs)
+    of argv in the readers' cgroup, then its top symbols (self time, at
+    least 0.7 %) and the samples by object; data: a file on the guest's
+    own tmpfs (perf record cannot write on the 9p share), removed after"""
+    CG.run_json(READERS, [perf, "record", "-e", "cpu-clock", "-F", "4000", "-g",
+                          "-o", data, "--"] + argv, timeout=timeout)
+    base = [perf, "report", "-i", data, "--stdio", "--no-children", "-g", "none"]
+    rep = subprocess.run(base + ["--sort", "sym", "--percent-limit", "0.7"],
+                         capture_output=True, text=True)
+    top = [l.rstrip() for l in rep.stdout.splitlines() if l.strip() and not l.startswith("#")]
+    # samples by object (kernel, cgbench, libc): the total and the split
+    by = subprocess.run(base + ["--sort", "dso", "-n"], capture_output=True, text=True)
+    samples, dso = 0, []
+    for l in by.stdout.splitlines():
+        f = l.split(None, 2)
+        if len(f) == 3 and f[0].endswith("%") and f[1].isdigit():
+            samples += int(f[1])
+            dso.append(f"{f[2].strip()} {f[0]}")
+    try:
+        os.unlink(data)
+    except OSError:
+        pass
+    return {"top": top[:40], "samples": samples, "dso": dso[:8],
+            "rc": rep.returncode, "err": (rep.stderr + by.stderr)[-500:]}
 
 
 def proc_cpu_ns(pid):
@@ -886,6 +901,9 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #                  maxrss_kb, rc, stderr; cgstream top also
 #                  flusher_us_by_ctrl (its three flushers at 1 s: the runs
 #                  that started between the second table and the last)
+#   "s11prof"    perf over one memloop run (text and subtree, after the
+#                  measured rounds): params mode, count; result as s9's
+#                  (top: symbols over 0.7 % self, samples, dso, rc, err)
 #   "skipped"    as everywhere (have_time)
 #
 # "s8" (the daemons) records, per program: cpu_ns over its measured window
@@ -1150,7 +1168,7 @@ def s11_memloop(count, rounds):
     a one-cgroup pass of the BPF kfuncs); the leaf holds 4 MiB of anon"""
     modes = ["text"] + (["stream", "subtree"] if HAVE_MEMIO and HAVE_SUBTREE else []) \
         + (["bpf"] if HAVE_BPF else [])
-    if not have_time(rounds * len(modes) * 30 + 20, "s11"):
+    if not have_time(rounds * len(modes) * 30 + 20 + 120, "s11"):
         return
     CG.parent_ready(f"{BASE}/memloop")
     leaf = f"{BASE}/memloop/leaf"
@@ -1177,6 +1195,19 @@ def s11_memloop(count, rounds):
             log(f"s11 {mode} round {rnd}: {res['cpu_ns'] / count / 1e3:.1f} us CPU/read "
                 f"(user {res['utime_us'] / count:.1f}, sys {res['stime_us'] / count:.1f}), "
                 f"{res['values_per_read']:.0f} values/read, anon {res['anon']}")
+        # where a read's time goes, text + parse against the subtree (the
+        # 10x target): perf over the same loop, after the measured rounds
+        perf = perf_setup()
+        for mode in [x for x in ("text", "subtree") if x in modes] if perf else []:
+            if not have_time(60, f"s11 profile {mode}"):
+                continue
+            with StreamsOpen(("memory",), 1000 if mode == "subtree" else 0):
+                res = perf_profile(perf, f"/tmp/perf-memloop-{mode}.data",
+                                   [CGBENCH, "memloop", "--mode", mode, "--count", str(count),
+                                    CG.path(leaf)], 600)
+            record("s11prof", {"mode": mode, "count": count}, res)
+            log(f"s11 profile {mode}: {res['samples']} samples, {len(res['top'])} symbols "
+                "over 0.7 %")
     finally:
         stop_procs([holder])
 

@@ -1458,6 +1458,21 @@ def s11_memloop(R):
                 lines.append(f"- {S11_SHORT[a]} / {S11_SHORT[b]}: not measured (no successful "
                              f"{' or '.join(k for k in (a, b) if k not in ok)} run)")
         w("\n".join(lines) + "\n")
+        profs = sel(recs, "s11prof", cpus=n)
+        if profs:
+            w("Where a read's time goes: `perf record -e cpu-clock -g` (software sampling "
+              "at 4 kHz: TCG has no PMU) over one more loop of each, after the measured "
+              "rounds; symbols with at least 0.7 % of the samples, self time.\n")
+        for x in profs:
+            r = x["result"]
+            n_s = r.get("samples")
+            w(f"**{S11_LABEL.get(x['params']['mode'], x['params']['mode'])}**, "
+              f"{fmt(x['params']['count'])} reads"
+              + (f" ({n_s:,} samples; by object: {', '.join(r.get('dso', [])[:4])})"
+                 if n_s else " (no samples: " + one_line(r.get("err", ""))[-200:] + ")")
+              + ":\n")
+            if r.get("top"):
+                w("```\n" + "\n".join(r["top"][:25]) + "\n```\n")
     return w.text()
 
 
