@@ -1999,6 +1999,9 @@ static int test_stat_stream_rmdir_race(const char *root)
 	return rmdir_race(root, STREAM_FILE);
 }
 
+/* far longer than the test: no flush comes while the poller waits */
+#define STOP_QUIET_INTERVAL_MS	600000
+
 static int wait_pri_fn(void *arg)
 {
 	struct pollfd pfd = { .fd = *(int *)arg, .events = POLLIN | POLLPRI };
@@ -2028,11 +2031,22 @@ static int test_stat_stream_stop_fresh(const char *root)
 	if (fd < 0 || set_interval(root, NEW_CG_INTERVAL_MS) ||
 	    wait_sample(fd, WAIT_MS, &s))
 		goto cleanup;
+	/*
+	 * No flush may wake the poller before the stop: the next one is a
+	 * long interval away (a cycle under way when it changed may still
+	 * complete: read it).  At 100 ms one often came first on a slow
+	 * kernel (KASAN under TCG), the poller saw POLLIN and exited.
+	 */
+	if (set_interval(root, STOP_QUIET_INTERVAL_MS) ||
+	    (wait_readable(fd, 2 * NEW_CG_INTERVAL_MS) == 1 &&
+	     read_sample(fd, &s)))
+		goto cleanup;
 
 	waiter = run_nowait(wait_pri_fn, &fd);
-	if (waiter < 0 || !wait_sleeping(waiter, WAIT_MS))
+	if (waiter < 0 || !wait_sleeping(waiter, WAIT_MS)) {
+		ksft_print_msg("the poller did not sleep in poll()\n");
 		goto cleanup;
-	/* a flush may wake it first: it then sees POLLIN and fails */
+	}
 	if (read_sample(fd, &s) || set_interval(root, 0))
 		goto cleanup;
 	err = -1;
@@ -2977,6 +2991,7 @@ cleanup:
  */
 #define MEM_CHARGE		(64 << 20)
 #define MEM_INTERVAL_MS		100
+#define MEM_TOUCH_WAIT_MS	120000
 #define MEM_SNAP_MAX		(16 << 20)
 
 /* one memory snapshot: its KEYS record's names and its MEMORY records */
@@ -3259,6 +3274,21 @@ static int test_memory_stream_values(const char *root)
 	tfd = open_subtree(cg);
 	if (sfd < 0 || tfd < 0 || set_interval(root, MEM_INTERVAL_MS))
 		goto cleanup;
+
+	/*
+	 * All 64 MiB touched (memory.current is live, no flush): on a slow
+	 * kernel (KASAN under TCG) that took longer than the flushes below
+	 * wait, and anon was still growing at 59 MiB.
+	 */
+	for (tries = 0; tries < MEM_TOUCH_WAIT_MS / 10 &&
+	     cg_read_long(cg, "memory.current") < MEM_CHARGE; tries++)
+		usleep(10000);
+	if (cg_read_long(cg, "memory.current") < MEM_CHARGE) {
+		ksft_print_msg("memory.current %ld after %d ms, want %d\n",
+			       cg_read_long(cg, "memory.current"),
+			       MEM_TOUCH_WAIT_MS, MEM_CHARGE);
+		goto cleanup;
+	}
 
 	/* the charge shows after a flush of the stream's own */
 	for (tries = 0; tries < 50; tries++) {
