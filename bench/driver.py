@@ -1284,8 +1284,9 @@ def s12_top(m, tables):
             with StreamsOpen(AGENT_CTRLS, 1000):
                 flusher_works()
                 flusher_trace(True)
-                # -n counts the tables that show CPU%: the first has none
-                res = top_run([CGSTREAM_CMD, "top", "-b", "-n", str(tables - 1), "--controllers",
+                # -b prints the tables that can show CPU% (from the second
+                # flush), -n of them
+                res = top_run([CGSTREAM_CMD, "top", "-b", "-n", str(tables), "--controllers",
                                "cpu,memory,io", CG.path(tree.parent)],
                               lambda line, blank: line.startswith("cgstream top:"), tables,
                               tables * 10 + 60)
