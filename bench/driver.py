@@ -16,6 +16,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1217,8 +1219,6 @@ def top_run(argv, starts_table, tables, timeout):
     of every table, the time and the process's CPU so far.  starts_table
     (line, previous line was blank) says where a table begins.  Returns
     the per-table times, CPU, rows, its total CPU from wait4 and exit"""
-    import tempfile
-    import threading
     errf = tempfile.TemporaryFile(mode="w+")    # (a pipe could fill while stdout is read)
     t0 = time.perf_counter()
     p = CG.popen(READERS, argv, stdout=subprocess.PIPE, stderr=errf, text=True)
@@ -1281,8 +1281,10 @@ def s12_top(m, tables):
         else:
             log("s12: no systemd-cgtop here (Debian's systemd package): cgstream top alone")
         if os.path.exists(CGSTREAM_CMD) and HAVE_MEMIO:
+            # (its calibration streams each controller alone and then sets
+            # the interval to 0: before the streams this run keeps on)
+            flusher_works()
             with StreamsOpen(AGENT_CTRLS, 1000):
-                flusher_works()
                 flusher_trace(True)
                 # -b prints the tables that can show CPU% (from the second
                 # flush), -n of them
