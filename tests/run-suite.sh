@@ -3,7 +3,8 @@
 # skips, anything else (or the time limit) fails.  TAP on stdout, then,
 # for each failed test, the last lines of its output again (a log cut to
 # its end still shows why), and the summary line "N passed, N failed, N
-# skipped".
+# skipped".  A test that is itself a suite may ask for a longer limit
+# with a line "# run-suite: timeout SECONDS" in its first 20 lines.
 #
 # usage: run-suite.sh DIR [TIMEOUT_SECONDS]
 set -u
@@ -19,14 +20,16 @@ for t in "${tests[@]}"; do
 	n=$((n + 1))
 	name=$(basename "$t")
 	echo "# --- $name"
+	own=$(head -n 20 "$t" | sed -n 's/^# run-suite: timeout \([0-9][0-9]*\)$/\1/p' | head -n 1)
+	this=${own:-$limit}
 	start=$SECONDS
-	timeout --foreground -k 10 "$limit" "$t" 2>&1 | sed 's/^/# /' | tee "$out/$n"
+	timeout --foreground -k 10 "$this" "$t" 2>&1 | sed 's/^/# /' | tee "$out/$n"
 	rc=${PIPESTATUS[0]}
 	took=$((SECONDS - start))
 	case $rc in
 	0) echo "ok $n - $name (${took}s)"; pass=$((pass + 1)) ;;
 	77) echo "ok $n - $name # SKIP (${took}s)"; skip=$((skip + 1)) ;;
-	124) echo "not ok $n - $name # timed out after ${limit}s"; fail=$((fail + 1)); failed+=("$n") ;;
+	124) echo "not ok $n - $name # timed out after ${this}s"; fail=$((fail + 1)); failed+=("$n") ;;
 	*) echo "not ok $n - $name # exit $rc (${took}s)"; fail=$((fail + 1)); failed+=("$n") ;;
 	esac
 done

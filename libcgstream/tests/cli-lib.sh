@@ -34,11 +34,12 @@ loads=() load_cgs=() loop_dev= loop_mnt=
 
 # wait_for TENTHS CMD...: CMD every 0.1 s until it succeeds, at most
 # TENTHS tries; CMD's status (never a fixed sleep: a slow guest only takes
-# longer)
+# longer).  Its locals are prefixed: bash scopes dynamically, and a local n
+# would hide the caller's n from CMD.
 wait_for() {
-	local i n=$1
+	local _wf_i _wf_tries=$1
 	shift
-	for ((i = 1; i < n; i++)); do "$@" && return 0; sleep 0.1; done
+	for ((_wf_i = 1; _wf_i < _wf_tries; _wf_i++)); do "$@" && return 0; sleep 0.1; done
 	"$@"
 }
 

@@ -159,11 +159,13 @@ pid=$!
 wait_for 600 grep -qs "\"cgroup\": \"$parent/b\", .*\"seq\"" "$tmp/rm" ||
 	fail "no sample of $parent/b in 60 s: $(cat "$tmp/rm" "$tmp/rm.err")"
 rmdir "$parent/b"
-wait_for 600 grep -qs '"event": "removed"' "$tmp/rm"
-# a cycle more: a sample of b after its removal would show now
-n=$(wc -l <"$tmp/rm")
-more_lines() { (($(wc -l <"$tmp/rm") > n)); }
-wait_for 600 more_lines
+wait_for 600 grep -qs '"event": "removed"' "$tmp/rm" ||
+	fail "no removal event for $parent/b in 60 s: $(cat "$tmp/rm" "$tmp/rm.err")"
+# a cycle more: a sample of b after its removal would show now (lines_at,
+# not n: wait_for's own locals would hide a global of that name)
+lines_at=$(wc -l <"$tmp/rm")
+more_lines() { (($(wc -l <"$tmp/rm") > lines_at)); }
+wait_for 600 more_lines || fail "no sample of $parent/a/x after the removal in 60 s: $(cat "$tmp/rm")"
 kill -TERM $pid
 wait $pid; rc=$?
 [[ $rc == 0 ]] || fail "watch exited $rc on SIGTERM"
