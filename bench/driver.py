@@ -906,6 +906,10 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #   "s11prof"    perf over one memloop run (text and subtree, after the
 #                  measured rounds): params mode, count; result as s9's
 #                  (top: symbols over 0.7 % self, samples, dso, rc, err)
+#   "s10prof"    perf over one telemetry run of the subtree way, cpu,
+#                  memory and io, on the agent tree (1,000 cgroups), the
+#                  flushers at 10 ms: params way, controllers, cgroups,
+#                  seconds, period_ms; result as s9's
 #   "skipped"    as everywhere (have_time)
 #
 # "s8" (the daemons) records, per program: cpu_ns over its measured window
@@ -1161,6 +1165,39 @@ def s10_agent(points, period_ms, seconds, rounds, share_s):
     finally:
         if cur:
             cur.stop()
+
+
+def s10_profile(m, seconds):
+    """where the agent's subtree reader spends its time (issue 29: a target
+    missed is said with a profile): perf in the guest over one telemetry
+    run of the subtree way (cpu, memory and io) on the agent tree of m
+    cgroups, all three flushers at the interval's minimum so that the
+    reads, not the process's start-up, are most of what it samples"""
+    perf = perf_setup()
+    tree = AGENT_TREES.get(m)
+    setup = 0 if tree and tree.ready else 60 + m // 20
+    if not perf or not (HAVE_MEMIO and HAVE_SUBTREE):
+        log("s10prof: " + ("no perf here" if not perf else "no memory and io subtree files"))
+        return
+    if not have_time(seconds + 180 + setup, "s10prof"):
+        return
+    tree = AGENT_TREES[m] = tree or AgentTree(m)
+    tree.start()
+    period = 10
+    try:
+        flusher_works()
+        set_interval(period, AGENT_CTRLS)
+        res = perf_profile(perf, "/tmp/perf-agent.data",
+                           [CGBENCH, "telemetry", "--mode", "subtree", "--controllers",
+                            ",".join(AGENT_CTRLS), "--readers", "1", "--period-ms", str(period),
+                            "--seconds", str(seconds), "--list", tree.lst,
+                            "--subtree", CG.path(tree.parent)], seconds + 240 + m // 20)
+    finally:
+        set_interval(0, AGENT_CTRLS)
+        tree.stop()
+    record("s10prof", {"way": "subtree", "controllers": ",".join(AGENT_CTRLS), "cgroups": m,
+                       "seconds": seconds, "period_ms": period}, res)
+    log(f"s10prof: {res['samples']} samples, {len(res['top'])} symbols over 0.7 %")
 
 
 def s11_memloop(count, rounds):
@@ -1432,7 +1469,7 @@ def main():
         RESERVE = (120 if "s7" in sc else 0) + (100 if "s9" in sc else 0) + (600 if "s8" in sc else 0)
         if QUICK:
             RESERVE = 0
-        if "s10" in sc or "s11" in sc:
+        if sc & {"s10", "s10prof", "s11"}:
             os.makedirs(SHM, exist_ok=True)
             r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=768m", "cgsbench", SHM],
                                capture_output=True, text=True)
@@ -1447,6 +1484,8 @@ def main():
                 s10_agent(agent_points or [(1, 100)], 1000, 3.5, 1, 600)
             else:
                 s10_agent(agent_points or AGENT_POINTS, 1000, 5, 1, 1200)
+        if "s10prof" in sc:
+            s10_profile(100 if QUICK else 1000, 3 if QUICK else 6)
         if "s12" in sc:
             s12_top(100 if QUICK else 1000, 4 if QUICK else 12)
         if "s2" in sc:

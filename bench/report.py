@@ -1241,6 +1241,85 @@ def agent_targets(recs):
     return out
 
 
+# the subtree reader's profile (s10prof), its kernel symbols by what they
+# do; the rest of the kernel's samples are "other kernel" (the syscall,
+# kernfs, scheduling), user space's are the decoding
+AGENT_PROF_GROUPS = (
+    ("the memory records (memory.stat's items per cgroup)", ("memcg_",)),
+    ("the io records", ("blkcg", "blkg", "blk_")),
+    ("the cpu records", ("cgroup_base_stat", "cputime", "cgroup_rstat", "css_rstat")),
+    ("the walk over the subtree", ("cgroup_stat_stream_subtree", "css_next_descendant",
+                                   "cgroup_stat_stream")),
+    ("the copy out", ("rep_movs", "copy_user", "_copy_to_iter", "copy_to_user")),
+)
+
+
+def agent_profile_shares(top):
+    """a perf top list -> [(group, share %)], then ("other kernel", %) and
+    ("user space: the decoding", %): every symbol over the list's cut"""
+    shares = {g: 0.0 for g, _ in AGENT_PROF_GROUPS}
+    other = user = 0.0
+    for line in top:
+        f = line.split()
+        if len(f) < 3 or not f[0].endswith("%"):
+            continue
+        pct, name = float(f[0][:-1]), f[-1]
+        if f[-2] != "[k]":
+            user += pct
+            continue
+        for g, prefixes in AGENT_PROF_GROUPS:
+            if name.startswith(prefixes):
+                shares[g] += pct
+                break
+        else:
+            other += pct
+    return [(g, v) for g, v in shares.items()] + [("the rest of the kernel (the system "
+                                                   "call, kernfs, scheduling)", other),
+                                                  ("user space (libcgstream's decoding)", user)]
+
+
+def agent_close(recs, n, v):
+    """at 1 x 1,000: when the subtrees miss a target against classic or
+    BPF, what this run says would close it (the cost's parts, the profile)"""
+    t = v.get("subtree")
+    if not t or t["fail"] or t["attr_ms"] is None:
+        return ""
+    missed = []
+    for other, factor in (("classic", VS_CLASSIC), ("bpfmap", VS_BPF)):
+        o = v.get(other)
+        if o and not o["fail"] and o["attr_ms"] and o["attr_ms"] / t["attr_ms"] < factor:
+            missed.append((other, factor, o["attr_ms"] / factor))
+    if not missed:
+        return ""
+    need = min(m[2] for m in missed)
+    fl = t["flusher_by_ctrl"]
+    parts = (f"the reader's {fmt(t['readers_ms'])} ms (user {fmt(t['user_ms'])}, system "
+             f"{fmt(t['sys_ms'])}) and the flushers' {fmt(t['flusher_ms'])} ms"
+             + (f" ({per_ctrl(fl)} for cpu / memory / io)" if fl else ""))
+    flushers = t["flusher_ms"] or 0
+    text = (f"What would close the gap: the subtrees' {fmt(t['attr_ms'])} ms per cycle here "
+            f"are {parts}. "
+            + "; ".join(f"{f}x against {o} needs at most {fmt(lim)} ms" for o, f, lim in missed))
+    if flushers >= need:
+        text += ": the flushers alone are over that."
+    else:
+        text += (f", so the reader would have to cost {fmt(t['readers_ms'] / (need - flushers))}x "
+                 f"less, the flushers as they are.")
+    prof = [x for x in sel(recs, "s10prof", cpus=n) if x["result"].get("top")]
+    if not prof:
+        return text + (" No profile of the subtree reader was taken in this run (`s10prof`): "
+                       "what in the read to make cheaper is not measured here.\n")
+    r = prof[-1]["result"]
+    shares = agent_profile_shares(r["top"])
+    text += (f" Where the reader's time goes (`perf record -e cpu-clock -g` over one run of "
+             f"the subtree way on the same tree, the flushers at "
+             f"{prof[-1]['params'].get('period_ms', '?')} ms so that reads fill the samples; "
+             f"{r.get('samples', 0):,} samples, symbols with at least 0.7 % of them): "
+             + ", ".join(f"{g} {fmt(p)} %" for g, p in shares if p)
+             + ". The biggest part is where a cheaper read has to come from.\n")
+    return text + "\n```\n" + "\n".join(r["top"][:25]) + "\n```\n"
+
+
 def s10_agent(R):
     """scenario 10: what an agent reads, each way, per point"""
     recs = R.recs
@@ -1313,6 +1392,8 @@ def s10_agent(R):
                 lines.append(f"- {other} / subtree: "
                              + (f"not measured ({gone})" if gone else _ratios(other, o, t)))
             w("\n".join(lines) + "\n")
+            if (r, m) == (1, 1000):
+                w(agent_close(recs, n, v))
         w("The subtrees' CPU per cgroup and cycle against M:\n")
         for r in sorted({r for r, _ in s} | ({1} if n == AGENT_SIZE else set())):
             pts = sorted((m, v["subtree"]) for (rr, m), v in s.items()

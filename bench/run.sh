@@ -77,13 +77,14 @@ make -s -C bench VMLINUX="$(realpath "$vmlinux")" || exit 1
 # what runs where: every size runs the telemetry matrix (s2: its points
 # depend on the size) and the reader cost (s1, scenario 3); 2 and 8 vCPUs
 # the flusher's cost (s7); the 2-vCPU boot adds the agent scenario (s10:
-# cpu, memory and io of every cgroup) and the memory experiment (s11),
-# systemd-cgtop against cgstream top (s12), a perf profile (s9), the
+# cpu, memory and io of every cgroup; s10prof: a perf profile of its
+# subtree reader) and the memory experiment (s11), systemd-cgtop against
+# cgstream top (s12), a perf profile of the cpu-only readers (s9), the
 # daemons and the exporter (s8), latency (s5) and the workload (s6);
 # 8 the parallel readers (s4)
 scen_for() {
 	case $1 in
-	2) echo "s11,s10,s12,s2,s7,s9,s8,s1,s5,s6" ;;
+	2) echo "s11,s10,s10prof,s12,s2,s7,s9,s8,s1,s5,s6" ;;
 	8) echo "s2,s7,s1,s4" ;;
 	*) echo "s2,s1" ;;
 	esac
