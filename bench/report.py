@@ -1247,9 +1247,9 @@ def agent_targets(recs):
 AGENT_PROF_GROUPS = (
     ("the memory records (memory.stat's items per cgroup)", ("memcg_",)),
     ("the io records", ("blkcg", "blkg", "blk_")),
-    ("the cpu records", ("cgroup_base_stat", "cputime", "cgroup_rstat", "css_rstat")),
-    ("the walk over the subtree", ("cgroup_stat_stream_subtree", "css_next_descendant",
-                                   "cgroup_stat_stream")),
+    ("the cpu records", ("cgroup_base_stat", "cputime", "cgroup_rstat", "css_rstat",
+                         "cpu_stat_stream")),
+    ("the walk over the subtree", ("cgroup_stat_stream", "stat_stream_", "css_next_descendant")),
     ("the copy out", ("rep_movs", "copy_user", "_copy_to_iter", "copy_to_user")),
 )
 
@@ -1273,9 +1273,9 @@ def agent_profile_shares(top):
                 break
         else:
             other += pct
-    return [(g, v) for g, v in shares.items()] + [("the rest of the kernel (the system "
-                                                   "call, kernfs, scheduling)", other),
-                                                  ("user space (libcgstream's decoding)", user)]
+    return list(shares.items()) + [
+        ("the rest of the kernel (the system call, kernfs, scheduling)", other),
+        ("user space (decoding the records and using the values)", user)]
 
 
 def agent_close(recs, n, v):
