@@ -1241,6 +1241,15 @@ def agent_targets(recs):
     return out
 
 
+def perf_symbols(top):
+    """a perf top list (perf_profile's "top": "  7.03%  [k] symbol") ->
+    (share %, "[k]" or "[.]", symbol) for each symbol line"""
+    for line in top:
+        f = line.split()
+        if len(f) >= 3 and f[0].endswith("%"):
+            yield float(f[0][:-1]), f[-2], f[-1]
+
+
 # the subtree reader's profile (s10prof), its kernel symbols by what they
 # do; the rest of the kernel's samples are "other kernel" (the syscall,
 # kernfs, scheduling), user space's are the decoding
@@ -1259,12 +1268,8 @@ def agent_profile_shares(top):
     ("user space: the decoding", %): every symbol over the list's cut"""
     shares = {g: 0.0 for g, _ in AGENT_PROF_GROUPS}
     other = user = 0.0
-    for line in top:
-        f = line.split()
-        if len(f) < 3 or not f[0].endswith("%"):
-            continue
-        pct, name = float(f[0][:-1]), f[-1]
-        if f[-2] != "[k]":
+    for pct, space, name in perf_symbols(top):
+        if space != "[k]":
             user += pct
             continue
         for g, prefixes in AGENT_PROF_GROUPS:
@@ -1512,11 +1517,10 @@ def kernel_shares(top):
     """a perf top list's kernel symbols -> their share of the samples (%);
     GCC's suffixes (.constprop.0, .isra.0) dropped"""
     out = {}
-    for line in top:
-        f = line.split()
-        if len(f) >= 3 and f[0].endswith("%") and f[1] == "[k]":
-            name = f[-1].split(".")[0]
-            out[name] = out.get(name, 0) + float(f[0][:-1])
+    for pct, space, name in perf_symbols(top):
+        if space == "[k]":
+            name = name.split(".")[0]
+            out[name] = out.get(name, 0) + pct
     return out
 
 
@@ -1977,10 +1981,8 @@ def closing_gap(recs):
     # the subtree profile's shares: the walk, the stats copy, the copy-out
     share = {}
     for x in sel(recs, "s9", mode="subtree"):
-        for line in x["result"]["top"]:
-            f = line.split()
-            if len(f) >= 3 and f[0].endswith("%"):
-                share[f[-1]] = float(f[0][:-1])
+        for pct, _, name in perf_symbols(x["result"]["top"]):
+            share[name] = pct
     walk = share.get("cgroup_stat_stream_subtree_read", 0) + share.get(
         "css_next_descendant_pre", 0)
     snap = share.get("cgroup_base_stat_snapshot", 0)
