@@ -398,8 +398,11 @@ struct removal {
 };
 static struct removal *rm_tab;
 static size_t rm_cap, rm_nr;
-/* rmdirs started: a cgroup may have gone offline between two reads when it moved */
-static atomic_ulong rm_starts;
+/*
+ * rmdirs started: a cgroup may have gone offline between two reads when it
+ * moved; and returned: while the two differ, one is under way
+ */
+static atomic_ulong rm_starts, rm_ends;
 static pthread_mutex_t rm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct removal *rm_slot(uint64_t id)
@@ -1717,8 +1720,9 @@ static int read_mem_subtree(struct reader *rd, struct sfile *f)
  * The loop devices the migrants do I/O on (set up before any thread, the
  * index and number never change).  A device removed and re-created is a
  * new disk whose counters start at 0: its epoch moves on before the
- * removal and before the re-creation, and a device's counters are only
- * compared between reads that saw the same epoch from start to end.
+ * removal and before the re-creation (odd while the removal is under
+ * way), and a device's counters are only compared between reads that saw
+ * the same epoch from start to end.
  */
 struct loopdev {
 	int index;		/* loop<index> */
@@ -1739,14 +1743,29 @@ static void loop_epochs(uint64_t *e)
 		e[k] = atomic_load(&loop_epoch[k]);
 }
 
-/* changes that may shrink the next record of a snapshot: an rmdir, a device removed */
-static uint64_t io_change_stamp(void)
+/*
+ * Changes that may shrink the next record of a snapshot: an rmdir, a
+ * device removed.  The same stamp before and after a read proves none came
+ * between, unless one was under way at the first: IO_CHANGING then (an
+ * rmdir started and not returned, an odd epoch: a removal between its two
+ * steps).  Without @rmdirs, rmdirs under way do not count: the opened
+ * cgroup's record, at offset 0, only an rmdir of that cgroup can shrink
+ * (the caller asks rm_started()).
+ */
+#define IO_CHANGING	UINT64_MAX
+static uint64_t io_change_stamp(bool rmdirs)
 {
-	uint64_t e[NR_LOOPS], sum = atomic_load(&rm_starts);
+	/* returned before started: an rmdir under way makes them differ */
+	uint64_t e[NR_LOOPS], ends = atomic_load(&rm_ends), sum = atomic_load(&rm_starts);
 
+	if (rmdirs && sum != ends)
+		return IO_CHANGING;
 	loop_epochs(e);
-	for (int k = 0; k < nr_loops; k++)
+	for (int k = 0; k < nr_loops; k++) {
+		if (e[k] & 1)
+			return IO_CHANGING;
 		sum += e[k];
+	}
 	return sum;
 }
 
@@ -2194,7 +2213,9 @@ static int read_io_subtree(struct reader *rd, struct sfile *f)
 		chunk = rng_range(&rd->rng, IO_REC_MIN, 4 * IO_REC_MIN);
 	loop_epochs(e0);
 	do {
-		uint64_t stamp = io_change_stamp();
+		/* at offset 0 the next record is the opened cgroup's */
+		bool rmdirs = len || rm_started(f->cg.id, NULL);
+		uint64_t stamp = io_change_stamp(rmdirs);
 		struct cgstream_record rec;
 		size_t off = 0;
 		int ret;
@@ -2216,7 +2237,7 @@ static int read_io_subtree(struct reader *rd, struct sfile *f)
 				n = pread(f->fd, rd->snap + len, BIG_BUF, len);
 			else
 				n = read(f->fd, rd->snap + len, BIG_BUF);
-			if (n > 0 && stamp == io_change_stamp()) {
+			if (n > 0 && stamp != IO_CHANGING && stamp == io_change_stamp(rmdirs)) {
 				memcpy(&size, rd->snap + len, sizeof(size));
 				if (size <= chunk)
 					FAIL("%s/%s: a %zu-byte read at offset %zu failed with EINVAL, "
@@ -3433,8 +3454,10 @@ static void churn_round(struct rng *rng, int w, unsigned long gen)
 	for (i = 0; i < nr; i++)
 		rm_start(nodes[i].id);
 	/* children first; a node whose rmdir failed keeps its parent too */
-	for (i = nr - 1; i >= 0; i--)
+	for (i = nr - 1; i >= 0; i--) {
 		churn_rmdir(&nodes[i]);
+		atomic_fetch_add(&rm_ends, 1);
+	}
 	pthread_mutex_lock(&cg_lock);
 	for (i = 0; i < nr; i++) {
 		cgs[nodes[i].slot].state = CG_FREE;
