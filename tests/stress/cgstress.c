@@ -46,7 +46,8 @@
  *                      while readers read, and re-creates it (LOOP_CTL_ADD,
  *                      LOOP_CONFIGURE): a new disk under the same number
  *
- * Invariants (each violation prints a FAIL line; the run fails), for the
+ * Invariants (each violation prints a FAIL line, the first three again at
+ * the end, where a log's tail shows them; the run fails), for the
  * cpu, memory and io files alike, each against its own stream's flushes,
  * stops and interval:
  *   - flush_seq never goes back for one open file, nor do usage/user/
@@ -295,6 +296,10 @@ static double elapsed(void)
 	return (now_ns() - t_start) / 1e9;
 }
 
+/* the first failures, said again at the end: a log's tail then names them */
+#define FIRST_FAILURES	3
+static char first_failures[FIRST_FAILURES][1024];
+
 #define FAIL(...) report_failure(__func__, __VA_ARGS__)
 static void __attribute__((format(printf, 2, 3)))
 report_failure(const char *where, const char *fmt, ...)
@@ -303,14 +308,20 @@ report_failure(const char *where, const char *fmt, ...)
 	va_list ap;
 
 	if (n <= max_failures) {
-		flockfile(stdout);
-		printf("FAIL [%8.3f s] %s: ", elapsed(), where);
+		char line[sizeof(first_failures[0])];
+		int len;
+
+		len = snprintf(line, sizeof(line), "FAIL [%8.3f s] %s: ", elapsed(), where);
 		va_start(ap, fmt);
-		vprintf(fmt, ap);
+		if (len >= 0 && (size_t)len < sizeof(line))
+			vsnprintf(line + len, sizeof(line) - len, fmt, ap);
 		va_end(ap);
-		putchar('\n');
+		flockfile(stdout);
+		puts(line);
 		fflush(stdout);
 		funlockfile(stdout);
+		if (n <= FIRST_FAILURES)
+			memcpy(first_failures[n - 1], line, sizeof(line));
 	}
 	if (n >= max_failures)
 		atomic_store(&stopping, true);
@@ -4278,6 +4289,8 @@ int main(int argc, char **argv)
 	printf("count max_rmdir_usec %ld\n", atomic_load(&max_rmdir_ns) / 1000);
 	printf("count max_read_usec %ld\n", atomic_load(&max_read_ns) / 1000);
 	if (atomic_load(&failures)) {
+		for (i = 0; i < FIRST_FAILURES && i < atomic_load(&failures); i++)
+			printf("cgstress: failure %d: %s\n", i + 1, first_failures[i]);
 		printf("cgstress: FAIL: %ld invariant violations (the first %ld printed above)\n",
 		       atomic_load(&failures), max_failures);
 		return EXIT_FAIL;
