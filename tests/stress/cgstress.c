@@ -299,6 +299,7 @@ static double elapsed(void)
 /* the first failures, said again at the end: a log's tail then names them */
 #define FIRST_FAILURES	3
 static char first_failures[FIRST_FAILURES][1024];
+static atomic_int nr_first_failures;	/* of them kept */
 
 #define FAIL(...) report_failure(__func__, __VA_ARGS__)
 static void __attribute__((format(printf, 2, 3)))
@@ -320,8 +321,10 @@ report_failure(const char *where, const char *fmt, ...)
 		puts(line);
 		fflush(stdout);
 		funlockfile(stdout);
-		if (n <= FIRST_FAILURES)
+		if (n <= FIRST_FAILURES) {
 			memcpy(first_failures[n - 1], line, sizeof(line));
+			atomic_fetch_add(&nr_first_failures, 1);
+		}
 	}
 	if (n >= max_failures)
 		atomic_store(&stopping, true);
@@ -4289,7 +4292,7 @@ int main(int argc, char **argv)
 	printf("count max_rmdir_usec %ld\n", atomic_load(&max_rmdir_ns) / 1000);
 	printf("count max_read_usec %ld\n", atomic_load(&max_read_ns) / 1000);
 	if (atomic_load(&failures)) {
-		for (i = 0; i < FIRST_FAILURES && i < atomic_load(&failures); i++)
+		for (i = 0; i < atomic_load(&nr_first_failures); i++)
 			printf("cgstress: failure %d: %s\n", i + 1, first_failures[i]);
 		printf("cgstress: FAIL: %ld invariant violations (the first %ld printed above)\n",
 		       atomic_load(&failures), max_failures);
