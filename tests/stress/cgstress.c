@@ -3576,7 +3576,8 @@ static int ctrl_enable_children(const char *cg, const char *ctrl, bool *on)
 /*
  * The loop devices: backing files on a tmpfs of our own (in /tmp), the
  * devices got with LOOP_CTL_GET_FREE and bound with LOOP_CONFIGURE;
- * device nodes of our own there when /dev lacks them.
+ * device nodes of our own there (loop_find() says why; loop-control's
+ * only when /dev lacks it).
  */
 static char io_dir[PATH_MAX];
 static bool io_dir_mounted;
@@ -3584,15 +3585,19 @@ static char loop_control[PATH_MAX];
 static bool made_loop_control;
 static int loop_ctl_fd = -1;
 
-/* a node of @type and @dev: @dflt if it is one, else made in io_dir as @name: 0 or -errno */
+/*
+ * a node of @type and @dev: @dflt if it is one, else (and with @dflt NULL)
+ * made in io_dir as @name: 0 or -errno
+ */
 static int dev_node(char *path, size_t len, const char *dflt, const char *name, mode_t type,
 		    dev_t dev, bool *made)
 {
 	struct stat st;
 
-	snprintf(path, len, "%s", dflt);
-	if (!stat(path, &st) && (st.st_mode & S_IFMT) == type && st.st_rdev == dev)
+	if (dflt && !stat(dflt, &st) && (st.st_mode & S_IFMT) == type && st.st_rdev == dev) {
+		snprintf(path, len, "%s", dflt);
 		return 0;
+	}
 	path_join(path, len, io_dir, name);
 	if (mknod(path, type | 0600, dev))
 		return -errno;
@@ -3600,7 +3605,16 @@ static int dev_node(char *path, size_t len, const char *dflt, const char *name, 
 	return 0;
 }
 
-/* loop<index>'s device numbers (sysfs says; 7:index without it) and a node for it */
+/*
+ * loop<index>'s device numbers (sysfs says; 7:index without it) and a node
+ * of our own for it in io_dir, never /dev's.  devtmpfs removes a device's
+ * node in device_del(), matching by numbers only; when the legacy autoload
+ * brings loop<index> back before the old disk's del_gendisk() reaches
+ * device_del() (see loop_cycler()), the new disk finds the old node and
+ * makes none, and the old disk's removal then takes that node: the
+ * re-created loop1 could not be opened to bind it (ENOENT), once in a
+ * 10-minute run, with one autoload counted.
+ */
 static int loop_find(struct loopdev *l)
 {
 	char path[64], buf[32], name[32];
@@ -3611,9 +3625,8 @@ static int loop_find(struct loopdev *l)
 		return -EINVAL;
 	l->major = maj;
 	l->minor = min;
-	snprintf(path, sizeof(path), "/dev/loop%d", l->index);
 	snprintf(name, sizeof(name), "loop%d", l->index);
-	return dev_node(l->node, sizeof(l->node), path, name, S_IFBLK, makedev(maj, min),
+	return dev_node(l->node, sizeof(l->node), NULL, name, S_IFBLK, makedev(maj, min),
 			&l->made_node);
 }
 
@@ -3799,11 +3812,11 @@ static void *loop_cycler(void *arg)
 		COUNT(loop_removals);
 		/*
 		 * EEXIST (seen once in 8 runs): loop<index> is back already.
-		 * An open of the old node in the moment before devtmpfs, which
-		 * works asynchronously, removed it (udev probing the disk after
-		 * LOOP_CLR_FD's change event does that) finds no disk and
-		 * re-creates it through the legacy autoload
-		 * (CONFIG_BLOCK_LEGACY_AUTOLOAD): an unbound new disk all the same
+		 * An open of its node between del_gendisk()'s bdev_unhash() and
+		 * its device_del() (udev probing the disk after LOOP_CLR_FD's
+		 * change event, most likely) finds no disk and re-creates it
+		 * through the legacy autoload (CONFIG_BLOCK_LEGACY_AUTOLOAD): an
+		 * unbound new disk all the same
 		 */
 		if (ioctl(loop_ctl_fd, LOOP_CTL_ADD, l->index) != l->index) {
 			if (errno != EEXIST) {
