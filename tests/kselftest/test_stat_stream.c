@@ -4191,10 +4191,27 @@ static int check_io_walk(const struct io_snap *snap, const char *top,
 	return ret;
 }
 
+/*
+ * Enables io for @cgroup's children.  A child that ran in @cgroup leaves
+ * it at its last context switch, which can come after waitpid() returned:
+ * until then the write fails with EBUSY (a cgroup that enables a
+ * controller for its children holds no tasks).  None of the callers has
+ * tasks below @cgroup, so wait for cgroup.events to say "populated 0" and
+ * write again.
+ */
 static int enable_io(const char *cgroup)
 {
-	if (cg_write(cgroup, "cgroup.subtree_control", "+io")) {
-		ksft_print_msg("can't enable io in %s\n", cgroup);
+	int err, i;
+
+	err = cg_write(cgroup, "cgroup.subtree_control", "+io");
+	for (i = 0; err == -EBUSY && i < 1000; i++) {
+		usleep(10000);
+		if (!cg_read_strstr(cgroup, "cgroup.events", "populated 0"))
+			err = cg_write(cgroup, "cgroup.subtree_control", "+io");
+	}
+	if (err) {
+		ksft_print_msg("can't enable io in %s: %s\n", cgroup,
+			       err < 0 ? strerror(-err) : "error");
 		return -1;
 	}
 	return 0;
