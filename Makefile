@@ -95,8 +95,9 @@ bench: deps kernel-bench userspace
 	@BENCH_KERNEL=$${BENCH_KERNEL:-$(KOBJ_BENCH)/arch/x86/boot/bzImage} bench/run.sh
 
 # 10 minutes of randomized stress (tests/stress) on each of the lockdep,
-# KASAN and KCSAN kernels, written up in docs/reliability.md; builds the
-# kernels itself, to time them
+# KASAN and KCSAN kernels, written up in docs/reliability.md from each
+# kernel's digest in docs/reliability/<kernel>/; builds the kernels
+# itself, to time them
 stress: deps kernel-tree
 	@MAKE="$(MAKE)" tests/stress/make-stress.sh
 

@@ -9,11 +9,17 @@
 # kernel's run fails on any failed program and on any WARNING, BUG,
 # lockdep or sanitizer report in its kernel log (scripts/vm/dmesg-check.sh
 # via vm-run.sh).  The raw results stay in build/stress/<kernel>/;
-# tests/stress/report.sh then writes docs/reliability.md from them.
+# tests/stress/report.sh reduces each kernel's to what the report shows,
+# a digest in docs/reliability/<kernel>/, and writes docs/reliability.md
+# from the digests there.  The digests are committed: build/ does not
+# outlive a machine, and a run of some kernels (CGSTREAM_STRESS_KERNELS,
+# one kernel's run takes hours) keeps the other kernels' digests and so
+# their rows in the report.
 #
 # env: CGSTREAM_STRESS_SECONDS         cgstress per kernel (600)
 #      CGSTREAM_INTERVAL_FUZZ_SECONDS  interval fuzzer per kernel (60)
 #      CGSTREAM_STRESS_KERNELS         which ones ("lockdep kasan kcsan")
+#      CGSTREAM_STRESS_RESULTS         where the kernels' digests are (docs/reliability)
 #      CGSTREAM_STRESS_DOC             where the report goes (docs/reliability.md)
 #      CGSTREAM_STRESS_VM_TIMEOUT      seconds before a boot counts as hung
 #                                      (default: the stress, the fuzzing and
@@ -28,6 +34,7 @@ make=${MAKE:-make}
 seconds=${CGSTREAM_STRESS_SECONDS:-600}
 fuzz_seconds=${CGSTREAM_INTERVAL_FUZZ_SECONDS:-60}
 kernels=${CGSTREAM_STRESS_KERNELS:-lockdep kasan kcsan}
+results=${CGSTREAM_STRESS_RESULTS:-$top/docs/reliability}
 doc=${CGSTREAM_STRESS_DOC:-$top/docs/reliability.md}
 out=$top/build/stress
 
@@ -37,11 +44,11 @@ out=$top/build/stress
 "$make" -s -C libcgstream || { echo "stress: libcgstream does not build" >&2; exit 1; }
 
 # a run of some kernels (CGSTREAM_STRESS_KERNELS) replaces their results
-# and keeps the others'; each kernel's folder says when and at which
-# commit it ran (its own copy of the run file), the report names both
+# and keeps the others'; each kernel's run file says when and at which
+# commit it ran, the report names both
 mkdir -p "$out"
 for k in $kernels; do rm -rf "${out:?}/$k"; done
-{
+run_info=$(
 	# the command as run: make stress, with the overrides it was given
 	echo "command: $(for v in CGSTREAM_STRESS_SECONDS CGSTREAM_INTERVAL_FUZZ_SECONDS CGSTREAM_STRESS_KERNELS; do
 		[[ -n ${!v:-} ]] && echo -n "$v='${!v}' "; done)make stress"
@@ -51,10 +58,7 @@ for k in $kernels; do rm -rf "${out:?}/$k"; done
 	echo "host: $(nproc) cores, $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
 	echo "commit: $(git rev-parse --short=12 HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
 	echo "kernel_tree: $(git -C build/linux rev-parse --short=12 HEAD 2>/dev/null)"
-} >"$out/run.this"
-# the kernels with results, this run's and earlier ones', in this order
-all=$(for k in lockdep kasan kcsan; do [[ " $kernels " == *" $k "* || -f $out/$k/run ]] && echo -n "$k "; done)
-{ cat "$out/run.this"; echo "kernels: ${all% }"; } >"$out/run"
+)
 
 fail=0
 for k in $kernels; do
@@ -68,7 +72,7 @@ for k in $kernels; do
 	esac
 	dir=$out/$k
 	mkdir -p "$dir"
-	cp "$out/run.this" "$dir/run"
+	echo "$run_info" >"$dir/run"
 	[[ -f $obj/vmlinux ]] && echo incremental >"$dir/build-kind" || echo cold >"$dir/build-kind"
 	echo
 	echo "=== stress: $k kernel: make $target ($(cat "$dir/build-kind") build)"
@@ -108,9 +112,11 @@ for k in $kernels; do
 	echo "=== stress: $k: $(cat "$dir/verdict") ($((SECONDS - start)) s)"
 	[[ $(cat "$dir/verdict") == passed ]] || fail=1
 done
-echo "finished: $(date -u '+%Y-%m-%d %H:%M UTC')" >>"$out/run"
-rm -f "$out/run.this"
 
-tests/stress/report.sh "$out" "$doc" && echo "stress: wrote $doc"
+# this run's kernels' digests, whatever their verdict; the others' stay
+for k in $kernels; do
+	tests/stress/report.sh --digest "$out/$k" "$results/$k" || fail=1
+done
+tests/stress/report.sh "$results" "$doc" && echo "stress: wrote $doc from the digests in $results"
 ((fail == 0)) && echo "stress: all kernels passed" || echo "stress: FAILED (see $doc and $out)"
 ((fail == 0))

@@ -1,18 +1,33 @@
 #!/bin/bash
-# Writes docs/reliability.md from the raw results of `make stress`
-# (tests/stress/make-stress.sh): build/stress/run and one folder per
-# kernel with its verdict, build and boot times, the programs' logs and
-# exit statuses (results: "name rc seconds"), and its kernel log.  Only
-# what is in those files goes into the report, and, at its end, the
+# The report of `make stress` (tests/stress/make-stress.sh), in two steps.
+#
+# --digest: one kernel's raw results, build/stress/<kernel>/ (its own run
+# file, verdict, build and boot times, the programs' exit statuses in
+# results, "name rc seconds", their logs, its console and kernel logs),
+# reduced to what the report shows of them: a digest of a few kilobytes,
+# docs/reliability/<kernel>/, kept in the repository.  build/ does not
+# outlive a machine and each kernel's run takes hours, so the kernels run
+# in different sessions; their digests keep each one's results until its
+# next run replaces them.
+#
+# Otherwise: docs/reliability.md from the digests of the kernels that have
+# one.  Only what is in them goes into the report, and, at its end, the
 # hand-kept list of what earlier runs found (tests/stress/findings.md).
 #
-# usage: report.sh RESULTS_DIR DOC
+# usage: report.sh DIGEST_DIR DOC
+#        report.sh --digest RAW_KERNEL_DIR DIGEST_KERNEL_DIR
 set -uo pipefail
-res=${1:?usage: report.sh RESULTS_DIR DOC} doc=${2:?usage: report.sh RESULTS_DIR DOC}
-[[ -f $res/run ]] || { echo "report: no $res/run: run make stress first" >&2; exit 1; }
+usage() {
+	echo "usage: report.sh DIGEST_DIR DOC" >&2
+	echo "       report.sh --digest RAW_KERNEL_DIR DIGEST_KERNEL_DIR" >&2
+	exit 2
+}
+# the kernels, in the report's order
+all_kernels="lockdep kasan kcsan"
 
 # The logs the report shows, in its order: the lines it shows of each (an
-# extended regex) and at most how many.
+# extended regex) and at most how many.  A digest keeps those
+# lines of each log, and the report shows them through the same table.
 declare -A shown_pattern shown_max
 shown_logs=()
 shows() { shown_logs+=("$1"); shown_max[$1]=$2 shown_pattern[$1]=$3; }
@@ -35,22 +50,59 @@ shown_lines() {
 	grep -E "${shown_pattern[$name]}" "$1" 2>/dev/null | head -"${shown_max[$name]}"
 }
 
-field() { sed -n "s/^$1: //p" "$res/run"; }
-# field $2 of kernel $1's own run file (make stress of some kernels keeps
-# the others' results from their run)
+# the digest of raw results $1 in folder $2, which it replaces
+digest() {
+	local raw=$1 dst=${2%/} f log new
+	new=$dst.new
+	# (a guard for the rm -rf below: a digest's folder is its kernel's name)
+	[[ " $all_kernels " == *" ${dst##*/} "* ]] ||
+		{ echo "report: $dst: a digest's folder is named after its kernel ($all_kernels)" >&2; exit 2; }
+	[[ -f $raw/run ]] || { echo "report: no $raw/run: not a kernel's results from make stress" >&2; exit 1; }
+	rm -rf "$new" && mkdir -p "$new" || exit 1
+	for f in run release verdict build-seconds build-kind boot-seconds results scope dmesg-check; do
+		[[ ! -f $raw/$f ]] || cp "$raw/$f" "$new/$f" || exit 1
+	done
+	if grep -q -- '--disable-kvm' "$raw/console.log" 2>/dev/null; then
+		echo TCG >"$new/accel"
+	elif [[ -f $raw/console.log ]]; then
+		echo KVM >"$new/accel"
+	fi
+	# the kernel log itself stays in build/: its length says it was there
+	[[ ! -f $raw/dmesg ]] || echo "$(wc -l <"$raw/dmesg") lines" >"$new/kernel-log"
+	[[ ! -f $raw/stress.log ]] || awk '$1 == "count"' "$raw/stress.log" >"$new/counts"
+	for log in "${shown_logs[@]}"; do
+		[[ ! -f $raw/$log ]] || shown_lines "$raw/$log" >"$new/$log"
+	done
+	rm -rf "$dst" && mv "$new" "$dst"
+}
+
+if [[ ${1:-} == --digest ]]; then
+	(($# == 3)) || usage
+	digest "$2" "$3"
+	exit 0
+fi
+(($# == 2)) || usage
+res=$1 doc=$2
+# the kernels with a digest, in the report's order
+kernels=$(for k in $all_kernels; do [[ -f $res/$k/run ]] && echo -n "$k "; done)
+kernels=${kernels% }
+[[ -n $kernels ]] ||
+	{ echo "report: no kernel's digest ($all_kernels) in $res: run make stress first" >&2; exit 1; }
+
+# field $2 of kernel $1's run file: each kernel ran in a make stress of
+# its own, or with others
 kfield() { sed -n "s/^$2: //p" "$res/$1/run" 2>/dev/null; }
 # "V" when every kernel has the same value of field $1, else "k: V; ..."
 per_kernel() {
 	local k vals
 	vals=$(for k in $kernels; do kfield "$k" "$1"; done | sort -u)
 	if [[ $(echo "$vals" | wc -l) -le 1 ]]; then
-		echo "${vals:-$(field "$1")}"
+		echo "$vals"
 	else
 		for k in $kernels; do echo -n "$k: $(kfield "$k" "$1"); "; done | sed 's/; $//'
 	fi
 }
 val() { [[ -f $1 ]] && cat "$1" || echo "${2:--}"; }
-kernels=$(field kernels)
 
 # "name rc seconds" of program $2 in kernel $1's results
 prog() {
@@ -85,22 +137,17 @@ log_lines() {
 	done
 }
 
-accel() {
-	if grep -q -- '--disable-kvm' "$res/$1/console.log" 2>/dev/null; then echo TCG
-	elif [[ -f $res/$1/console.log ]]; then echo KVM
-	else echo "-"; fi
-}
-
 {
 	echo "# Reliability: randomized stress on the test kernels (${kernels// /, })"
 	echo
 	echo "Generated by \`$(per_kernel command)\` (tests/stress/make-stress.sh, then"
-	echo "tests/stress/report.sh) from the raw results it left in build/stress/; do"
-	echo "not edit by hand, run it again."
+	echo "tests/stress/report.sh) from the digests in docs/reliability/<kernel>/ it"
+	echo "made of each kernel's raw results in build/stress/<kernel>/; do not edit by"
+	echo "hand, run it again."
 	echo
 	echo "- checkout: $(per_kernel commit); kernel tree (build/linux) $(per_kernel kernel_tree)"
-	echo "- ran: $(for k in $kernels; do echo -n "$k $(kfield "$k" started) to $(kfield "$k" finished); "; done | sed 's/; $//'), on a host with $(field host)"
-	echo "- per kernel: one boot of 2 vCPUs under QEMU ($(for k in $kernels; do echo -n "$k: $(accel "$k"); "; done | sed 's/; $//')),"
+	echo "- ran: $(for k in $kernels; do echo -n "$k $(kfield "$k" started) to $(kfield "$k" finished); "; done | sed 's/; $//'), on a host with $(per_kernel host)"
+	echo "- per kernel: one boot of 2 vCPUs under QEMU ($(for k in $kernels; do echo -n "$k: $(val "$res/$k/accel"); "; done | sed 's/; $//')),"
 	echo "  running \`tests/stress/in-vm.sh\`: cgstress for $(per_kernel seconds) s, the scale test,"
 	echo "  the kselftest's cases, the large trees (kselftest, libcgstream, pycgstream,"
 	echo "  the exporter; on the lockdep kernel only: on KASAN and KCSAN they would take"
@@ -185,13 +232,13 @@ accel() {
 	echo -n "|---|"
 	for k in $kernels; do echo -n "---:|"; done
 	echo
-	names=$(for k in $kernels; do awk '$1 == "count" { print $2 }' "$res/$k/stress.log" 2>/dev/null; done |
+	names=$(for k in $kernels; do awk '$1 == "count" { print $2 }' "$res/$k/counts" 2>/dev/null; done |
 		awk '!seen[$0]++')
 	for n in $names; do
 		echo -n "| $n |"
 		for k in $kernels; do
 			echo -n " $(awk -v n="$n" '$1 == "count" && $2 == n { v = $3 } END { print v == "" ? "-" : v }' \
-				"$res/$k/stress.log" 2>/dev/null || echo -) |"
+				"$res/$k/counts" 2>/dev/null || echo -) |"
 		done
 		echo
 	done
@@ -220,10 +267,10 @@ accel() {
 	echo "## Kernel reports"
 	echo
 	for k in $kernels; do
-		if [[ ! -f $res/$k/dmesg ]]; then
+		if [[ ! -f $res/$k/kernel-log ]]; then
 			echo "- $k: no kernel log (the boot did not finish)"
 		elif [[ -s $res/$k/dmesg-check ]]; then
-			echo "- $k: **reports** (build/stress/$k/dmesg):"
+			echo "- $k: **reports** (its run's build/stress/$k/dmesg):"
 			echo
 			echo '```'
 			head -40 "$res/$k/dmesg-check"
