@@ -59,9 +59,12 @@ digest() {
 		{ echo "report: $dst: a digest's folder is named after its kernel ($all_kernels)" >&2; exit 2; }
 	[[ -f $raw/run ]] || { echo "report: no $raw/run: not a kernel's results from make stress" >&2; exit 1; }
 	rm -rf "$new" && mkdir -p "$new" || exit 1
-	for f in run release verdict build-seconds build-kind boot-seconds results scope dmesg-check; do
+	for f in run release verdict build-seconds build-kind boot-seconds results scope; do
 		[[ ! -f $raw/$f ]] || cp "$raw/$f" "$new/$f" || exit 1
 	done
+	# (the kernel log's path as the checkout's, not this host's)
+	[[ ! -f $raw/dmesg-check ]] ||
+		sed 's#[^ (]*/\(build/stress/\)#\1#g' "$raw/dmesg-check" >"$new/dmesg-check" || exit 1
 	if grep -q -- '--disable-kvm' "$raw/console.log" 2>/dev/null; then
 		echo TCG >"$new/accel"
 	elif [[ -f $raw/console.log ]]; then
