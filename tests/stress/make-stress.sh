@@ -82,6 +82,7 @@ for k in $kernels; do
 	echo "$((SECONDS - start))" >"$dir/build-seconds"
 	if ((build_rc)); then
 		echo "build-failed" >"$dir/verdict"
+		echo "finished: $(date -u '+%Y-%m-%d %H:%M UTC')" >>"$dir/run"
 		echo "=== stress: $k: the kernel did not build (exit $build_rc, $dir/build.log)"
 		fail=1
 		continue

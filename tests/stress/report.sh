@@ -44,10 +44,21 @@ shows pycgstream-scale.log 100 'passed|failed|FAIL|Error'
 shows pycgstream-export-scale.log 100 'scrape|passed|failed|FAIL|Error'
 shows interval-fuzz.log 100 '^(interval-fuzz|FAIL)'
 
-# the lines the report shows of log file $1
+# the lines the report shows of log file $1: past its limit the first
+# ones, a line that says how many were left out, and the last one (a
+# program's verdict)
 shown_lines() {
-	local name=${1##*/}
-	grep -E "${shown_pattern[$name]}" "$1" 2>/dev/null | head -"${shown_max[$name]}"
+	local name=${1##*/} max lines n
+	max=${shown_max[$name]}
+	lines=$(grep -E "${shown_pattern[$name]}" "$1" 2>/dev/null) || return 0
+	n=$(wc -l <<<"$lines")
+	if ((n <= max)); then
+		echo "$lines"
+	else
+		head -$((max - 1)) <<<"$lines"
+		echo "[... $((n - max)) more lines ...]"
+		tail -1 <<<"$lines"
+	fi
 }
 
 # the digest of raw results $1 in folder $2, which it replaces
@@ -125,13 +136,14 @@ prog() {
 	fi
 }
 
-# each kernel's shown lines of log $1, as a code block
+# each kernel's shown lines of log $1 (its digest holds only those), as
+# a code block; headed by the program's name too if $2 is "named"
 log_lines() {
 	local log=$1 k lines
 	for k in $kernels; do
-		lines=$(shown_lines "$res/$k/$log")
+		lines=$(cat "$res/$k/$log" 2>/dev/null)
 		[[ -n $lines ]] || continue
-		echo "$k kernel:"
+		echo "$k kernel${2:+, ${log%.log}}:"
 		echo
 		echo '```'
 		echo "$lines"
@@ -256,21 +268,23 @@ log_lines() {
 	log_lines kselftest.log
 	echo "## 10,000-cgroup subtree reads"
 	echo
-	log_lines cpu-scale.log
-	log_lines memory-scale.log
-	log_lines io-scale.log
-	log_lines libcgstream-tree-scale.log
-	log_lines libcgstream-streams-scale.log
-	log_lines libcgstream-memio-scale.log
-	log_lines pycgstream-scale.log
-	log_lines pycgstream-export-scale.log
+	log_lines cpu-scale.log named
+	log_lines memory-scale.log named
+	log_lines io-scale.log named
+	log_lines libcgstream-tree-scale.log named
+	log_lines libcgstream-streams-scale.log named
+	log_lines libcgstream-memio-scale.log named
+	log_lines pycgstream-scale.log named
+	log_lines pycgstream-export-scale.log named
 	echo "## Interval fuzzer"
 	echo
 	log_lines interval-fuzz.log
 	echo "## Kernel reports"
 	echo
 	for k in $kernels; do
-		if [[ ! -f $res/$k/kernel-log ]]; then
+		if [[ $(val "$res/$k/verdict") == build-failed ]]; then
+			echo "- $k: no kernel log (the kernel did not build)"
+		elif [[ ! -f $res/$k/kernel-log ]]; then
 			echo "- $k: no kernel log (the boot did not finish)"
 		elif [[ -s $res/$k/dmesg-check ]]; then
 			echo "- $k: **reports** (its run's build/stress/$k/dmesg):"
