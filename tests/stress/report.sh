@@ -25,9 +25,9 @@ usage() {
 # the kernels, in the report's order
 all_kernels="lockdep kasan kcsan"
 
-# The logs the report shows, in its order: the lines it shows of each (an
-# extended regex) and at most how many.  A digest keeps those
-# lines of each log, and the report shows them through the same table.
+# The logs the report shows: the lines it shows of each (an extended
+# regex) and at most how many.  A digest keeps those lines of each log
+# (shown_lines()), and the report prints a digest's logs as they are.
 declare -A shown_pattern shown_max
 shown_logs=()
 shows() { shown_logs+=("$1"); shown_max[$1]=$2 shown_pattern[$1]=$3; }
@@ -73,9 +73,10 @@ digest() {
 	for f in run release verdict build-seconds build-kind boot-seconds results scope; do
 		[[ ! -f $raw/$f ]] || cp "$raw/$f" "$new/$f" || exit 1
 	done
-	# (the kernel log's path as the checkout's, not this host's)
+	# the reports' first 40 lines, as the report shows them (the kernel
+	# log's path as the checkout's, not this host's)
 	[[ ! -f $raw/dmesg-check ]] ||
-		sed 's#[^ (]*/\(build/stress/\)#\1#g' "$raw/dmesg-check" >"$new/dmesg-check" || exit 1
+		sed 's#[^ (]*/\(build/stress/\)#\1#g' "$raw/dmesg-check" | head -40 >"$new/dmesg-check" || exit 1
 	if grep -q -- '--disable-kvm' "$raw/console.log" 2>/dev/null; then
 		echo TCG >"$new/accel"
 	elif [[ -f $raw/console.log ]]; then
@@ -290,7 +291,7 @@ log_lines() {
 			echo "- $k: **reports** (its run's build/stress/$k/dmesg):"
 			echo
 			echo '```'
-			head -40 "$res/$k/dmesg-check"
+			cat "$res/$k/dmesg-check"
 			echo '```'
 		else
 			echo "- $k: none (no WARNING, BUG, lockdep, KASAN or KCSAN report, no hung task)"
