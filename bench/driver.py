@@ -12,6 +12,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -600,13 +601,26 @@ def run_daemon(name, argv, m, interval_ms, seconds):
 
 TRACEFS = "/sys/kernel/tracing"
 WQ_EVENTS = ("workqueue_execute_start", "workqueue_execute_end")
+# the kworkers' context switches: a flusher run's wall time minus the
+# times its kworker was switched out in it is the run's CPU time (the
+# churners and readers preempt a kworker, and TCG makes that common)
+SWITCH_EVENT = ("sched", "sched_switch")
+SWITCH_FILTER = 'prev_comm ~ "kworker*" || next_comm ~ "kworker*"'
+FLUSHER_CLOCK = "wall"       # "cpu" while sched_switch is traced (the records say which)
+
+
+def flusher_clock():
+    """what the flusher runs' µs are: "cpu" (wall less switched-out spans)
+    or "wall" (sched_switch could not be traced)"""
+    return "cpu" if FLUSHER_CLOCK == "cpu" else "wall"
 
 
 def flusher_trace(on):
-    """the workqueue tracepoints around the flusher's work item: their
-    timestamps give each cycle's run time exactly (the kworkers' total CPU
-    also holds everything else they did).  on=False: stop and return the
-    durations in µs, or None when tracefs is not there"""
+    """the workqueue tracepoints around the flusher's work item and the
+    kworkers' context switches: together they give each run's CPU time
+    (the kworkers' total CPU also holds everything else they did).
+    on=False: stop and return the runs' CPU times in µs, or None when
+    tracefs is not there"""
     ev = os.path.join(TRACEFS, "events", "workqueue")
     if not os.path.isdir(ev):
         subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS], capture_output=True)
@@ -625,32 +639,84 @@ def flusher_trace(on):
             except OSError:
                 pass
             write(os.path.join(ev, e, "enable"), "1")
+        global FLUSHER_CLOCK
+        sw = os.path.join(TRACEFS, "events", *SWITCH_EVENT)
+        try:
+            write(os.path.join(sw, "filter"), SWITCH_FILTER)
+            write(os.path.join(sw, "enable"), "1")
+            FLUSHER_CLOCK = "cpu"
+        except OSError as e:
+            if FLUSHER_CLOCK != "wall-said":
+                log(f"sched_switch not traced ({e}): flusher runs count their wall time")
+            FLUSHER_CLOCK = "wall-said"
         write(os.path.join(TRACEFS, "tracing_on"), "1")
         return None
-    return [d for _, _, d in _flusher_runs(ev)]
+    return [cpu for _, _, cpu, _ in _flusher_runs(ev)]
 
 
 def _flusher_runs(ev):
-    """stop the trace; (work struct, start on CLOCK_MONOTONIC in s, µs) of
-    every flusher run in it"""
+    """stop the trace; (work struct, start on CLOCK_MONOTONIC in s, CPU µs,
+    wall µs) of every flusher run in it"""
     write(os.path.join(TRACEFS, "tracing_on"), "0")
     text = read(os.path.join(TRACEFS, "trace"))
     for e in WQ_EVENTS:
         write(os.path.join(ev, e, "enable"), "0")
-    start, runs = {}, []
+    try:
+        write(os.path.join(TRACEFS, "events", *SWITCH_EVENT, "enable"), "0")
+    except OSError:
+        pass
+    return flusher_runs_from_trace(text)
+
+
+# "  comm-pid  [cpu] flags  ts: event: rest" (the tgid column and the
+# flags are optional; a comm may hold blanks and dashes)
+TRACE_LINE = re.compile(r"\s*.*?-(\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[\d+\]\s+(?:\S+\s+)?"
+                        r"(\d+\.\d+):\s+(\w+):\s?(.*)$")
+
+
+def _trace_line(line):
+    """(pid, timestamp in s, event name, rest) of one line of the trace
+    file, or None"""
+    m = TRACE_LINE.match(line)
+    return (int(m.group(1)), float(m.group(2)), m.group(3), m.group(4)) if m else None
+
+
+def flusher_runs_from_trace(text):
+    """every stat_stream_workfn run in a trace (workqueue_execute_start /
+    _end, and sched_switch of the kworkers when traced): (work struct,
+    start in s, CPU µs, wall µs).  CPU is the wall time less the spans in
+    which the run's kworker was switched out (between a switch with its
+    prev_pid and the next with its next_pid): preemption by the load or
+    the readers is not the flusher's cost"""
+    start, runs, out_since, off = {}, [], {}, {}
     for line in text.splitlines():
-        if "stat_stream_workfn" not in line:
+        t = _trace_line(line)
+        if t is None:
             continue
-        f = line.split()
-        ts = next((float(x[:-1]) for x in f if x.endswith(":") and x[:-1].replace(".", "").isdigit()), None)
-        work = line.split("work struct ")[1].split(":")[0] if "work struct " in line else None
-        if ts is None or work is None:
+        pid, ts, event, rest = t
+        if event == "sched_switch":
+            kv = dict(x.split("=", 1) for x in rest.replace(" ==> ", " ").split() if "=" in x)
+            prev, nxt = kv.get("prev_pid"), kv.get("next_pid")
+            if prev and prev.isdigit() and int(prev) != 0:
+                out_since[int(prev)] = ts
+            if nxt and nxt.isdigit() and int(nxt) in out_since:
+                a = out_since.pop(int(nxt))
+                for key, acc in off.items():    # the runs of that kworker under way
+                    if key[0] == int(nxt):
+                        acc.append((a, ts))
             continue
-        if "workqueue_execute_start" in line:
-            start[work] = ts
-        elif "workqueue_execute_end" in line and work in start:
-            t = start.pop(work)
-            runs.append((work, t, round((ts - t) * 1e6, 1)))
+        if "stat_stream_workfn" not in rest or "work struct " not in rest:
+            continue
+        work = rest.split("work struct ")[1].split(":")[0]
+        if event == "workqueue_execute_start":
+            start[work] = (ts, pid)
+            off[(pid, work)] = []
+        elif event == "workqueue_execute_end" and work in start:
+            t0, p0 = start.pop(work)
+            spans = off.pop((p0, work), [])
+            away = sum(max(0.0, min(b, ts) - max(a, t0)) for a, b in spans)
+            wall = ts - t0
+            runs.append((work, t0, round(max(0.0, wall - away) * 1e6, 1), round(wall * 1e6, 1)))
     return runs
 
 
@@ -672,7 +738,7 @@ def flusher_works():
             return FLUSHER_WORK
         with StreamsOpen((c,), 100):
             time.sleep(0.5)
-        works = {w for w, _, _ in _flusher_runs(ev)}
+        works = {w for w, _, _, _ in _flusher_runs(ev)}
         if len(works) == 1:
             FLUSHER_WORK[works.pop()] = c
         else:
@@ -691,9 +757,9 @@ def flusher_trace_by_ctrl(window=None):
         return None
     names = FLUSHER_WORK or {}
     out = {}
-    for w, t, d in _flusher_runs(ev):
+    for w, t, cpu, _ in _flusher_runs(ev):
         if window is None or window[0] <= t <= window[1]:
-            out.setdefault(names.get(w, "?"), []).append(d)
+            out.setdefault(names.get(w, "?"), []).append(cpu)
     return out
 
 
@@ -723,6 +789,7 @@ def s7_flusher(changed, seconds):
         set_interval(0)
         if res:
             res["flusher_us"] = durs
+            res["flusher_clock"] = flusher_clock()
             record("s7", {"mode": "stream", "cgroups": n, "interval_ms": interval,
                           "seconds": seconds}, res)
             log(f"s7 N={n}: {res['hops']} visits, {res.get('flush_seq_delta', '-')} flushes, "
@@ -874,9 +941,12 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #                  utime_us, stime_us, cycles, values (numbers consumed),
 #                  errors, fail_errno, bpf_items, bpf_missing; kworker_ns:
 #                  all kworkers over the window, procstat_delta, ...) plus
-#                  flusher_us: the durations of every stat_stream_workfn run
+#                  flusher_us: the CPU time of every stat_stream_workfn run
 #                  in the window (cpu, memory and io flushers together;
-#                  workqueue tracepoints), None where tracefs is missing or
+#                  workqueue tracepoints, less the spans its kworker was
+#                  switched out, from sched_switch; flusher_clock "cpu",
+#                  or "wall" where sched_switch could not be traced and
+#                  in runs before 2026-11-27), None where tracefs is missing or
 #                  the way runs no flusher; flusher_us_by_ctrl: the same
 #                  runs per controller ({"cpu": [...], "memory": [...],
 #                  "io": [...]}; "?" for a work item flusher_works() could
@@ -1108,6 +1178,7 @@ def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
     durs = sorted(d for v in by_ctrl.values() for d in v) if by_ctrl is not None else None
     res["flusher_us"] = durs
     res["flusher_us_by_ctrl"] = by_ctrl
+    res["flusher_clock"] = flusher_clock()
     record("s10", {"way": label, "mode": mode, "controllers": ctrls, "readers": r,
                    "cgroups": tree.m, "round": rnd, "period_ms": period_ms,
                    "seconds": seconds, "interval_ms": interval}, res)
@@ -1338,6 +1409,7 @@ def s12_top(m, tables):
                 mono = res["table_mono_s"]
                 res["flusher_us_by_ctrl"] = flusher_trace_by_ctrl(
                     (mono[1], mono[-1]) if len(mono) >= 3 else None)
+                res["flusher_clock"] = flusher_clock()
             record("s12", {"program": "cgstream top", "cgroups": m, "tables": tables,
                            "interval_ms": 1000}, res)
             top_log("cgstream top", m, res)

@@ -719,9 +719,7 @@ def s7_flusher(R):
           "migration cost tens of µs); \"changed per cycle\" is min(N, visits per flush), "
           "what actually changed. Each cycle of the flusher's work item is timed by the "
           "workqueue tracepoints (`workqueue_execute_start`/`_end` for stat_stream_workfn, "
-          "tracefs): its run time from start to end, which is its CPU time unless it was "
-          "preempted or interrupted (the bench kernel is PREEMPT; under TCG a descheduled "
-          "vCPU also counts).\n")
+          "tracefs). " + flusher_clock_note(s7))
         rows, pts = [], {}
         for x in sorted(s7, key=lambda x: (x["cpus"], x["params"]["cgroups"])):
             r, p_ = x["result"], x["params"]
@@ -1083,6 +1081,30 @@ S11_SHORT = {"text": "text + parse", "stream": "stream text + parse", "subtree":
 # seed slides' BPF got in the memory experiment
 VS_CLASSIC, VS_BPF, FLAT, MEM_VS_TEXT, SLIDES_BPF = 20, 3, 1.5, 10, 13.7
 # what the s10 records measure, the names the report gives them: the
+FLUSHER_CLOCK_NOTE = {
+    "cpu": ("A flusher run's time is its CPU time: its span between the workqueue "
+            "tracepoints less the spans in which its kworker was switched out "
+            "(`sched_switch` of the kworkers, traced with them), so that preemption by the "
+            "load or the readers does not count; interrupts taken during the run do, and "
+            "under TCG so does a vCPU the host descheduled.\n"),
+    "wall": ("A flusher run's time is its span between the workqueue tracepoints "
+             "(`sched_switch` was not traced in this run): its CPU time unless it was "
+             "preempted or interrupted, so an upper bound (the bench kernel is PREEMPT, and "
+             "the load and the readers share the vCPUs with the kworkers).\n"),
+}
+
+
+def flusher_clock_note(recs):
+    """how the flusher runs in these records were timed (driver.py's
+    flusher_clock; records from before it were wall time); "" when none
+    has flusher runs"""
+    clocks = {x["result"].get("flusher_clock", "wall") for x in recs
+              if x["result"].get("flusher_us") or x["result"].get("flusher_us_by_ctrl")}
+    if not clocks:
+        return ""
+    return FLUSHER_CLOCK_NOTE["cpu" if clocks == {"cpu"} else "wall"]
+
+
 # targets' measure first, then the two kept alongside ("also")
 S10_MEASURES = (("attr_ms", "attributable (readers + flushers)"),
                 ("readers_ms", "the readers' CPU"), ("total_ms", "readers + all kworkers"))
@@ -1331,6 +1353,7 @@ def s10_agent(R):
     w = Md()
     w("## What an agent reads: cpu, memory and io (scenario 10)\n")
     w(S10_METHOD)
+    w(flusher_clock_note(sel(recs, "s10")))
     for n in agent_sizes(recs):
         s = tele_summary(recs, "s10", n, by="attr_ms")
         bgs = agent_background(recs, n)
@@ -1719,6 +1742,7 @@ def s12_top(R):
     w = Md()
     w("## systemd-cgtop against cgstream top (scenario 12)\n")
     w(S12_METHOD)
+    w(flusher_clock_note(sel(recs, "s12")))
     pairs = top_pairs(recs)
     skipped = sorted({x["params"]["what"] for x in sel(recs, "skipped")
                       if x["params"]["what"].startswith("s12 ")})
