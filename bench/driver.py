@@ -1178,7 +1178,8 @@ def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
     durs = sorted(d for v in by_ctrl.values() for d in v) if by_ctrl is not None else None
     res["flusher_us"] = durs
     res["flusher_us_by_ctrl"] = by_ctrl
-    res["flusher_clock"] = flusher_clock()
+    if flusher:
+        res["flusher_clock"] = flusher_clock()
     record("s10", {"way": label, "mode": mode, "controllers": ctrls, "readers": r,
                    "cgroups": tree.m, "round": rnd, "period_ms": period_ms,
                    "seconds": seconds, "interval_ms": interval}, res)
