@@ -1110,7 +1110,8 @@ S10_MEASURES = (("attr_ms", "attributable (readers + flushers)"),
                 ("readers_ms", "the readers' CPU"), ("total_ms", "readers + all kworkers"))
 ATTRIBUTABLE = ("They are on **attributable** CPU: the readers' CPU (every reader thread's "
                 "CLOCK_THREAD_CPUTIME_ID) plus the stream flushers' runs they make the kernel "
-                "do (traced), per cycle; the guest's background kworker time is in neither. "
+                "do (traced, each run's time as scenario 10 says), per cycle; the guest's "
+                "background kworker time is in neither. "
                 "Two measures are kept alongside (\"also\"): **the readers' CPU** alone and "
                 "**readers + all kworkers** (every kworker's CPU clock over the window, per "
                 "cycle of the window: the flushers and the background together).\n")
