@@ -1936,30 +1936,62 @@ def plot_s2(recs, sizes, pngdir):
 
 
 def kernel_bytes(results):
-    """struct sizes from pahole on the bench kernel's vmlinux (bench/run.sh)"""
+    """struct sizes from pahole on the bench kernel's vmlinux (bench/run.sh):
+    the structs' sizes and, inside them, the size of each `published`
+    member (the copies the memory and io streams publish)"""
     try:
         with open(os.path.join(results, "pahole.txt")) as f:
             text = f.read()
     except OSError:
         return "Not measured in this run (no pahole output).\n"
-    sizes, cur = {}, None
+    sizes, published, cur = {}, {}, None
+    member = re.compile(r"\bpublished(\[\d+\])?;\s*/\*\s*\d+\s+(\d+)\s*\*/")
     for line in text.splitlines():
         if line.startswith("struct ") and line.rstrip().endswith("{"):
             cur = line.split()[1]
         elif cur and "/* size:" in line:
             sizes[cur] = int(line.split("size:")[1].split(",")[0])
             cur = None
+        elif cur and (m := member.search(line)):
+            published[cur] = int(m.group(2))
     snap = sizes.get("cgroup_base_stat_snapshot")
     if not snap:
         return "Not measured in this run (pahole printed no struct cgroup_base_stat_snapshot).\n"
-    return (f"From the bench kernel's BTF/DWARF (`pahole`): every cgroup carries a "
-            f"`struct cgroup_base_stat_snapshot` of **{snap} bytes** inside `struct cgroup` "
-            f"(now {fmt(sizes.get('cgroup'))} bytes in this config): the last two published "
-            f"base stats, their flush_seq and times, a seqcount and a list node. No per-CPU "
-            f"memory. Each open stream file uses the `stream` part of `struct cgroup_file_ctx` "
-            f"({fmt(sizes.get('cgroup_file_ctx'))} bytes in all, a union shared with the other "
-            f"cgroup files' state), in the kernfs open file it hangs off. The flusher itself is "
-            f"one global hrtimer and work item.\n")
+    out = (f"From the bench kernel's BTF/DWARF (`pahole`): every cgroup carries a "
+           f"`struct cgroup_base_stat_snapshot` of **{snap} bytes** inside `struct cgroup` "
+           f"(now {fmt(sizes.get('cgroup'))} bytes in this config): the last two published "
+           f"base stats, their flush_seq and times, a seqcount and a list node. No per-CPU "
+           f"memory. Each open stream file uses the `stream` part of `struct cgroup_file_ctx` "
+           f"({fmt(sizes.get('cgroup_file_ctx'))} bytes in all, a union shared with the other "
+           f"cgroup files' state), in the kernfs open file it hangs off. Each controller's "
+           f"flusher is one static hrtimer and work item.")
+    mem, blkg, blkcg = (published.get(k) for k in ("memcg_vmstats", "blkcg_gq", "blkcg"))
+    if mem:
+        out += (f" Every memcg's `struct memcg_vmstats` holds the memory stream's two published "
+                f"copies of its counters, **{fmt(mem)} bytes** of its {fmt(sizes['memcg_vmstats'])} "
+                f"(kmalloc'd: {kmalloc_class(sizes['memcg_vmstats'] - mem)} without them, "
+                f"{kmalloc_class(sizes['memcg_vmstats'])} with them).")
+    if blkg and blkcg:
+        out += (f" The io stream publishes **{fmt(blkg)} bytes** per blkg (a cgroup and a device "
+                f"it did I/O on; `struct blkcg_gq`, {fmt(sizes['blkcg_gq'])} bytes) and "
+                f"**{fmt(blkcg)} bytes** per blkcg (its seqcount and the copies' flush tags; "
+                f"`struct blkcg`, {fmt(sizes['blkcg'])} bytes).")
+    if not (mem or blkg):
+        out += " (pahole printed neither memcg_vmstats nor blkcg_gq: the memory and io streams' copies are not measured in this run.)"
+    return out + "\n"
+
+
+def kmalloc_class(n):
+    """the kmalloc size class an object of n bytes falls in (powers of two
+    from 8, plus 96 and 192), in words"""
+    c = 8
+    while c < n:
+        if c == 64 and n <= 96:
+            return "the 96-byte class"
+        if c == 128 and n <= 192:
+            return "the 192-byte class"
+        c *= 2
+    return f"the {fmt(c / 1024) + ' KiB' if c >= 1024 else fmt(c) + '-byte'} class"
 
 
 S2_METHOD = """R reader processes (separate telemetry agents) each take the same M idle
