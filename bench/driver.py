@@ -1000,8 +1000,9 @@ AGENT_WAYS = (("classic", "classic", "cpu,memory,io"), ("stream", "stream", "cpu
 # M with one reader, then more readers.  16 x 10,000 is dropped: its
 # per-cgroup streams are 480,000 open files, and with the tree's charged
 # memory the 2 GiB guest ran out of memory (the OOM killer took the driver,
-# run of 2026-11-26); at 4 x 10,000 no classic, stream or BPF reader
-# completes a cycle in the window already, so 16 readers add nothing.
+# run of 2026-11-26); at 4 x 10,000 the classic and stream readers
+# already complete a fifth of a cycle in the window (run of 2026-11-27),
+# so 16 readers add nothing.
 AGENT_POINTS = [(1, 1000), (1, 100), (1, 10000), (4, 1000), (16, 1000), (4, 100), (16, 100),
                 (4, 10000)]
 HAVE_MEMIO = False           # memory.stat.stream* and io.stat.stream* (set in main)

@@ -1823,7 +1823,12 @@ are the children of one parent; each holds charged memory (8 KiB in a
 tmpfs file) and has written 4 KiB to a loop device; the first few run a
 churner: the first holds 4 MiB of anon and does nothing else (stable
 values for the values check), the others churn CPU and memory and write
-16 KiB every 100 ms. The ways:
+16 KiB every 100 ms. The points: R = 1, 4 and 16 readers x M = 100, 1,000
+and 10,000 cgroups, without 16 x 10,000: its per-cgroup streams are
+480,000 open files, with which the 2 GiB guest ran out of memory (the run
+of 2026-11-26), and at 4 x 10,000 the classic and stream readers already
+finish a fraction of a cycle in the window, so 16 readers add nothing.
+The ways:
 
 - **classic**: on a fixed grid, `pread()` + parse of `cpu.stat`,
   `memory.stat`, `memory.current`, `memory.events` and `io.stat` of every
