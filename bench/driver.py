@@ -606,13 +606,9 @@ WQ_EVENTS = ("workqueue_execute_start", "workqueue_execute_end")
 # churners and readers preempt a kworker, and TCG makes that common)
 SWITCH_EVENT = ("sched", "sched_switch")
 SWITCH_FILTER = 'prev_comm ~ "kworker*" || next_comm ~ "kworker*"'
-FLUSHER_CLOCK = "wall"       # "cpu" while sched_switch is traced (the records say which)
-
-
-def flusher_clock():
-    """what the flusher runs' µs are: "cpu" (wall less switched-out spans)
-    or "wall" (sched_switch could not be traced)"""
-    return "cpu" if FLUSHER_CLOCK == "cpu" else "wall"
+# what the flusher runs' µs are, as of the last flusher_trace(True): "cpu"
+# (wall less switched-out spans) or "wall" (sched_switch not traced)
+FLUSHER_CLOCK = None
 
 
 def flusher_trace(on):
@@ -646,9 +642,9 @@ def flusher_trace(on):
             write(os.path.join(sw, "enable"), "1")
             FLUSHER_CLOCK = "cpu"
         except OSError as e:
-            if FLUSHER_CLOCK != "wall-said":
+            if FLUSHER_CLOCK != "wall":
                 log(f"sched_switch not traced ({e}): flusher runs count their wall time")
-            FLUSHER_CLOCK = "wall-said"
+            FLUSHER_CLOCK = "wall"
         write(os.path.join(TRACEFS, "tracing_on"), "1")
         return None
     return [cpu for _, _, cpu, _ in _flusher_runs(ev)]
@@ -789,7 +785,7 @@ def s7_flusher(changed, seconds):
         set_interval(0)
         if res:
             res["flusher_us"] = durs
-            res["flusher_clock"] = flusher_clock()
+            res["flusher_clock"] = FLUSHER_CLOCK
             record("s7", {"mode": "stream", "cgroups": n, "interval_ms": interval,
                           "seconds": seconds}, res)
             log(f"s7 N={n}: {res['hops']} visits, {res.get('flush_seq_delta', '-')} flushes, "
@@ -1180,7 +1176,7 @@ def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
     res["flusher_us"] = durs
     res["flusher_us_by_ctrl"] = by_ctrl
     if flusher:
-        res["flusher_clock"] = flusher_clock()
+        res["flusher_clock"] = FLUSHER_CLOCK
     record("s10", {"way": label, "mode": mode, "controllers": ctrls, "readers": r,
                    "cgroups": tree.m, "round": rnd, "period_ms": period_ms,
                    "seconds": seconds, "interval_ms": interval}, res)
@@ -1411,7 +1407,7 @@ def s12_top(m, tables):
                 mono = res["table_mono_s"]
                 res["flusher_us_by_ctrl"] = flusher_trace_by_ctrl(
                     (mono[1], mono[-1]) if len(mono) >= 3 else None)
-                res["flusher_clock"] = flusher_clock()
+                res["flusher_clock"] = FLUSHER_CLOCK
             record("s12", {"program": "cgstream top", "cgroups": m, "tables": tables,
                            "interval_ms": 1000}, res)
             top_log("cgstream top", m, res)

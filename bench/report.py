@@ -1080,7 +1080,8 @@ S11_SHORT = {"text": "text + parse", "stream": "stream text + parse", "subtree":
 # cgroups (max/min), text + parse vs the subtree per read; and what the
 # seed slides' BPF got in the memory experiment
 VS_CLASSIC, VS_BPF, FLAT, MEM_VS_TEXT, SLIDES_BPF = 20, 3, 1.5, 10, 13.7
-# what the s10 records measure, the names the report gives them: the
+
+# how the flusher runs were timed (driver.py's flusher_clock), said once per section
 FLUSHER_CLOCK_NOTE = {
     "cpu": ("A flusher run's time is its CPU time: its span between the workqueue "
             "tracepoints less the spans in which its kworker was switched out "
@@ -1105,6 +1106,7 @@ def flusher_clock_note(recs):
     return FLUSHER_CLOCK_NOTE["cpu" if clocks == {"cpu"} else "wall"]
 
 
+# what the s10 records measure, the names the report gives them: the
 # targets' measure first, then the two kept alongside ("also")
 S10_MEASURES = (("attr_ms", "attributable (readers + flushers)"),
                 ("readers_ms", "the readers' CPU"), ("total_ms", "readers + all kworkers"))
