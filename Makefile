@@ -25,7 +25,7 @@ export CGSTREAM_TOP := $(CURDIR)
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 
-.PHONY: all deps kernel kernel-bench kernel-tree kernel-series kernel-sync vm-run vm-shell \
+.PHONY: all deps kernel kernel-bench kernel-tree kernel-tree-kcsan kernel-series kernel-sync vm-run vm-shell \
 	check check-host check-vm check-systemd userspace demo bench install clean distclean \
 	kernel-kasan kernel-kcsan stress
 
@@ -37,6 +37,10 @@ deps:
 # --- kernel ---------------------------------------------------------------
 kernel-tree:
 	@scripts/kernel-tree.sh $(KERNEL_SERIES) $(CACHE) $(KTREE) $(CURDIR)
+
+# the series with kernel/independent (KCSAN annotations) on top, in $(KTREE)-kcsan
+kernel-tree-kcsan:
+	@scripts/kernel-tree.sh --kcsan $(KERNEL_SERIES) $(CACHE) $(KTREE) $(CURDIR)
 
 kernel: kernel-tree
 	@scripts/kernel-build.sh $(KTREE) $(KOBJ) scripts/vm/kernel.config $(CACHE)/ccache
@@ -50,8 +54,8 @@ kernel-bench: kernel-tree
 kernel-kasan: kernel-tree
 	@scripts/kernel-build.sh $(KTREE) $(KOBJ_KASAN) scripts/vm/kernel.config:scripts/vm/kasan.config $(CACHE)/ccache
 
-kernel-kcsan: kernel-tree
-	@scripts/kernel-build.sh $(KTREE) $(KOBJ_KCSAN) scripts/vm/kernel.config:scripts/vm/kcsan.config $(CACHE)/ccache
+kernel-kcsan: kernel-tree-kcsan
+	@scripts/kernel-build.sh $(KTREE)-kcsan $(KOBJ_KCSAN) scripts/vm/kernel.config:scripts/vm/kcsan.config $(CACHE)/ccache
 
 kernel-series: kernel-tree
 	@OBJ=$(KOBJ) scripts/kernel-series.sh $(KTREE) $(SERIES_OUT)

@@ -8,13 +8,20 @@ tree=$(realpath "${1:?}"); out=$(realpath -m "${2:?}")
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 rm -rf "$out"; mkdir -p "$out"
-git -C "$tree" format-patch -q --cover-letter --thread=shallow \
-	--subject-prefix="RFC PATCH" -o "$out" pristine..cgstream
-cover=$(ls "$out"/0000-cover-letter.patch)
-# The cover letter's text is kept in kernel/cover-letter.txt: subject on
-# the first line, body after a blank line.
-if [[ -f $top/kernel/cover-letter.txt ]]; then
-	python3 - "$cover" "$top/kernel/cover-letter.txt" <<'PY'
+fail=0
+
+# export_series RANGE DIR COVER PREFIX: `git format-patch --cover-letter`
+# of RANGE into DIR with the cover letter's text from COVER (subject on the
+# first line, body after a blank line), checkpatch --strict on each patch,
+# and `git am` of the result on the pristine tree, which must give RANGE's
+# tree exactly
+export_series() {
+	local range=$1 dir=$2 cover=$3 prefix=$4 p check
+	mkdir -p "$dir"
+	git -C "$tree" format-patch -q --cover-letter --thread=shallow \
+		--subject-prefix="$prefix" -o "$dir" "$range"
+	if [[ -f $cover ]]; then
+		python3 - "$dir/0000-cover-letter.patch" "$cover" <<'PY'
 import sys
 cover, text = sys.argv[1], open(sys.argv[2]).read().split("\n", 2)
 subject, body = text[0], text[2] if len(text) > 2 else ""
@@ -22,30 +29,49 @@ c = open(cover).read()
 c = c.replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***", body.rstrip("\n"))
 open(cover, "w").write(c)
 PY
-fi
-
-echo ">> series in $out:"
-ls "$out" | sed 's/^/   /'
-fail=0
-for p in "$out"/0*.patch; do
-	[[ $p == *0000-cover-letter.patch ]] && continue
-	# FILE_PATH_CHANGES only asks whether MAINTAINERS covers new files:
-	# answered below with get_maintainer.pl instead of on every patch.
-	# UNKNOWN_COMMIT_ID: the tree is Debian's linux-source tarball with
-	# no upstream history, so a Fixes: tag's upstream commit cannot be
-	# found in it (the ids and subjects were checked against lore).
-	# spdxcheck.py needs python3-ply and python3-git: Debian's python3
-	if ! (cd "$tree" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --no-signoff -q \
-		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$p") >"$p.checkpatch" 2>&1; then
-		fail=1
-	fi
-	if [[ -s $p.checkpatch ]]; then
-		echo ">> checkpatch $(basename "$p"):"; sed 's/^/   /' "$p.checkpatch"
 	else
-		echo ">> checkpatch $(basename "$p"): clean"
+		echo ">> no cover letter text at ${cover#"$top"/}"; fail=1
 	fi
-	rm -f "$p.checkpatch"
-done
+	echo ">> $range in $dir:"
+	ls "$dir" | sed 's/^/   /'
+	for p in "$dir"/0*.patch; do
+		[[ $p == *0000-cover-letter.patch ]] && continue
+		# FILE_PATH_CHANGES only asks whether MAINTAINERS covers new files:
+		# answered below with get_maintainer.pl instead of on every patch.
+		# UNKNOWN_COMMIT_ID: the tree is Debian's linux-source tarball with
+		# no upstream history, so a commit id cannot be looked up in it.
+		# spdxcheck.py needs python3-ply and python3-git: Debian's python3
+		if ! (cd "$tree" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --no-signoff -q \
+			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$p") >"$p.checkpatch" 2>&1; then
+			fail=1
+		fi
+		if [[ -s $p.checkpatch ]]; then
+			echo ">> checkpatch $(basename "$p"):"; sed 's/^/   /' "$p.checkpatch"
+		else
+			echo ">> checkpatch $(basename "$p"): clean"
+		fi
+		rm -f "$p.checkpatch"
+	done
+	check=$(mktemp -d)
+	git -C "$tree" worktree add -q --detach "$check/am" pristine
+	mapfile -t ps < <(ls "$dir"/0*.patch | grep -v 0000-cover-letter)
+	if git -C "$check/am" -c user.name=cgstream -c user.email=cgstream@localhost \
+		am -q "${ps[@]}"; then
+		if [[ $(git -C "$check/am" rev-parse HEAD^{tree}) == $(git -C "$tree" rev-parse "${range#*..}^{tree}") ]]; then
+			echo ">> git am: $range applies to pristine $(git -C "$tree" log -1 --format=%s pristine | cut -d' ' -f2) and gives the build tree"
+		else
+			echo ">> git am: $range applied, but the result differs from the build tree"; fail=1
+		fi
+	else
+		echo ">> git am: $range does not apply to the pristine tree"; fail=1
+	fi
+	git -C "$tree" worktree remove --force "$check/am"; rm -rf "$check"
+}
+
+export_series pristine..cgstream "$out" "$top/kernel/cover-letter.txt" "RFC PATCH"
+export_series pristine..independent "$out/independent" \
+	"$top/kernel/independent/cover-letter.txt" "PATCH"
+
 for f in $(git -C "$tree" diff --diff-filter=A --name-only pristine..cgstream); do
 	if (cd "$tree" && scripts/get_maintainer.pl --no-git --no-rolestats -f "$f") | grep -q '@'; then
 		echo ">> maintained: $f ($(cd "$tree" && scripts/get_maintainer.pl --no-git --no-rolestats --no-email --subsystem -f "$f" | head -n1))"
@@ -53,22 +79,6 @@ for f in $(git -C "$tree" diff --diff-filter=A --name-only pristine..cgstream); 
 		echo ">> no MAINTAINERS entry covers new file $f"; fail=1
 	fi
 done
-# The exported series must apply with git am to the pristine tree and give
-# exactly the build tree's result.
-check=$(mktemp -d)
-git -C "$tree" worktree add -q --detach "$check/am" pristine
-mapfile -t patches < <(ls "$out"/0*.patch | grep -v 0000-cover-letter)
-if git -C "$check/am" -c user.name=cgstream -c user.email=cgstream@localhost \
-	am -q "${patches[@]}"; then
-	if [[ $(git -C "$check/am" rev-parse HEAD^{tree}) == $(git -C "$tree" rev-parse cgstream^{tree}) ]]; then
-		echo ">> git am: the series applies to pristine $(git -C "$tree" log -1 --format=%s pristine | cut -d' ' -f2) and gives the build tree"
-	else
-		echo ">> git am: applied, but the result differs from the build tree"; fail=1
-	fi
-else
-	echo ">> git am: the series does not apply to the pristine tree"; fail=1
-fi
-git -C "$tree" worktree remove --force "$check/am"; rm -rf "$check"
 
 # BUILD_EACH=1: build bzImage at every commit of the series (bisectability),
 # in the build tree's own object folder, then return to the series head.
