@@ -54,7 +54,7 @@ int cli_controllers(const struct cgstream_opts *opts, uint32_t asked, char *cons
 /* trees in the kernel and fallback modes, and groups, hold an fd per cgroup */
 void cli_raise_fd_limit(void);
 
-/* the subcommand `cgstream top` (top.c), run by main() in cgstream.c */
+/* the subcommand `cgstream top` (top.c), run by main() in main.c */
 int cmd_top(int argc, char **argv);
 
 #endif
