@@ -197,11 +197,15 @@ static unsigned int missing_stream(const struct cgstream_opts *opts)
 
 int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r)
 {
-	char path[PATH_MAX];
-	const char *shown = arg;
+	char path[PATH_MAX], mount[PATH_MAX], shown_buf[CGSTREAM_ESCAPED_SIZE(PATH_MAX)];
+	const char *shown = "?";
 
-	if (cgstream_resolve_path(arg, opts, path, sizeof(path)) == 0)
-		shown = path;
+	if (cgstream_resolve_path(arg, opts, path, sizeof(path)) == 0 &&
+	    cgstream_resolve_path("/", opts, mount, sizeof(mount)) == 0 &&
+	    cgstream_shown_path(path, mount, shown_buf, sizeof(shown_buf)) >= 0)
+		shown = shown_buf;
+	else if (cgstream_escape_name(arg, shown_buf, sizeof(shown_buf)) >= 0)
+		shown = shown_buf;
 	switch (r) {
 	case -ENOENT:
 	case -ENOTDIR:
@@ -212,7 +216,7 @@ int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r)
 		fprintf(stderr, "cgstream: %s: permission denied\n", shown);
 		return EXIT_PERMISSION;
 	case -EINVAL:
-		fprintf(stderr, "cgstream: %s: not a cgroup path (\"..\" is not allowed)\n", arg);
+		fprintf(stderr, "cgstream: %s: not a cgroup path (\"..\" is not allowed)\n", shown);
 		return EXIT_USAGE;
 	case -EOPNOTSUPP:
 		return cli_no_stream(opts, missing_stream(opts), opts->mode == CGSTREAM_MODE_SUBTREE);

@@ -13,11 +13,19 @@
 #include "format.h"
 
 int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
-	     uint32_t controllers, size_t rootlen)
+	     uint32_t controllers, const char *mount)
 {
 	*f = (struct fmt){ .out = out, .style = style, .every = every, .parents = parents,
-			   .controllers = controllers, .rootlen = rootlen };
+			   .controllers = controllers, .mount = mount };
 	return cgs_hash_init(&f->by_id);
+}
+
+/* @path as every output shows it (cgstream_shown_path()), in f->shown */
+static const char *fmt_path(struct fmt *f, const char *path)
+{
+	if (cgstream_shown_path(path, f->mount, f->shown, sizeof(f->shown)) < 0)
+		return "?";	/* longer than any path the library hands out */
+	return f->shown;
 }
 
 static struct fmt_cg *fmt_find(struct fmt *f, uint64_t id)
@@ -32,6 +40,7 @@ static void fmt_forget(struct fmt *f, struct fmt_cg *c)
 	cgs_hash_del(&f->by_id, &c->node);
 	f->n_cgroups--;
 	free(c->path);
+	free(c->shown);
 	free(c);
 }
 
@@ -52,20 +61,15 @@ static struct fmt_cg *fmt_get(struct fmt *f, const struct cgstream_event *ev)
 	if (c)
 		return c;
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->path = strdup(ev->path))) {
+	if (!c || !(c->path = strdup(ev->path)) || !(c->shown = strdup(fmt_path(f, ev->path)))) {
+		if (c)
+			free(c->path);
 		free(c);
 		return NULL;
 	}
 	cgs_hash_add(&f->by_id, &c->node, ev->sample.cgroup_id);
 	f->n_cgroups++;
 	return c;
-}
-
-static const char *fmt_shown(const struct fmt *f, const char *path)
-{
-	const char *p = path + f->rootlen;
-
-	return strlen(path) > f->rootlen && *p ? p : "/";
 }
 
 static void json_string(FILE *out, const char *s)
@@ -84,11 +88,12 @@ static void json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-/* {"cgroup": ..., "cgroup_id": N[, "parent_id": N] */
-static void json_head(const struct fmt *f, const struct cgstream_event *ev)
+/* {"cgroup": ..., "cgroup_id": N[, "parent_id": N]: the path as shown,
+ * a JSON string of it */
+static void json_head(struct fmt *f, const struct cgstream_event *ev)
 {
 	fputs("{\"cgroup\": ", f->out);
-	json_string(f->out, ev->path);
+	json_string(f->out, fmt_path(f, ev->path));
 	fprintf(f->out, ", \"cgroup_id\": %llu", (unsigned long long)ev->sample.cgroup_id);
 	if (f->parents)
 		fprintf(f->out, ", \"parent_id\": %llu", (unsigned long long)ev->parent_id);
@@ -211,7 +216,7 @@ static bool json_ctrl_head(FILE *out, const char *ctrl, const char *mode, bool h
 	return have;
 }
 
-static void fmt_json_sample(const struct fmt *f, const struct fmt_cg *c,
+static void fmt_json_sample(struct fmt *f, const struct fmt_cg *c,
 			    const struct cgstream_event *ev, const struct fmt_src *src)
 {
 	const struct cgstream_memory *m = ev_memory(ev);
@@ -274,8 +279,7 @@ static void fmt_line_sample(const struct fmt *f, const struct fmt_cg *c,
 {
 	const struct cgstream_sample *s = &ev->sample;
 
-	fprintf(f->out, "seq %llu %s: ", (unsigned long long)fmt_event_seq(ev),
-		fmt_shown(f, c->path));
+	fprintf(f->out, "seq %llu %s: ", (unsigned long long)fmt_event_seq(ev), c->shown);
 	if (!(src->controllers & CGSTREAM_CTRL_CPU)) {
 		fmt_line_others(f, c, src, "");
 		fputc('\n', f->out);
@@ -428,7 +432,7 @@ static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
 	struct fmt_cg *c;
 
 	if (ev->type == CGSTREAM_EVENT_ERROR && f->style != FMT_NONE)
-		fprintf(stderr, "cgstream: %s: %s\n", ev->path, strerror(-ev->error));
+		fprintf(stderr, "cgstream: %s: %s\n", fmt_path(f, ev->path), strerror(-ev->error));
 	if (f->style == FMT_JSON) {
 		json_head(f, ev);
 		fprintf(f->out, ", \"event\": \"%s\"", what);
@@ -436,12 +440,12 @@ static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
 			fprintf(f->out, ", \"error\": \"%s\"", strerror(-ev->error));
 		fputs("}\n", f->out);
 	} else if (f->style == FMT_LINES) {
-		fprintf(f->out, "%s: %s\n", fmt_shown(f, ev->path), what);
+		fprintf(f->out, "%s: %s\n", fmt_path(f, ev->path), what);
 	} else if (f->style == FMT_TABLE && ev->type != CGSTREAM_EVENT_ADDED) {
 		size_t n = strlen(f->removed_note);
 
 		snprintf(f->removed_note + n, sizeof(f->removed_note) - n, "%s%s",
-			 n ? ", " : "", fmt_shown(f, ev->path));
+			 n ? ", " : "", fmt_path(f, ev->path));
 	}
 	/* gone, or (error) starting afresh when it can be read again */
 	c = ev->type == CGSTREAM_EVENT_ADDED ? NULL : fmt_find(f, ev->sample.cgroup_id);
@@ -524,7 +528,7 @@ void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
 	for (size_t i = 0; i < n; i++) {
 		const struct fmt_cg *c = v[i];
 
-		fprintf(out, "%-32s", fmt_shown(f, c->path));
+		fprintf(out, "%-32s", c->shown);
 		if ((f->controllers & CGSTREAM_CTRL_CPU) && !c->have_delta)
 			fprintf(out, " %7s %7s %7s %10s %10s", "-", "-", "-", "-", "-");
 		else if ((f->controllers & CGSTREAM_CTRL_CPU) && c->has_thr)

@@ -9,6 +9,7 @@
 #ifndef CGSTREAM_FORMAT_H
 #define CGSTREAM_FORMAT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,7 +42,8 @@ struct fmt_src {
  */
 struct fmt_cg {
 	struct cgs_hnode node;		/* by cgroup id: node.key */
-	char *path;			/* absolute */
+	char *path;			/* absolute, as the library gives it */
+	char *shown;			/* as shown: cgstream_shown_path() */
 	bool have_prev, have_delta;	/* have_delta: two cpu samples, the numbers below */
 	struct cgstream_sample prev;	/* the last printed sample (or the first seen) */
 	uint64_t window;		/* --every: lead seq / N of prev */
@@ -65,15 +67,16 @@ struct fmt {
 	uint64_t every;		/* print one cycle in N (0, 1: all) */
 	bool parents;		/* JSON: parent_id (trees) */
 	uint32_t controllers;	/* of every source: the table's columns */
-	size_t rootlen;		/* the cgroup2 mount, cut from shown paths */
+	const char *mount;	/* the cgroup2 mount: paths are shown below it */
 	struct cgs_hash by_id;
 	size_t n_cgroups;
 	char removed_note[512];	/* table: removed since the last draw */
+	char shown[CGSTREAM_ESCAPED_SIZE(PATH_MAX)];	/* an event's path as shown */
 };
 
-/* 0 or -ENOMEM */
+/* 0 or -ENOMEM; @mount (cgstream_resolve_path("/")) is kept, not copied */
 int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
-	     uint32_t controllers, size_t rootlen);
+	     uint32_t controllers, const char *mount);
 void fmt_fini(struct fmt *f);
 /*
  * One event of a batch from @src; true when it printed a sample (--every

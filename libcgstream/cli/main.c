@@ -593,8 +593,7 @@ static int cmd_watch(int argc, char **argv)
 	style = w.json ? FMT_JSON : isatty(fileno(w.out)) ? FMT_TABLE : FMT_LINES;
 	for (size_t i = 0; i < w.n_src; i++)
 		all |= w.src[i].fs.controllers;
-	if (fmt_init(&w.fmt, w.out, style, w.every, w.recursive, all,
-		     strcmp(rootbuf, "/") ? strlen(rootbuf) : 0) < 0)
+	if (fmt_init(&w.fmt, w.out, style, w.every, w.recursive, all, rootbuf) < 0)
 		goto out;
 	fmt_ready = true;
 	warn_interval_off(&w);

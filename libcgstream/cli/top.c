@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <locale.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@
 #include <sys/signalfd.h>
 #include <termios.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "cgstream.h"
 #include "cli.h"
@@ -80,7 +82,8 @@ struct top {
 	struct fmt_src src;		/* for fmt_event */
 	char mode_text[128];		/* as the header says it */
 	const char *root;		/* the tree's path */
-	size_t rootlen;
+	char mount[PATH_MAX];		/* the cgroup2 mount */
+	char root_shown[CGSTREAM_ESCAPED_SIZE(PATH_MAX)];	/* its path as shown */
 	struct fmt fmt;
 	bool fmt_ready;
 
@@ -143,6 +146,64 @@ static void usage_top(FILE *f)
 		"a controller --controllers asked for is not enabled for CGROUP.\n");
 }
 
+/* --- text in columns ---
+ *
+ * What top writes is ASCII and cgroup names as every output shows them
+ * (cgstream_shown_path(): printable UTF-8, no controls).  A character may
+ * take two columns (CJK) or none (a combining mark): widths come from
+ * wcwidth() in the C.UTF-8 locale (LC_CTYPE only), one column each where
+ * that locale is missing or says nothing.
+ */
+
+/* the character of valid UTF-8 at @p: its bytes in *@len; its columns */
+static unsigned int char_cols(const char *p, size_t *len)
+{
+	unsigned char c = (unsigned char)*p;
+	wchar_t wc;
+	int w;
+
+	if (c < 0x80) {
+		*len = 1;
+		return 1;
+	}
+	*len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	wc = c & (0x3f >> (*len - 1));
+	for (size_t i = 1; i < *len; i++) {
+		if (((unsigned char)p[i] & 0xc0) != 0x80) {
+			*len = i;	/* not what the escape makes: one column a byte */
+			return 1;
+		}
+		wc = (wc << 6) | (p[i] & 0x3f);
+	}
+	w = wcwidth(wc);
+	return w < 0 ? 1 : (unsigned int)w;
+}
+
+/* the bytes of @s[0..@n) that fit in @cols columns; the columns in *@used */
+static size_t fit_cols(const char *s, size_t n, size_t cols, size_t *used)
+{
+	size_t i = 0, u = 0, len;
+
+	while (i < n && s[i]) {
+		unsigned int w = char_cols(s + i, &len);
+
+		if (u + w > cols)
+			break;
+		u += w;
+		i += len;
+	}
+	*used = u;
+	return i;
+}
+
+static size_t text_cols(const char *s)
+{
+	size_t used;
+
+	fit_cols(s, strlen(s), SIZE_MAX, &used);
+	return used;
+}
+
 /* --- output: a frame of lines, written at once --- */
 
 struct frame {
@@ -184,13 +245,14 @@ static void frame_put(struct frame *fr, const char *s)
 }
 
 /*
- * One line (printable ASCII only: a column is a byte), cut at the width;
- * @inverse: in reverse video.  @newline: false for the footer, the
- * screen's last line (a newline there would scroll).
+ * One line (columns as above), cut at the width; @inverse: in reverse
+ * video.  @newline: false for the footer, the screen's last line (a
+ * newline there would scroll).
  */
 static void __attribute__((format(printf, 4, 5)))
 frame_line(struct frame *fr, bool inverse, bool newline, const char *fmt, ...)
 {
+	size_t cols = 0, bytes;
 	va_list ap;
 	int n;
 
@@ -204,16 +266,15 @@ frame_line(struct frame *fr, bool inverse, bool newline, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(fr->buf + fr->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	if (fr->cols && (unsigned int)n > fr->cols)
-		n = (int)fr->cols;
-	fr->len += (size_t)n;
+	bytes = fit_cols(fr->buf + fr->len, (size_t)n, fr->cols ? fr->cols : SIZE_MAX, &cols);
+	fr->len += bytes;
 	if (inverse && fr->term)
 		frame_put(fr, "\033[m");
 	/*
 	 * Erase the rest of the line, unless the line filled it: the cursor
 	 * then waits on the last column, which an erase would blank.
 	 */
-	if (fr->term && (unsigned int)n < fr->cols)
+	if (fr->term && cols < fr->cols)
 		frame_put(fr, "\033[K");
 	if (newline)
 		frame_put(fr, "\n");
@@ -328,42 +389,56 @@ static int top_suspend(void)
 /* --- what is shown --- */
 
 /*
- * @path as shown in @width columns (0: all of it), into @buf: printable
- * ASCII (anything else is '?', so a name cannot move the cursor or widen
- * a column), cut from the left; at a '/' when that loses only a few more
- * characters, so that no stub of a name is left: ".../web/worker-3.service"
- * rather than "...ice/web/worker-3.service".
+ * @name (as shown: escaped) in @width columns (0: all of it), padded to
+ * them with blanks when @pad, into @buf: cut from the left; at a '/' when
+ * that loses only a few more characters, so that no stub of a name is
+ * left: ".../web/worker-3.service" rather than "...ice/web/worker-3.service".
  */
-static const char *shown_path(char *buf, size_t size, const char *path, size_t width)
+static const char *fit_name(char *buf, size_t size, const char *name, size_t width, bool pad)
 {
-	size_t len = strlen(path), o = 0;
-	const char *p = path;
+	const char *p = name;
+	size_t o = 0, total = text_cols(name), used, len;
 
-	if (width && len > width) {
+	if (width && total > width) {
+		size_t skip = total - (width > 3 ? width - 3 : width);
+		const char *slash;
+
+		/* the characters that make the first @skip columns go */
+		p += fit_cols(name, strlen(name), skip, &used);
+		while (used < skip) {
+			used += char_cols(p, &len);
+			p += len;
+		}
+		slash = width > 3 ? strchr(p, '/') : NULL;
+		if (slash && slash[1] && text_cols(p) - text_cols(slash) <= (width - 3) / 4)
+			p = slash;
 		if (width > 3) {
-			const char *tail = path + len - (width - 3);
-			const char *slash = strchr(tail, '/');
-
-			p = slash && slash[1] && (size_t)(slash - tail) <= (width - 3) / 4 ?
-			    slash : tail;
 			memcpy(buf, "...", 3);
 			o = 3;
-		} else {
-			p = path + len - width;
 		}
 	}
-	for (; *p && o + 1 < size; p++)
-		buf[o++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
+	len = strlen(p);
+	if (o + len + 1 > size)
+		len = fit_cols(p, size - o - 1, SIZE_MAX, &used);
+	memcpy(buf + o, p, len);
+	o += len;
+	buf[o] = '\0';
+	for (used = text_cols(buf); pad && used < width && o + 1 < size; used++)
+		buf[o++] = ' ';
 	buf[o] = '\0';
 	return buf;
 }
 
-/* the path below the watched cgroup */
-static const char *relative(const struct top *tp, const char *path)
+/* @shown (a path as cgstream_shown_path() gives it) below the watched cgroup */
+static const char *relative(const struct top *tp, const char *shown)
 {
-	if (!strncmp(path, tp->root, tp->rootlen) && path[tp->rootlen] == '/')
-		return path + tp->rootlen + 1;
-	return path;
+	size_t n = strlen(tp->root_shown);
+
+	if (n == 1)
+		return shown[0] == '/' && shown[1] ? shown + 1 : shown;
+	if (!strncmp(shown, tp->root_shown, n) && shown[n] == '/')
+		return shown + n + 1;
+	return shown;
 }
 
 static bool has_value(const struct fmt_cg *c, enum sort_key k)
@@ -491,18 +566,19 @@ static void other_cells(char *buf, size_t size, const struct top *tp, const stru
 static void draw_row(struct frame *fr, const struct top *tp, const struct fmt_cg *c,
 		     size_t pathw)
 {
-	char name[PATH_MAX + 8], cpu[32], user[32], sys[32], thr[32], thr_ms[32], others[32];
+	char name[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 8], cpu[32], user[32], sys[32], thr[32],
+	     thr_ms[32], others[32];
 	bool d = c->have_delta, t = d && c->has_thr;
 
-	shown_path(name, sizeof(name), relative(tp, c->path), fr->cols ? pathw : 0);
+	fit_name(name, sizeof(name), relative(tp, c->shown), pathw, true);
 	cell(cpu, sizeof(cpu), d, c->cpu);
 	cell(user, sizeof(user), d, c->user);
 	cell(sys, sizeof(sys), d, c->sys);
 	cell(thr, sizeof(thr), t, thr_pct(c));
 	cell(thr_ms, sizeof(thr_ms), t, (double)c->thr_usec / 1000.0);
 	other_cells(others, sizeof(others), tp, c, false);
-	frame_line(fr, false, true, "%-*s %7s %7s %7s %6s %8s%s", (int)pathw, name, cpu, user,
-		   sys, thr, thr_ms, others);
+	frame_line(fr, false, true, "%s %7s %7s %7s %6s %8s%s", name, cpu, user, sys, thr, thr_ms,
+		   others);
 }
 
 /*
@@ -538,7 +614,8 @@ static void draw_total(struct frame *fr, const struct top *tp, const struct fmt_
 static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 {
 	struct fmt_cg **v = fmt_cgroups(&tp->fmt), *root = NULL;
-	char path[PATH_MAX + 8], interval[96], missed[32], unreadable[48] = "", others[32];
+	char path[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 8], interval[96], missed[32], unreadable[48] = "",
+	     others[32];
 	size_t n = 0, shown, pathw;
 
 	if (!v) {
@@ -557,7 +634,7 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 	/* as wide as the longest name (of all rows: steady while scrolling), if it fits */
 	pathw = 6;	/* "CGROUP" */
 	for (size_t i = 0; i < n; i++) {
-		size_t l = strlen(relative(tp, v[i]->path));
+		size_t l = text_cols(relative(tp, v[i]->shown));
 
 		pathw = l > pathw ? l : pathw;
 	}
@@ -578,8 +655,8 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 
 	/* the watched cgroup's path fits with the title, cut from the left */
 	frame_line(fr, false, true, "cgstream top: %s",
-		   shown_path(path, sizeof(path), tp->root,
-			      fr->cols > 14 ? fr->cols - 14 : fr->cols ? 1 : 0));
+		   fit_name(path, sizeof(path), tp->root_shown,
+			    fr->cols > 14 ? fr->cols - 14 : fr->cols ? 1 : 0, false));
 	frame_line(fr, false, true, "mode %s", tp->mode_text);
 	if (tp->have_seq)
 		frame_line(fr, false, true, "%s  flush_seq %llu  missed %s", interval,
@@ -597,8 +674,9 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 	if (tp->note[0] || fr->term)
 		frame_line(fr, false, true, "%s", tp->note);
 	other_cells(others, sizeof(others), tp, NULL, true);
-	frame_line(fr, true, true, "%-*s %7s %7s %7s %6s %8s%s", (int)pathw, "CGROUP", "CPU%",
-		   "USER%", "SYS%", "THR%", "THR-MS", others);
+	frame_line(fr, true, true, "%s %7s %7s %7s %6s %8s%s",
+		   fit_name(path, sizeof(path), "CGROUP", pathw, true), "CPU%", "USER%", "SYS%", "THR%",
+		   "THR-MS", others);
 	for (size_t i = 0; i < shown; i++)
 		draw_row(fr, tp, v[i], pathw);
 	free(v);
@@ -745,10 +823,12 @@ static void top_describe_mode(struct top *tp, int asked)
 
 static void note_add(struct top *tp, const char *what, const char *path, int err)
 {
-	char name[PATH_MAX + 8];
+	char shown[CGSTREAM_ESCAPED_SIZE(PATH_MAX)];
+	const char *name = "?";
 	size_t n = strlen(tp->pending);
 
-	shown_path(name, sizeof(name), relative(tp, path), 0);
+	if (cgstream_shown_path(path, tp->mount, shown, sizeof(shown)) >= 0)
+		name = relative(tp, shown);
 	if (err)
 		snprintf(tp->pending + n, sizeof(tp->pending) - n, "%s%s %s (%s)", n ? "; " : "",
 			 what, name, strerror(err));
@@ -946,7 +1026,8 @@ static int top_cycle(struct top *tp, bool *redraw)
 	int r = top_drain(tp);
 
 	if (r == -ENODEV)
-		return top_exit(tp, EXIT_NO_CGROUP, "%s: the watched cgroup was removed", tp->root);
+		return top_exit(tp, EXIT_NO_CGROUP, "%s: the watched cgroup was removed",
+				tp->root_shown);
 	if (r < 0)
 		return top_exit(tp, EXIT_RUNTIME, "reading the streams: %s", strerror(-r));
 	/* the first cycle is every cgroup's first sample: no CPU% yet */
@@ -1103,6 +1184,8 @@ int cmd_top(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	arg = optind < argc ? argv[optind] : "/";
+	/* the widths of names' characters (LC_CTYPE only: numbers stay as they are) */
+	setlocale(LC_CTYPE, "C.UTF-8");
 
 	cli_raise_fd_limit();
 	r = cgstream_resolve_path(arg, &tp.opts, path, sizeof(path));
@@ -1124,7 +1207,9 @@ int cmd_top(int argc, char **argv)
 		tp.src.ctrl_mode[k] = m < 0 ? NULL : cgstream_mode_name(m);
 	}
 	tp.root = cgstream_tree_path(tp.t);
-	tp.rootlen = strlen(tp.root);
+	if (cgstream_resolve_path("/", &tp.opts, tp.mount, sizeof(tp.mount)) < 0 ||
+	    cgstream_shown_path(tp.root, tp.mount, tp.root_shown, sizeof(tp.root_shown)) < 0)
+		snprintf(tp.root_shown, sizeof(tp.root_shown), "?");
 	top_describe_mode(&tp, tp.opts.mode);
 	top_read_interval(&tp);
 	if (cgs_hash_init(&tp.unreadable) < 0) {
@@ -1132,7 +1217,7 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	tp.unreadable_ready = true;
-	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, tp.opts.controllers, 0) < 0) {
+	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, tp.opts.controllers, tp.mount) < 0) {
 		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
 		goto out;
 	}

@@ -20,8 +20,8 @@
  * object (cgstream_parse, cgstream_records_next, cgstream_record_value,
  * cgstream_record_device, cgstream_sample_field, cgstream_memory_get,
  * cgstream_resolve_path, the interval calls, cgstream_mode_name,
- * cgstream_controller_name, cgstream_version) are safe to call from any
- * thread.  The library installs no signal handlers and starts no threads
+ * cgstream_controller_name, cgstream_version, cgstream_escape_name,
+ * cgstream_shown_path) are safe to call from any thread.  The library installs no signal handlers and starts no threads
  * (io_uring's kernel workers are the kernel's).
  *
  * ABI: structs that may grow only grow at the end.  The calls that fill a
@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define CGSTREAM_VERSION_MAJOR 1
-#define CGSTREAM_VERSION_MINOR 2
+#define CGSTREAM_VERSION_MINOR 3
 
 enum cgstream_mode {
 	CGSTREAM_MODE_AUTO = 0,		/* kernel when available, else fallback */
@@ -492,6 +492,44 @@ const char *cgstream_version(void);
  */
 int cgstream_resolve_path(const char *cgroup, const struct cgstream_opts *opts,
 			  char *buf, size_t size);
+
+/*
+ * --- names are data (since 1.3) ---
+ *
+ * A cgroup may be named with any bytes a directory may have, chosen by
+ * any user who may make a cgroup.  Whatever shows a cgroup's path to a
+ * person or a program (the cgstream command's lines, JSON and tables,
+ * top, pycgstream, the exporter's labels, messages) shows it through
+ * this one rule, so that no name breaks a format, reaches a terminal as a
+ * control sequence, or makes two cgroups look alike:
+ *
+ *  - printable, valid UTF-8 passes through as it is;
+ *  - each byte that is not part of valid UTF-8, each C0 control
+ *    (U+0000-001F), DEL, and each of the two bytes of a C1 control
+ *    (U+0080-009F) becomes "\xHH" (two lowercase hex digits);
+ *  - a backslash is doubled when what follows it would otherwise read as
+ *    such an escape or as "\\" ("\x2d" in systemd's names stays as it is).
+ *
+ * To read it back: "\\" is one backslash, "\xHH" naming a byte the rule
+ * escapes is that byte, any other character is itself.  The result is
+ * printable UTF-8 without controls; each format then applies its own
+ * syntax on top (JSON's \" and \\, Prometheus' label escaping).
+ */
+/* the escaped form of one name, at most 4 x its length + 1 bytes */
+#define CGSTREAM_ESCAPED_SIZE(len)	(4 * (len) + 1)
+/*
+ * @name escaped by the rule above into @buf (NUL-terminated): its length;
+ * -ERANGE when @size cannot hold it, -EINVAL for a NULL @name.
+ */
+int cgstream_escape_name(const char *name, char *buf, size_t size);
+/*
+ * The one form in which a cgroup's path is shown: relative to the cgroup2
+ * mount @mount ("/" for the mount's root, "/a/b" below it; @path as it is
+ * when it is not below @mount), escaped as cgstream_escape_name() does.
+ * @path as the library hands it out (events, cgstream_tree_path()), @mount
+ * as cgstream_resolve_path("/") gives it.  Returns as cgstream_escape_name().
+ */
+int cgstream_shown_path(const char *path, const char *mount, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
 #!/bin/bash
 # The cgstream command on the host: exit codes, messages, --json lines
-# (with cgroup ids), plain lines, --output, --recursive (a tree: added and
-# removed events), sd_notify READY/STOPPING, SIGTERM; --controllers and
+# (with cgroup ids; paths below the cgroup2 mount), plain lines, --output,
+# --recursive (a tree: added and removed events), names that break formats
+# (names.py: JSON that a parser reads back to each name, plain lines without
+# control bytes), sd_notify READY/STOPPING, SIGTERM; --controllers and
 # interval's per-controller forms and their errors; memory and io (JSON
 # keys, plain lines) where the host's cgroup2 has those controllers.
 # Fallback mode only (the host kernel has no cpu.stat.stream).
@@ -17,6 +19,7 @@ cgs=()
 nobody_dir=
 cleanup() {
 	local d
+	[[ -n ${names_dir:-} ]] && find "$names_dir" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
 	for ((i = ${#cgs[@]} - 1; i >= 0; i--)); do rmdir "${cgs[i]}" 2>/dev/null; done
 	rm -rf "$tmp" ${nobody_dir:+"$nobody_dir"}
 }
@@ -24,7 +27,7 @@ trap cleanup EXIT
 
 
 expect 0 '' "$cgstream" --version
-grep -Eq '^cgstream 1\.2 \(libcgstream 1\.2\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
+grep -Eq '^cgstream 1\.3 \(libcgstream 1\.3\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
 expect 0 '' "$cgstream" --help
 grep -q 'cgstream watch' "$tmp/out" || fail "--help lacks the watch usage"
 expect 2 'Usage' "$cgstream"
@@ -67,7 +70,7 @@ if ! grep -q ' cgroup2 ' /proc/self/mountinfo; then
 fi
 root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 
-expect 3 "^cgstream: $root/cgstest-none: no such cgroup$" "$cgstream" watch --mode fallback cgstest-none
+expect 3 "^cgstream: /cgstest-none: no such cgroup$" "$cgstream" watch --mode fallback cgstest-none
 expect 3 'no such cgroup' "$cgstream" watch --mode fallback / cgstest-none
 expect 2 'not a cgroup path' "$cgstream" watch ../etc
 
@@ -115,7 +118,7 @@ for c in sys.argv[3].split():
 objs = [json.loads(l) for l in lines]
 for i, o in enumerate(objs):
     assert list(o) == keys, list(o)
-    assert o["cgroup"] == sys.argv[2], o
+    assert o["cgroup"] == "/", o	# below the cgroup2 mount
     assert o["cgroup_id"] == os.stat(sys.argv[2]).st_ino, o
     assert o["mode"] == "fallback", o
     assert o["seq"] == i + 1, o
@@ -187,6 +190,7 @@ expect 1 'cgstest-nodir' "$cgstream" watch --count 1 --output "$tmp/cgstest-nodi
 
 # child cgroups: removal, --recursive, permission denied
 parent=$root/cgstest-cli-$$
+rel=${parent#"$root"}	# as every output shows it
 if ! mkdir "$parent" 2>/dev/null; then
 	echo "note: cannot create cgroups under $root: removal/recursive checks skipped"
 else
@@ -203,11 +207,11 @@ else
 	kill -TERM $pid
 	wait $pid; rc=$?
 	[[ $rc == 0 ]] || fail "watch exited $rc after SIGTERM: $(cat "$tmp/rm.err")"
-	n=$(grep -c "\"cgroup\": \"$parent/a\", \"cgroup_id\": $a_id, \"event\": \"removed\"" "$tmp/rm")
+	n=$(grep -c "\"cgroup\": \"$rel/a\", \"cgroup_id\": $a_id, \"event\": \"removed\"" "$tmp/rm")
 	[[ $n == 1 ]] || fail "$n removal events: $(cat "$tmp/rm")"
-	after=$(sed -n "/\"event\": \"removed\"/,\$p" "$tmp/rm" | grep -c "\"cgroup\": \"$parent/a\"")
+	after=$(sed -n "/\"event\": \"removed\"/,\$p" "$tmp/rm" | grep -c "\"cgroup\": \"$rel/a\"")
 	[[ $after == 1 ]] || fail "samples of $parent/a after its removal"
-	grep -q "\"cgroup\": \"$parent/b\", \"cgroup_id\": $(stat -c %i "$parent/b"), \"seq\"" "$tmp/rm" ||
+	grep -q "\"cgroup\": \"$rel/b\", \"cgroup_id\": $(stat -c %i "$parent/b"), \"seq\"" "$tmp/rm" ||
 		fail "no samples of $parent/b"
 	echo "ok: removal event once, SIGTERM exits 0"
 
@@ -236,10 +240,10 @@ else
 	new_id=$(stat -c %i "$parent/b/c/d")
 	sleep 0.5
 	kill -TERM $pid; wait $pid
-	python3 - "$tmp/rec" "$parent" "$old_id" "$new_id" <<'PY' || fail "--recursive: see above"
+	python3 - "$tmp/rec" "$parent" "$old_id" "$new_id" "$rel" <<'PY' || fail "--recursive: see above"
 import json, os, sys
 lines = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
-parent, old_id, new_id = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+parent, old_id, new_id, rel = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 added, removed, sampled, ids = {}, {}, {}, {}
 for o in lines:
     i = o["cgroup_id"]
@@ -259,7 +263,7 @@ want = [parent, parent + "/b", parent + "/b/c", parent + "/b/c/d", parent + "/ne
 for c in want:
     i = os.stat(c).st_ino if os.path.exists(c) else None
     assert i is None or i in sampled, ("no samples", c)
-assert ids[old_id] == ids[new_id] == parent + "/b/c/d", ids
+assert ids[old_id] == ids[new_id] == rel + "/b/c/d", ids
 assert old_id in removed and new_id in added, (removed.keys(), added.keys())
 assert lines.index(removed[old_id]) < lines.index(added[new_id]), "removed after added"
 assert added[os.stat(parent + "/b/c").st_ino]["parent_id"] == os.stat(parent + "/b").st_ino
@@ -271,9 +275,23 @@ PY
 	# two arguments, one below the other: one tree, each cgroup once
 	"$cgstream" watch --recursive --json --count 2 --fallback-interval 100 \
 		"$parent" "$parent/b" >"$tmp/rec2" 2>/dev/null || fail "watch of nested arguments"
-	n=$(grep -c "\"cgroup\": \"$parent/b\", .*\"seq\": 1," "$tmp/rec2")
+	n=$(grep -c "\"cgroup\": \"$rel/b\", .*\"seq\": 1," "$tmp/rec2")
 	[[ $n == 1 ]] || fail "$parent/b sampled $n times in cycle 1"
 	echo "ok: nested arguments watched once"
+
+	# names that break formats: the JSON a parser reads back to each name,
+	# plain lines without a control byte
+	names_dir=$parent/names
+	mkdir "$names_dir" && cgs+=("$names_dir") || fail "mkdir $names_dir"
+	python3 "$build/tests/names.py" mkdirs "$names_dir" || fail "making the names"
+	expect 0 '' "$cgstream" watch --recursive --json --count 2 --fallback-interval 100 "$names_dir"
+	python3 "$build/tests/names.py" json "$tmp/out" "$root" "$names_dir" || fail "--json of the names"
+	expect 0 '' "$cgstream" watch --recursive --count 2 --fallback-interval 100 "$names_dir"
+	python3 "$build/tests/names.py" text "$tmp/out" || fail "plain lines of the names"
+	[[ $(grep -c "^seq 2 $rel/names/" "$tmp/out") == $(find "$names_dir" -mindepth 1 -type d | wc -l) ]] ||
+		fail "not a line per cgroup: $(cat "$tmp/out")"
+	expect 3 "^cgstream: $rel/names/bad\\\\xff-none: no such cgroup$" "$cgstream" watch "$names_dir/bad"$'\xff'"-none"
+	echo "ok: names that break formats: JSON, lines, messages"
 
 	# permission denied: a cgroup the nobody user may not open (it runs a
 	# copy of the command: the checkout may be out of its reach)

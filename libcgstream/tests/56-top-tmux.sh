@@ -177,7 +177,7 @@ pane_wait_check 60 80 24 'text=^cgroups 0/0 shown' text='^interval 200 ms  flush
 	fail "no table for the victim"
 rmdir "$parent/victim" || fail "rmdir $parent/victim"
 exited 3
-pane_wait "^cgstream: $parent/victim: the watched cgroup was removed\$" 5 ||
+pane_wait "^cgstream: ${parent#"$root"}/victim: the watched cgroup was removed\$" 5 ||
 	fail "no message for the removed cgroup"
 restored "the watched cgroup removed (exit 3)"
 

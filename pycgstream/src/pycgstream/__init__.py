@@ -44,11 +44,13 @@ from ._stream import (
     Stream,
     Tree,
     cpu_percent,
+    escape_name,
     get_interval,
     library_version,
     parse,
     resolve_path,
     set_interval,
+    shown_path,
 )
 
 __all__ = [
@@ -67,12 +69,14 @@ __all__ = [
     "Stream",
     "Tree",
     "cpu_percent",
+    "escape_name",
     "get_interval",
     "library_version",
     "load_library",
     "parse",
     "resolve_path",
     "set_interval",
+    "shown_path",
 ]
 
-__version__ = "1.2.0"
+__version__ = "1.3.0"

@@ -324,6 +324,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
         [c_char_p, POINTER(OptsStruct), c_char_p, c_size_t],
         0,
     ),
+    "cgstream_escape_name": (c_int, [c_char_p, c_char_p, c_size_t], None),
+    "cgstream_shown_path": (c_int, [c_char_p, c_char_p, c_char_p, c_size_t], None),
 }
 
 _HOW_TO_GET_IT = (

@@ -1076,6 +1076,31 @@ def resolve_path(cgroup: StrPath, cgroup_root: Optional[StrPath] = None) -> str:
         return os.fsdecode(buf.value)
 
 
+def escape_name(name: StrPath) -> str:
+    """@name (a str as the library's paths are decoded, surrogates and
+    all, or bytes) as every cgstream output shows it: printable UTF-8 where
+    each byte that is not valid UTF-8 and each control character is
+    ``\\xHH`` (the library's rule, cgstream.h "names are data"), so that
+    it can go into JSON, a Prometheus label or a terminal whatever the
+    cgroup is called."""
+    raw = os.fsencode(name)
+    buf = ctypes.create_string_buffer(4 * len(raw) + 1)
+    n = _lib.load().cgstream_escape_name(raw, buf, len(buf))
+    return buf.raw[:n].decode()
+
+
+def shown_path(path: StrPath, mount: Optional[StrPath] = None) -> str:
+    """The one form in which cgstream shows a cgroup's path: below the
+    cgroup2 mount (``mount``; None: the one the library finds), "/" for
+    its root, escaped as :func:`escape_name` does.  ``path`` as the
+    library hands it out (``Sample.cgroup``, ``Tree.path``)."""
+    raw = os.fsencode(path)
+    where = os.fsencode(mount if mount is not None else resolve_path("/"))
+    buf = ctypes.create_string_buffer(4 * len(raw) + 1)
+    n = _lib.load().cgstream_shown_path(raw, where, buf, len(buf))
+    return buf.raw[:n].decode()
+
+
 def parse(text: Union[str, bytes], cgroup: str = "") -> Sample:
     """Parse cpu.stat or cpu.stat.stream text with the library's parser
     (unknown keys skipped, absent fields None)."""

@@ -56,6 +56,7 @@ from ._stream import (
     Tree,
     get_interval,
     resolve_path,
+    shown_path,
 )
 
 PROG = "pycgstream"
@@ -241,7 +242,7 @@ class Subtree:
         self.tree = tree
         self.modes = tree.modes
         self.on_scrape = "fallback" not in self.modes.values()
-        self._mount_len = len(mount) if mount != "/" else 0
+        self._mount = mount
         self.label = self.cgroup_label(tree.path)
         self.snapshot = Snapshot()
         self.gone = False
@@ -251,7 +252,9 @@ class Subtree:
         self._synced_from = -1.0            # when the latest sync began (monotonic)
 
     def cgroup_label(self, path: str) -> str:
-        return path[self._mount_len:] or "/"
+        """A cgroup's path as every cgstream output shows it (below the
+        mount, escaped: a name of any bytes makes a valid label)."""
+        return shown_path(path, self._mount)
 
     def apply(self, batch: Sequence[Event]) -> None:
         """A new snapshot from one cycle's events (several cycles' in a
@@ -282,7 +285,7 @@ class Subtree:
                 errors += 1
                 if key not in self._failing:    # not a line per cycle
                     self._failing.add(key)
-                    log(f"{ev.cgroup}: {os.strerror(ev.error.errno or 0)} (left out "
+                    log(f"{self.cgroup_label(ev.cgroup)}: {os.strerror(ev.error.errno or 0)} (left out "
                         "until it can be read)")
         flushes: dict[str, tuple[int, int]] = {}
         missed = None
@@ -316,11 +319,11 @@ class Subtree:
                 batch = self.tree.sync(SYNC_TIMEOUT)
             except CgroupRemovedError:
                 self.gone = True
-                log(f"{self.tree.path}: removed; no longer served")
+                log(f"{self.label}: removed; no longer served")
                 return
             except (OSError, ValueError) as e:
                 self.gone = True
-                log(f"{self.tree.path}: {getattr(e, 'strerror', None) or e}; no longer served")
+                log(f"{self.label}: {getattr(e, 'strerror', None) or e}; no longer served")
                 return
             self.apply(batch)
             self._synced_from = began
@@ -756,10 +759,10 @@ class Exporter:
                     st.gone = True
                     del by_fd[fd]
                     poller.unregister(fd)
-                    log(f"{st.tree.path}: removed; no longer served")
+                    log(f"{st.label}: removed; no longer served")
                     continue
                 except OSError as e:
-                    raise Exit(EXIT_RUNTIME, f"reading {st.tree.path}: {e.strerror}") from None
+                    raise Exit(EXIT_RUNTIME, f"reading {st.label}: {e.strerror}") from None
                 if batch:
                     st.apply(batch)
         return self._stopping
