@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "format.h"
 
 int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
@@ -18,6 +19,22 @@ int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, boo
 	*f = (struct fmt){ .out = out, .style = style, .every = every, .parents = parents,
 			   .controllers = controllers, .mount = mount };
 	return cgs_hash_init(&f->by_id);
+}
+
+void fmt_src_modes(struct fmt_src *src, int mode, int (*ctrl_mode)(const void *, unsigned int),
+		   const void *obj)
+{
+	src->controllers = 0;
+	src->mode = cgstream_mode_name(mode);
+	for (unsigned int b = 1; cli_ctrl(b); b <<= 1) {
+		unsigned int k = cli_ctrl_index(b);
+		int m = ctrl_mode(obj, b);
+
+		src->modes[k] = m > 0 ? m : 0;
+		src->ctrl_mode[k] = m > 0 ? cgstream_mode_name(m) : NULL;
+		if (m > 0)
+			src->controllers |= b;
+	}
 }
 
 /* @path as every output shows it (cgstream_shown_path()), in f->shown */
@@ -233,11 +250,13 @@ static void fmt_json_sample(struct fmt *f, const struct fmt_cg *c,
 	}
 	fprintf(out, ", \"mode\": \"%s\"", src->mode);
 	if ((src->controllers & CGSTREAM_CTRL_MEMORY) &&
-	    json_ctrl_head(out, "memory", src->ctrl_mode[FMT_MEMORY], m, m ? m->seq : 0,
+	    json_ctrl_head(out, "memory", src->ctrl_mode[cli_ctrl_index(CGSTREAM_CTRL_MEMORY)], m,
+			   m ? m->seq : 0,
 			   m ? m->flush_time_usec : 0))
 		json_memory(out, m);
 	if ((src->controllers & CGSTREAM_CTRL_IO) &&
-	    json_ctrl_head(out, "io", src->ctrl_mode[FMT_IO], io, io ? io->seq : 0,
+	    json_ctrl_head(out, "io", src->ctrl_mode[cli_ctrl_index(CGSTREAM_CTRL_IO)], io,
+			   io ? io->seq : 0,
 			   io ? io->flush_time_usec : 0))
 		json_io(out, io);
 	fputs("}\n", out);

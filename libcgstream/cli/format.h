@@ -24,15 +24,20 @@ enum fmt_style {
 	FMT_NONE,	/* keep the numbers, print nothing: cgstream top draws */
 };
 
-/* the controllers, by the index of their CGSTREAM_CTRL_* bit */
-enum { FMT_CPU, FMT_MEMORY, FMT_IO, FMT_NCTRL };
-
-/* where a batch of events comes from: what it reads, in which modes */
+/*
+ * Where a batch of events comes from: what it reads, in which modes (by
+ * the bit number of each controller: cli_ctrl_index())
+ */
 struct fmt_src {
-	uint32_t controllers;		/* CGSTREAM_CTRL_* asked for */
+	uint32_t controllers;		/* CGSTREAM_CTRL_* read */
 	const char *mode;		/* the lead controller's mode's name */
-	const char *ctrl_mode[FMT_NCTRL]; /* each controller's, NULL if not read */
+	int modes[CGSTREAM_CTRL_SLOTS];	/* each controller's mode, 0 if not read */
+	const char *ctrl_mode[CGSTREAM_CTRL_SLOTS]; /* its name, NULL if not read */
 };
+
+/* @src's modes from an object's ctrl_mode call (@obj: the object) */
+void fmt_src_modes(struct fmt_src *src, int mode, int (*ctrl_mode)(const void *, unsigned int),
+		   const void *obj);
 
 /*
  * A cgroup's numbers: its last printed cycle (with FMT_NONE: its last

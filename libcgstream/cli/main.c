@@ -18,13 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
-
-#include <linux/cgroup_stat_stream.h>
 
 #include "cgstream.h"
 #include "cli.h"
@@ -45,11 +40,11 @@ static void usage(FILE *f)
 		"                    number when every controller it streams has the same,\n"
 		"                    else a line 'CTRL MS' per controller\n"
 		"  interval MS       set it for every controller the kernel streams: 0 (off)\n"
-		"                    or %d..%d ms; needs root\n"
+		"                    or %u..%u ms; needs root\n"
 		"  interval CTRL=MS  set one controller's (cpu, memory, io; an empty MS\n"
 		"                    leaves it to the MS for all)\n"
-		"    --controller LIST   only these controllers (cpu,memory,io); the kernel\n"
-		"                    must stream each of them\n"
+		"    --controllers LIST  only these controllers (cpu,memory,io); the kernel\n"
+		"                    must stream each of them (also --controller)\n"
 		"  watch CGROUP...   each cgroup's CPU use, memory and io once per flush; a\n"
 		"                    CGROUP is absolute or relative to the cgroup2 mount\n"
 		"  top [CGROUP]      a live table of a subtree's cgroups, busiest first\n"
@@ -77,164 +72,157 @@ static void usage(FILE *f)
 		"  --fallback-interval MS    timer period of fallback mode (default: the\n"
 		"                            kernel's interval if set, else 1000)\n"
 		"  --output FILE             append to FILE instead of standard output\n"
-		"\n"
-		"Exit status: 0 ok, 1 failure, 2 usage error, 3 no such cgroup,\n"
-		"4 permission denied, 5 the kernel lacks the stream (or subtree) file, or a\n"
-		"controller asked for is not enabled for a cgroup.\n",
-		CGROUP_STAT_STREAM_INTERVAL_MIN_MS, CGROUP_STAT_STREAM_INTERVAL_MAX_MS);
+		"\n", CGSTREAM_INTERVAL_MIN_MS, CGSTREAM_INTERVAL_MAX_MS);
+	cli_exit_statuses(f);
 }
 
-static bool interval_valid(uint32_t ms)
-{
-	return ms == 0 || (ms >= CGROUP_STAT_STREAM_INTERVAL_MIN_MS &&
-			   ms <= CGROUP_STAT_STREAM_INTERVAL_MAX_MS);
-}
-
-static int bad_interval(const char *arg)
-{
-	fprintf(stderr, "cgstream: %s is not a valid interval: use 0 (off) or %d..%d ms\n",
-		arg, CGROUP_STAT_STREAM_INTERVAL_MIN_MS, CGROUP_STAT_STREAM_INTERVAL_MAX_MS);
-	return EXIT_USAGE;
-}
-
-/* the exit status for @r of getting or setting @ctrl's interval, said */
+/* the exit status of @r getting or setting controller @ctrl's interval, said */
 static int interval_error(unsigned int ctrl, bool set, const char *arg, int r)
 {
-	switch (r) {
-	case -EOPNOTSUPP:
-		return cli_no_stream(NULL, ctrl, false);
-	case -ENODEV:
-		return cli_no_cgroup2();
-	case -EACCES:
-	case -EPERM:
-		if (set) {
-			fprintf(stderr, "cgstream: setting the interval needs root (CAP_SYS_ADMIN)\n");
-			return EXIT_PERMISSION;
-		}
-		fprintf(stderr, "cgstream: reading the interval: permission denied\n");
-		return EXIT_PERMISSION;
-	case -EINVAL:
-		if (set)
-			return bad_interval(arg);
-		break;
-	}
-	fprintf(stderr, "cgstream: %s the %s interval: %s\n", set ? "setting" : "reading",
-		cgstream_controller_name(ctrl), strerror(-r));
-	return EXIT_RUNTIME;
+	struct cgstream_opts o = { .sz = sizeof(o), .controllers = ctrl };
+
+	return cli_fail(r, set ? CGSTREAM_WHAT_SET_INTERVAL : CGSTREAM_WHAT_GET_INTERVAL, arg, &o);
 }
 
-/* the index of a controller's bit, and back */
-#define CTRL_BIT(i)	(1u << (i))
+/* an interval to set, checked before anything is written: 0, or said */
+static int interval_arg(const char *arg, uint32_t *ms)
+{
+	return cli_option(CGSTREAM_WHAT_INTERVAL, arg, ms);
+}
 
 /* "cpu" -> CGSTREAM_CTRL_CPU; 0 when not a controller's name */
 static unsigned int ctrl_by_name(const char *name, size_t len)
 {
-	for (unsigned int i = 0; i < FMT_NCTRL; i++) {
-		const char *n = cgstream_controller_name(CTRL_BIT(i));
-
-		if (strlen(n) == len && !strncmp(name, n, len))
-			return CTRL_BIT(i);
-	}
+	for (unsigned int b = 1; cli_ctrl(b); b <<= 1)
+		if (strlen(cli_ctrl(b)) == len && !strncmp(name, cli_ctrl(b), len))
+			return b;
 	return 0;
 }
 
 /*
- * cgstream interval [--controller LIST] [MS] [CTRL=MS...]: without a
+ * cgstream interval [--controllers LIST] [MS] [CTRL=MS...]: without a
  * value, each controller's interval (one number when they agree); MS sets
  * every controller the kernel streams (or those of LIST), CTRL=MS one of
  * them (an empty MS: no override, as a configuration file may leave it).
  * Controllers the kernel does not stream are skipped (and said, when
- * setting) unless named by --controller.  Every value is checked before
+ * setting) unless named by --controllers.  Every value is checked before
  * anything is written.
  */
-static int cmd_interval(int argc, char **argv)
+struct interval_args {
+	const char *all;			/* MS for all */
+	const char *arg[CGSTREAM_CTRL_SLOTS];	/* per controller, as given */
+	uint32_t ms[CGSTREAM_CTRL_SLOTS];
+	uint32_t named;				/* --controllers */
+	bool set;
+};
+
+/* one argument of interval: -1 taken; else the exit status */
+static int interval_parse_one(struct interval_args *ia, int argc, char **argv, int *i,
+			      bool *options)
 {
-	const char *all_arg = NULL, *arg[FMT_NCTRL] = { NULL };
-	uint32_t named = 0, skipped = 0, ms[FMT_NCTRL] = { 0 }, got[FMT_NCTRL];
-	unsigned int done[FMT_NCTRL], n_got = 0, n_done = 0;
-	bool set = false, options = true, agree = true;
+	const char *a = argv[*i], *eq = strchr(a, '=');
+	unsigned int b;
+
+	if (*options && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+		usage(stdout);
+		return CGSTREAM_EXIT_OK;
+	}
+	if (*options && !strcmp(a, "--")) {
+		*options = false;
+		return -1;
+	}
+	if (*options && (!strncmp(a, "--controllers", 13) || !strncmp(a, "--controller", 12))) {
+		const char *v = strchr(a, '=');
+
+		if (v && strncmp(a, "--controllers=", 14) && strncmp(a, "--controller=", 13))
+			v = NULL;
+		if (!v && strcmp(a, "--controllers") && strcmp(a, "--controller"))
+			goto unknown;
+		v = v ? v + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+		if (!v) {
+			fprintf(stderr, "cgstream: --controllers wants cpu, memory or io\n");
+			return CGSTREAM_EXIT_USAGE;
+		}
+		return cli_option(CGSTREAM_WHAT_CONTROLLERS, v, &ia->named) ? CGSTREAM_EXIT_USAGE : -1;
+	}
+	b = eq ? ctrl_by_name(a, (size_t)(eq - a)) : 0;
+	if (b) {
+		ia->set = true;
+		if (!eq[1])
+			return -1;	/* no override */
+		ia->arg[cli_ctrl_index(b)] = eq + 1;
+		return interval_arg(eq + 1, &ia->ms[cli_ctrl_index(b)]) ? CGSTREAM_EXIT_USAGE : -1;
+	}
+	if (*options && a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9'))
+		goto unknown;
+	if (ia->all) {
+		fprintf(stderr, "cgstream: interval takes at most one interval for all "
+			"controllers (CTRL=MS sets one)\n");
+		usage(stderr);
+		return CGSTREAM_EXIT_USAGE;
+	}
+	ia->all = a;
+	ia->set = true;
+	return -1;
+unknown:
+	fprintf(stderr, "cgstream: interval: unknown option '%s'\n", a);
+	usage(stderr);
+	return CGSTREAM_EXIT_USAGE;
+}
+
+/* the arguments of interval, each value checked: -1, or the exit status */
+static int interval_parse(struct interval_args *ia, int argc, char **argv)
+{
+	bool options = true;
+	uint32_t v;
 	int r;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *eq;
+	for (int i = 1; i < argc; i++)
+		if ((r = interval_parse_one(ia, argc, argv, &i, &options)) >= 0)
+			return r;
+	if (!ia->all)
+		return -1;
+	if (interval_arg(ia->all, &v))
+		return CGSTREAM_EXIT_USAGE;
+	for (unsigned int b = 1; cli_ctrl(b); b <<= 1) {
+		unsigned int k = cli_ctrl_index(b);
 
-		if (options && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
-			usage(stdout);
-			return EXIT_OK;
-		}
-		if (options && !strcmp(a, "--")) {
-			options = false;
-			continue;
-		}
-		if (options && (!strcmp(a, "--controller") || !strncmp(a, "--controller=", 13))) {
-			const char *list = a[12] == '=' ? a + 13 : i + 1 < argc ? argv[++i] : NULL;
-
-			if (!list) {
-				fprintf(stderr, "cgstream: --controller wants cpu, memory or io\n");
-				return EXIT_USAGE;
-			}
-			if (cli_parse_controllers("controller", list, &named))
-				return EXIT_USAGE;
-			continue;
-		}
-		eq = strchr(a, '=');
-		if (eq && ctrl_by_name(a, (size_t)(eq - a))) {
-			unsigned int k = (unsigned int)__builtin_ctz(ctrl_by_name(a, (size_t)(eq - a)));
-
-			set = true;
-			if (!eq[1])
-				continue;	/* no override */
-			if (!cli_parse_u32(eq + 1, &ms[k]) || !interval_valid(ms[k]))
-				return bad_interval(eq + 1);
-			arg[k] = eq + 1;
-			continue;
-		}
-		if (options && a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
-			fprintf(stderr, "cgstream: interval: unknown option '%s'\n", a);
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-		if (all_arg) {
-			fprintf(stderr, "cgstream: interval takes at most one interval for all "
-				"controllers (CTRL=MS sets one)\n");
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-		all_arg = a;
-		set = true;
-	}
-
-	if (all_arg) {
-		uint32_t v;
-
-		if (!cli_parse_u32(all_arg, &v) || !interval_valid(v))
-			return bad_interval(all_arg);
-		for (unsigned int k = 0; k < FMT_NCTRL; k++) {
-			if (!arg[k] && (!named || (named & CTRL_BIT(k)))) {
-				ms[k] = v;
-				arg[k] = all_arg;
-			}
+		if (!ia->arg[k] && (!ia->named || (ia->named & b))) {
+			ia->ms[k] = v;
+			ia->arg[k] = ia->all;
 		}
 	}
+	return -1;
+}
 
-	for (unsigned int k = 0; k < FMT_NCTRL; k++) {
-		unsigned int b = CTRL_BIT(k);
-		bool wanted = set ? arg[k] != NULL : !named || (named & b);
+static int cmd_interval(int argc, char **argv)
+{
+	struct interval_args ia = { 0 };
+	uint32_t skipped = 0, got[CGSTREAM_CTRL_SLOTS];
+	unsigned int done[CGSTREAM_CTRL_SLOTS], n_got = 0, n_done = 0;
+	bool agree = true;
+	int r = interval_parse(&ia, argc, argv);
+
+	if (r >= 0)
+		return r;
+	for (unsigned int b = 1; cli_ctrl(b); b <<= 1) {
+		unsigned int k = cli_ctrl_index(b);
+		bool wanted = ia.set ? ia.arg[k] != NULL : !ia.named || (ia.named & b);
 		uint32_t now;
 
 		if (!wanted)
 			continue;
 		/* does the kernel stream it?  (and, getting, its value) */
 		r = cgstream_get_ctrl_interval(NULL, b, &now);
-		if (r == -EOPNOTSUPP && !(named & b)) {
+		if (r == -EOPNOTSUPP && !(ia.named & b)) {
 			skipped |= b;
 			continue;
 		}
 		if (r < 0)
 			return interval_error(b, false, NULL, r);
-		if (set && (r = cgstream_set_ctrl_interval(NULL, b, ms[k])) < 0)
-			return interval_error(b, true, arg[k], r);
-		if (!set) {
+		if (ia.set && (r = cgstream_set_ctrl_interval(NULL, b, ia.ms[k])) < 0)
+			return interval_error(b, true, ia.arg[k], r);
+		if (!ia.set) {
 			agree &= !n_got || now == got[0];
 			got[n_got] = now;
 			done[n_got++] = b;
@@ -242,45 +230,20 @@ static int cmd_interval(int argc, char **argv)
 		n_done++;
 	}
 	if (!n_done)	/* the kernel streams none of them */
-		return cli_no_stream(NULL, skipped & -skipped, false);
-	for (unsigned int k = 0; set && k < FMT_NCTRL; k++)
-		if (skipped & CTRL_BIT(k))
+		return interval_error(skipped & -skipped, ia.set, NULL, -EOPNOTSUPP);
+	for (unsigned int b = 1; ia.set && cli_ctrl(b); b <<= 1)
+		if (skipped & b)
 			fprintf(stderr, "cgstream: this kernel does not stream %s (no "
-				"%s.stat.stream_interval): skipped\n",
-				cgstream_controller_name(CTRL_BIT(k)), cgstream_controller_name(CTRL_BIT(k)));
-	if (set)
-		return EXIT_OK;
+				"%s.stat.stream_interval): skipped\n", cli_ctrl(b), cli_ctrl(b));
+	if (ia.set)
+		return CGSTREAM_EXIT_OK;
 	if (agree) {
 		printf("%u\n", got[0]);
-		return EXIT_OK;
+		return CGSTREAM_EXIT_OK;
 	}
 	for (unsigned int i = 0; i < n_got; i++)
-		printf("%s %u\n", cgstream_controller_name(done[i]), got[i]);
-	return EXIT_OK;
-}
-
-/* --- sd_notify, by hand: one datagram to $NOTIFY_SOCKET --- */
-static void sd_notify_send(const char *msg)
-{
-	const char *e = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t len;
-	int fd;
-
-	if (!e || (e[0] != '/' && e[0] != '@'))
-		return;	/* unset, or an address family we do not speak */
-	len = strlen(e);
-	if (len >= sizeof(sa.sun_path))
-		return;
-	memcpy(sa.sun_path, e, len);
-	if (e[0] == '@')
-		sa.sun_path[0] = '\0';	/* abstract namespace */
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	(void)sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
-		     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
-	close(fd);
+		printf("%s %u\n", cli_ctrl(done[i]), got[i]);
+	return CGSTREAM_EXIT_OK;
 }
 
 /* --- watch --- */
@@ -296,10 +259,10 @@ struct source {
 };
 
 struct watch {
-	struct cgstream_opts opts;
-	uint32_t asked;		/* --controllers; 0: the default */
+	struct cgstream_opts opts;	/* .controllers: --controllers, else the default set */
 	FILE *out;
 	struct fmt fmt;
+	bool fmt_ready;
 	bool json, recursive;
 	uint64_t count, every;
 	struct source *src;
@@ -354,96 +317,94 @@ static bool counted_out(const struct watch *w)
 	return true;
 }
 
-/* @path is @root or below it */
-static bool under(const char *path, const char *root)
+static int group_ctrl_mode(const void *g, unsigned int b)
 {
-	size_t n = strlen(root);
-
-	if (!strcmp(root, "/"))
-		return true;
-	return !strncmp(path, root, n) && (path[n] == '/' || path[n] == '\0');
+	return cgstream_group_ctrl_mode(g, b);
 }
 
-/* @s's modes, once it is open with @opts */
-static void source_modes(struct source *s, const struct cgstream_opts *opts)
+static int tree_ctrl_mode(const void *t, unsigned int b)
 {
-	s->fs.controllers = opts->controllers;
-	s->fs.mode = cgstream_mode_name(s->t ? cgstream_tree_mode(s->t) : cgstream_group_mode(s->g));
-	for (unsigned int k = 0; k < FMT_NCTRL; k++) {
-		unsigned int b = 1u << k;
-		int m;
+	return cgstream_tree_ctrl_mode(t, b);
+}
 
-		if (!(opts->controllers & b))
-			continue;
-		m = s->t ? cgstream_tree_ctrl_mode(s->t, b) : cgstream_group_ctrl_mode(s->g, b);
-		s->fs.ctrl_mode[k] = m < 0 ? NULL : cgstream_mode_name(m);
+/* @s's controllers and modes, once it is open */
+static void source_modes(struct source *s)
+{
+	if (s->t)
+		fmt_src_modes(&s->fs, cgstream_tree_mode(s->t), tree_ctrl_mode, s->t);
+	else
+		fmt_src_modes(&s->fs, cgstream_group_mode(s->g), group_ctrl_mode, s->g);
+}
+
+/* the group of the named cgroups @paths; 0 or an exit status */
+static int open_group(struct watch *w, char **args, char *const *paths, int n_args)
+{
+	struct source *s = &w->src[w->n_src];
+	int r = cli_probe(&w->opts, paths, (size_t)n_args, false);
+
+	if (r)
+		return r;
+	r = cgstream_group_new(&w->opts, &s->g);
+	if (r < 0)
+		return cli_fail(r, CGSTREAM_WHAT_OPEN, "/", &w->opts);
+	w->n_src++;
+	source_modes(s);
+	for (int i = 0; i < n_args; i++) {
+		r = cgstream_group_add(s->g, paths[i], NULL);
+		if (r < 0 && r != -EEXIST)	/* EEXIST: named twice */
+			return cli_fail(r, CGSTREAM_WHAT_OPEN, args[i], &w->opts);
 	}
+	return 0;
+}
+
+/* a tree per argument that is not in another one's; 0 or an exit status */
+static int open_trees(struct watch *w, char **args, char *const *paths, int n_args)
+{
+	uint8_t *keep = calloc((size_t)n_args, 1);
+	int r = keep ? 0 : CGSTREAM_EXIT_FAILURE;
+
+	if (keep)
+		cgstream_distinct_subtrees((const char *const *)paths, (size_t)n_args, keep);
+	for (int i = 0; i < n_args && r == 0; i++) {
+		struct source *s = &w->src[w->n_src];
+
+		if (!keep[i] || (r = cli_probe(&w->opts, &paths[i], 1, true)))
+			continue;
+		r = cgstream_tree_open(paths[i], &w->opts, &s->t);
+		if (r < 0) {
+			r = cli_fail(r, CGSTREAM_WHAT_OPEN, args[i], &w->opts);
+			break;
+		}
+		source_modes(s);
+		w->n_src++;
+	}
+	free(keep);
+	return r;
 }
 
 /* the sources of the arguments; 0 or an exit status */
 static int open_sources(struct watch *w, char **args, int n_args)
 {
 	char **paths = calloc((size_t)n_args, sizeof(*paths));
-	struct cgstream_opts o = w->opts;
 	int r = 0;
 
 	w->src = calloc((size_t)n_args, sizeof(*w->src));
 	if (!paths || !w->src) {
 		free(paths);
-		return EXIT_RUNTIME;
+		return CGSTREAM_EXIT_FAILURE;
 	}
 	for (int i = 0; i < n_args && r == 0; i++) {
 		char path[PATH_MAX];
 
 		r = cgstream_resolve_path(args[i], &w->opts, path, sizeof(path));
 		if (r < 0)
-			r = cli_open_error(&w->opts, args[i], r);
+			r = cli_fail(r, CGSTREAM_WHAT_OPEN, args[i], &w->opts);
 		else if (!(paths[i] = strdup(path)))
-			r = EXIT_RUNTIME;
+			r = CGSTREAM_EXIT_FAILURE;
 	}
-	if (r == 0 && !w->recursive)
-		r = cli_controllers(&w->opts, w->asked, paths, (size_t)n_args, &o.controllers);
-	if (r == 0 && !w->recursive) {
-		struct source *s = &w->src[w->n_src++];
-
-		r = cgstream_group_new(&o, &s->g);
-		if (r < 0) {
-			w->n_src--;
-			r = cli_open_error(&o, "/", r);
-		} else {
-			source_modes(s, &o);
-		}
-		for (int i = 0; i < n_args && r == 0; i++) {
-			r = cgstream_group_add(s->g, paths[i], NULL);
-			if (r == -EEXIST)
-				r = 0;	/* named twice */
-			else if (r < 0)
-				r = cli_open_error(&o, args[i], r);
-		}
-	}
-	for (int i = 0; i < n_args && r == 0 && w->recursive; i++) {
-		struct source *s;
-		bool covered = false;
-
-		/* a cgroup below another argument is in that one's tree */
-		for (int j = 0; j < n_args; j++)
-			if (j != i && under(paths[i], paths[j]) &&
-			    (strcmp(paths[i], paths[j]) || j < i))
-				covered = true;
-		if (covered)
-			continue;
-		r = cli_controllers(&w->opts, w->asked, &paths[i], 1, &o.controllers);
-		if (r)
-			break;
-		s = &w->src[w->n_src];
-		r = cgstream_tree_open(paths[i], &o, &s->t);
-		if (r < 0) {
-			r = cli_open_error(&o, args[i], r);
-			break;
-		}
-		source_modes(s, &o);
-		w->n_src++;
-	}
+	if (r == 0)
+		r = w->recursive ? open_trees(w, args, paths, n_args)
+				 : open_group(w, args, paths, n_args);
 	for (int i = 0; i < n_args; i++)
 		free(paths[i]);
 	free(paths);
@@ -451,40 +412,22 @@ static int open_sources(struct watch *w, char **args, int n_args)
 }
 
 /*
- * A controller read from the kernel while its interval is 0 gets no new
- * flush: said once at the start (cpu's, or the lead's: no samples at all).
+ * Said once at the start, of every source: the controllers emulated
+ * (fallback mode), and those read from the kernel while its interval is
+ * 0 (no new flush comes: cpu's, or the lead's, means no samples at all).
  */
-static void warn_interval_off(const struct watch *w)
+static void say_notices(const struct watch *w)
 {
-	uint32_t off = 0, ms;
+	int modes[CGSTREAM_CTRL_SLOTS] = { 0 };
+	uint32_t all = 0;
 
-	for (size_t i = 0; i < w->n_src; i++)
-		for (unsigned int k = 0; k < FMT_NCTRL; k++) {
-			const char *m = w->src[i].fs.ctrl_mode[k];
-
-			if (m && strcmp(m, "fallback") &&
-			    cgstream_get_ctrl_interval(&w->opts, 1u << k, &ms) == 0 && ms == 0)
-				off |= 1u << k;
-		}
-	for (unsigned int k = 0; k < FMT_NCTRL; k++) {
-		unsigned int b = 1u << k;
-		bool lead = false;
-
-		if (!(off & b))
-			continue;
-		for (size_t i = 0; i < w->n_src; i++)
-			lead |= (w->src[i].fs.controllers & (b - 1)) == 0 &&
-				(w->src[i].fs.controllers & b);
-		if (lead)
-			fprintf(stderr, "cgstream: the kernel's flush interval is 0 (streaming off)%s%s: "
-				"no samples until it is set, e.g. 'cgstream interval 1000'\n",
-				b == CGSTREAM_CTRL_CPU ? "" : " for ",
-				b == CGSTREAM_CTRL_CPU ? "" : cgstream_controller_name(b));
-		else
-			fprintf(stderr, "cgstream: the kernel's flush interval is 0 (streaming off) "
-				"for %s: its values stay as of its last flush until it is set, e.g. "
-				"'cgstream interval 1000'\n", cgstream_controller_name(b));
+	for (size_t i = 0; i < w->n_src; i++) {
+		all |= w->src[i].fs.controllers;
+		for (unsigned int k = 0; k < CGSTREAM_CTRL_SLOTS; k++)
+			if (!modes[k] || w->src[i].fs.modes[k] == CGSTREAM_MODE_FALLBACK)
+				modes[k] = w->src[i].fs.modes[k];
 	}
+	cli_notices(all, modes, &w->opts, CGSTREAM_NOTICE_EMULATION | CGSTREAM_NOTICE_STREAMING_OFF);
 }
 
 static void close_sources(struct watch *w)
@@ -496,7 +439,8 @@ static void close_sources(struct watch *w)
 	free(w->src);
 }
 
-static int cmd_watch(int argc, char **argv)
+/* watch's options into @w (and *@output); -1: go on, else the exit status */
+static int watch_options(struct watch *w, int argc, char **argv, const char **output)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -510,168 +454,173 @@ static int cmd_watch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct watch w = { .opts = { .sz = sizeof(struct cgstream_opts) }, .out = stdout };
-	const char *output = NULL;
-	struct pollfd *pfd = NULL;
-	char rootbuf[PATH_MAX];
-	int sfd = -1, r, opt, ret = EXIT_RUNTIME;
-	bool fmt_ready = false;
-	uint32_t all = 0;
-	enum fmt_style style;
-	sigset_t mask;
 	uint32_t v;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			w.json = true;
-			break;
-		case 'c':
-		case 'e':
+		if (opt == 'j' || opt == 'r') {
+			*(opt == 'j' ? &w->json : &w->recursive) = true;
+		} else if (opt == 'c' || opt == 'e') {
 			if (!cli_parse_u32(optarg, &v) || v == 0) {
 				fprintf(stderr, "cgstream: --%s wants a number of cycles >= 1, not '%s'\n",
 					opt == 'c' ? "count" : "every", optarg);
-				return EXIT_USAGE;
+				return CGSTREAM_EXIT_USAGE;
 			}
-			*(opt == 'c' ? &w.count : &w.every) = v;
-			break;
-		case 'm':
-			if (cli_parse_mode(optarg, &w.opts.mode))
-				return EXIT_USAGE;
-			break;
-		case 'f':
-			if (cli_parse_fallback_interval(optarg, &w.opts.fallback_interval_ms))
-				return EXIT_USAGE;
-			break;
-		case 'r':
-			w.recursive = true;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'C':
-			if (cli_parse_controllers("controllers", optarg, &w.asked))
-				return EXIT_USAGE;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			*(opt == 'c' ? &w->count : &w->every) = v;
+		} else if (opt == 'm' || opt == 'f' || opt == 'C') {
+			int what = opt == 'm' ? CGSTREAM_WHAT_MODE : opt == 'f' ?
+				   CGSTREAM_WHAT_FALLBACK_INTERVAL : CGSTREAM_WHAT_CONTROLLERS;
+
+			if (cli_option(what, optarg, &v))
+				return CGSTREAM_EXIT_USAGE;
+			if (opt == 'm')
+				w->opts.mode = (int)v;
+			else
+				*(opt == 'f' ? &w->opts.fallback_interval_ms : &w->opts.controllers) = v;
+		} else if (opt == 'o') {
+			*output = optarg;
+		} else {
+			usage(opt == 'h' ? stdout : stderr);
+			return opt == 'h' ? CGSTREAM_EXIT_OK : CGSTREAM_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "cgstream: watch needs at least one cgroup\n");
 		usage(stderr);
-		return EXIT_USAGE;
+		return CGSTREAM_EXIT_USAGE;
 	}
-	if (w.opts.mode == CGSTREAM_MODE_SUBTREE && !w.recursive) {
+	if (w->opts.mode == CGSTREAM_MODE_SUBTREE && !w->recursive) {
 		fprintf(stderr, "cgstream: --mode subtree watches whole subtrees: it needs --recursive\n");
-		return EXIT_USAGE;
+		return CGSTREAM_EXIT_USAGE;
 	}
+	return -1;
+}
 
-	r = cgstream_resolve_path("/", &w.opts, rootbuf, sizeof(rootbuf));
-	if (r < 0)
-		return r == -ENODEV ? cli_no_cgroup2() : cli_open_error(&w.opts, "/", r);
-	cli_raise_fd_limit();
-	r = open_sources(&w, argv + optind, argc - optind);
-	if (r) {
-		ret = r;
-		goto out;
-	}
+/* SIGINT, SIGTERM (said to systemd) end it: -1 go on, else the exit status */
+static int watch_signal(int sfd)
+{
+	struct signalfd_siginfo si;
 
-	if (output) {
-		w.out = fopen(output, "ae");
-		if (!w.out) {
-			fprintf(stderr, "cgstream: %s: %s\n", output, strerror(errno));
-			w.out = stdout;
-			goto out;
+	if (read(sfd, &si, sizeof(si)) != sizeof(si))
+		return -1;
+	if (si.ssi_signo == SIGTERM)
+		cgstream_sd_notify("STOPPING=1");
+	return CGSTREAM_EXIT_OK;
+}
+
+/* one poll() for the signals and every source until the end: the exit status */
+static int watch_loop(struct watch *w, struct pollfd *pfd)
+{
+	for (;;) {
+		size_t live = 0;
+		int r;
+
+		if (poll(pfd, (nfds_t)w->n_src + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "cgstream: poll: %s\n", strerror(errno));
+			return CGSTREAM_EXIT_FAILURE;
+		}
+		if (pfd[0].revents && (r = watch_signal(pfd[0].fd)) >= 0)
+			return r;
+		for (size_t i = 0; i < w->n_src; i++) {
+			if (!pfd[i + 1].revents || w->src[i].done)
+				continue;
+			if (drain(w, &w->src[i]) < 0)
+				return CGSTREAM_EXIT_FAILURE;
+			if (w->src[i].done)
+				pfd[i + 1].fd = -1;	/* poll() skips it */
+		}
+		if (fflush(w->out) != 0 || ferror(w->out)) {
+			fprintf(stderr, "cgstream: writing the output: %s\n", strerror(errno));
+			return CGSTREAM_EXIT_FAILURE;
+		}
+		if (counted_out(w))
+			return CGSTREAM_EXIT_OK;
+		for (size_t i = 0; i < w->n_src; i++)
+			live += !w->src[i].done;
+		if (!live) {
+			fprintf(stderr, "cgstream: no cgroups left to watch\n");
+			return CGSTREAM_EXIT_OK;
 		}
 	}
-	setvbuf(w.out, NULL, _IOLBF, 0);
-	style = w.json ? FMT_JSON : isatty(fileno(w.out)) ? FMT_TABLE : FMT_LINES;
-	for (size_t i = 0; i < w.n_src; i++)
-		all |= w.src[i].fs.controllers;
-	if (fmt_init(&w.fmt, w.out, style, w.every, w.recursive, all, rootbuf) < 0)
-		goto out;
-	fmt_ready = true;
-	warn_interval_off(&w);
+}
 
+/* the output, the printer, the signals, the fds to poll: 0, or -1 said */
+static int watch_setup(struct watch *w, const char *output, const char *mount, int *sfd,
+		       struct pollfd **pfd)
+{
+	uint32_t all = 0;
+	sigset_t mask;
+
+	if (output && !(w->out = fopen(output, "ae"))) {
+		fprintf(stderr, "cgstream: %s: %s\n", output, strerror(errno));
+		w->out = stdout;
+		return -1;
+	}
+	setvbuf(w->out, NULL, _IOLBF, 0);
+	for (size_t i = 0; i < w->n_src; i++)
+		all |= w->src[i].fs.controllers;
+	if (fmt_init(&w->fmt, w->out, w->json ? FMT_JSON : isatty(fileno(w->out)) ? FMT_TABLE :
+		     FMT_LINES, w->every, w->recursive, all, mount) < 0)
+		return -1;
+	w->fmt_ready = true;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	pfd = calloc(w.n_src + 1, sizeof(*pfd));
-	if (sfd < 0 || !pfd) {
+	*sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	*pfd = calloc(w->n_src + 1, sizeof(**pfd));
+	if (*sfd < 0 || !*pfd) {
 		fprintf(stderr, "cgstream: signalfd: %s\n", strerror(errno));
-		goto out;
+		return -1;
 	}
-	pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-	for (size_t i = 0; i < w.n_src; i++) {
-		struct source *s = &w.src[i];
+	(*pfd)[0] = (struct pollfd){ .fd = *sfd, .events = POLLIN };
+	for (size_t i = 0; i < w->n_src; i++) {
+		struct source *s = &w->src[i];
 
-		pfd[i + 1] = (struct pollfd){
+		(*pfd)[i + 1] = (struct pollfd){
 			.fd = s->t ? cgstream_tree_fd(s->t) : cgstream_group_fd(s->g),
 			.events = POLLIN,
 		};
 	}
+	return 0;
+}
 
-	sd_notify_send("READY=1");
-	for (;;) {
-		size_t live = 0;
+static int cmd_watch(int argc, char **argv)
+{
+	struct watch w = { .opts = { .sz = sizeof(struct cgstream_opts),
+				     .controllers = CGSTREAM_CTRL_DEFAULT }, .out = stdout };
+	const char *output = NULL;
+	struct pollfd *pfd = NULL;
+	char mount[PATH_MAX];
+	int sfd = -1, r, ret;
 
-		if (poll(pfd, (nfds_t)w.n_src + 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			fprintf(stderr, "cgstream: poll: %s\n", strerror(errno));
-			goto out;
-		}
-		if (pfd[0].revents) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGTERM)
-					sd_notify_send("STOPPING=1");
-				ret = EXIT_OK;
-				goto out;
-			}
-		}
-		for (size_t i = 0; i < w.n_src; i++) {
-			if (!pfd[i + 1].revents || w.src[i].done)
-				continue;
-			if (drain(&w, &w.src[i]) < 0)
-				goto out;
-			if (w.src[i].done)
-				pfd[i + 1].fd = -1;	/* poll() skips it */
-		}
-		if (fflush(w.out) != 0 || ferror(w.out)) {
-			fprintf(stderr, "cgstream: writing the output: %s\n", strerror(errno));
-			goto out;
-		}
-		if (counted_out(&w)) {
-			ret = EXIT_OK;
-			goto out;
-		}
-		for (size_t i = 0; i < w.n_src; i++)
-			live += !w.src[i].done;
-		if (!live) {
-			fprintf(stderr, "cgstream: no cgroups left to watch\n");
-			ret = EXIT_OK;
-			goto out;
+	ret = watch_options(&w, argc, argv, &output);
+	if (ret >= 0)
+		return ret;
+	r = cgstream_resolve_path("/", &w.opts, mount, sizeof(mount));
+	if (r < 0)
+		return cli_fail(r, CGSTREAM_WHAT_OPEN, "/", &w.opts);
+	cli_raise_fd_limit();
+	ret = open_sources(&w, argv + optind, argc - optind);
+	if (ret == 0) {
+		ret = CGSTREAM_EXIT_FAILURE;
+		if (watch_setup(&w, output, mount, &sfd, &pfd) == 0) {
+			say_notices(&w);
+			cgstream_sd_notify("READY=1");
+			ret = watch_loop(&w, pfd);
 		}
 	}
-out:
 	close_sources(&w);
-	if (fmt_ready)
+	if (w.fmt_ready)
 		fmt_fini(&w.fmt);
 	free(pfd);
 	if (sfd >= 0)
 		close(sfd);
-	if (w.out != stdout && fclose(w.out) != 0 && ret == EXIT_OK) {
+	if (w.out != stdout && fclose(w.out) != 0 && ret == CGSTREAM_EXIT_OK) {
 		fprintf(stderr, "cgstream: %s: %s\n", output, strerror(errno));
-		ret = EXIT_RUNTIME;
+		ret = CGSTREAM_EXIT_FAILURE;
 	}
 	return ret;
 }
@@ -680,16 +629,16 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return CGSTREAM_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return EXIT_OK;
+		return CGSTREAM_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("cgstream %d.%d (libcgstream %s)\n", CGSTREAM_VERSION_MAJOR,
 		       CGSTREAM_VERSION_MINOR, cgstream_version());
-		return EXIT_OK;
+		return CGSTREAM_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "interval"))
 		return cmd_interval(argc - 1, argv + 1);
@@ -699,5 +648,5 @@ int main(int argc, char **argv)
 		return cmd_top(argc - 1, argv + 1);
 	fprintf(stderr, "cgstream: unknown command '%s'\n", argv[1]);
 	usage(stderr);
-	return EXIT_USAGE;
+	return CGSTREAM_EXIT_USAGE;
 }

@@ -74,8 +74,7 @@ static const char term_enter_seq[] = "\033[?1049h\033[?25l\033[H\033[2J";
 static const char term_leave_seq[] = "\033[?25h\033[?1049l";
 
 struct top {
-	struct cgstream_opts opts;
-	uint32_t asked;			/* --controllers; 0: the default */
+	struct cgstream_opts opts;	/* .controllers: --controllers, else the default set */
 	struct cgstream_tree *t;
 	int mode;			/* the tree's (its lead controller's) */
 	unsigned int lead;		/* that controller */
@@ -137,13 +136,13 @@ static void usage_top(FILE *f)
 		"                            kernel's interval if set, else 1000)\n"
 		"\n"
 		"Keys: c u s t m i n sort by CPU%%, USER%%, SYS%%, throttled time, MEM, IO/s,\n"
-		"      name;\n"
+		"      name (m and i where those columns are shown: --sort mem and io want\n"
+		"      them too);\n"
 		"      r reverses; q (or Ctrl-C) quits.\n"
-		"\n"
-		"Exit status: 0 ok, 1 failure, 2 usage error (also: not a terminal without\n"
-		"--batch), 3 no such cgroup (or it was removed while shown), 4 permission\n"
-		"denied, 5 the kernel lacks the stream (or subtree) file --mode asked for, or\n"
-		"a controller --controllers asked for is not enabled for CGROUP.\n");
+		"\n");
+	cli_exit_statuses(f);
+	fprintf(f, "(Also 2: not a terminal without --batch; 3: the cgroup was removed while "
+		"shown.)\n");
 }
 
 /* --- text in columns ---
@@ -526,12 +525,12 @@ static void cell(char *buf, size_t size, bool ok, double v)
 /* the columns of memory and io, where the tree reads them */
 static bool has_mem(const struct top *tp)
 {
-	return tp->opts.controllers & CGSTREAM_CTRL_MEMORY;
+	return tp->src.controllers & CGSTREAM_CTRL_MEMORY;
 }
 
 static bool has_io(const struct top *tp)
 {
-	return tp->opts.controllers & CGSTREAM_CTRL_IO;
+	return tp->src.controllers & CGSTREAM_CTRL_IO;
 }
 
 /* the width of the columns after CGROUP */
@@ -771,22 +770,18 @@ static void top_describe_mode(struct top *tp, int asked)
 	};
 	char names[48] = "";
 	size_t n = 0, len = 0;
-	int modes[FMT_NCTRL], same = -1;
+	int same = -1;
 	bool mixed = false;
 
-	for (unsigned int k = 0; k < FMT_NCTRL; k++) {
-		unsigned int b = 1u << k;
+	for (unsigned int b = 1; cli_ctrl(b); b <<= 1) {
+		int m = tp->src.modes[cli_ctrl_index(b)];
 
-		modes[k] = -1;
-		if (!(tp->opts.controllers & b))
+		if (!m)
 			continue;
-		modes[k] = cgstream_tree_ctrl_mode(tp->t, b);
-		if (modes[k] < CGSTREAM_MODE_KERNEL || modes[k] > CGSTREAM_MODE_SUBTREE)
-			modes[k] = tp->mode;
-		mixed |= same >= 0 && modes[k] != same;
-		same = modes[k];
+		mixed |= same >= 0 && m != same;
+		same = m;
 		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", n++ ? "," : "",
-					cgstream_controller_name(b));
+					cli_ctrl(b));
 	}
 	if (n > 1) {
 		/* {cpu,memory,io} */
@@ -796,12 +791,11 @@ static void top_describe_mode(struct top *tp, int asked)
 	}
 	if (mixed) {
 		len = 0;
-		for (unsigned int k = 0; k < FMT_NCTRL; k++)
-			if (modes[k] >= 0)
+		for (unsigned int b = 1; cli_ctrl(b); b <<= 1)
+			if (tp->src.modes[cli_ctrl_index(b)])
 				len += (size_t)snprintf(tp->mode_text + len, sizeof(tp->mode_text) - len,
-							"%s%s %s", len ? ", " : "",
-							cgstream_controller_name(1u << k),
-							word[modes[k]]);
+							"%s%s %s", len ? ", " : "", cli_ctrl(b),
+							word[tp->src.modes[cli_ctrl_index(b)]]);
 		return;
 	}
 	if (asked == CGSTREAM_MODE_AUTO && same == CGSTREAM_MODE_KERNEL)
@@ -946,7 +940,7 @@ static int parse_sort(const char *name, enum sort_key *k)
 	}
 	fprintf(stderr, "cgstream: --sort is cpu, user, sys, throttled, mem, io or name, not '%s'\n",
 		name);
-	return EXIT_USAGE;
+	return CGSTREAM_EXIT_USAGE;
 }
 
 /* 1: quit; 0: redraw if anything changed (*changed) */
@@ -969,6 +963,9 @@ static int top_keys(struct top *tp, bool *changed)
 			*changed = true;	/* ^L: draw again */
 		}
 		for (size_t s = 0; s < N_SORTS; s++) {
+			/* m, i: only by a column that is shown */
+			if ((s == SORT_MEM && !has_mem(tp)) || (s == SORT_IO && !has_io(tp)))
+				continue;
 			if (k == sorts[s].key || k == sorts[s].key - 'a' + 'A') {
 				tp->sort = (enum sort_key)s;
 				*changed = true;
@@ -1004,16 +1001,16 @@ static int top_signals(struct top *tp, int sfd, bool *redraw)
 		case SIGTSTP:
 			r = top_suspend();
 			if (r < 0)
-				return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+				return top_exit(tp, CGSTREAM_EXIT_FAILURE, "the terminal: %s", strerror(-r));
 			break;
 		case SIGCONT:
 			/* also after a SIGSTOP from someone else: the screen may be anyone's */
 			r = term_enter(true);
 			if (r < 0)
-				return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+				return top_exit(tp, CGSTREAM_EXIT_FAILURE, "the terminal: %s", strerror(-r));
 			break;
 		default:	/* INT, TERM, HUP */
-			return EXIT_OK;
+			return CGSTREAM_EXIT_OK;
 		}
 		*redraw = true;	/* at the terminal's size now */
 	}
@@ -1026,10 +1023,10 @@ static int top_cycle(struct top *tp, bool *redraw)
 	int r = top_drain(tp);
 
 	if (r == -ENODEV)
-		return top_exit(tp, EXIT_NO_CGROUP, "%s: the watched cgroup was removed",
+		return top_exit(tp, CGSTREAM_EXIT_NO_CGROUP, "%s: the watched cgroup was removed",
 				tp->root_shown);
 	if (r < 0)
-		return top_exit(tp, EXIT_RUNTIME, "reading the streams: %s", strerror(-r));
+		return top_exit(tp, CGSTREAM_EXIT_FAILURE, "reading the streams: %s", strerror(-r));
 	/* the first cycle is every cgroup's first sample: no CPU% yet */
 	if (r == 0 || tp->cycles < 2) {
 		*redraw |= r > 0;
@@ -1039,7 +1036,7 @@ static int top_cycle(struct top *tp, bool *redraw)
 	if (tp->batch) {
 		r = top_print(tp);
 		if (r < 0)
-			return top_exit(tp, EXIT_RUNTIME, "writing the output: %s", strerror(-r));
+			return top_exit(tp, CGSTREAM_EXIT_FAILURE, "writing the output: %s", strerror(-r));
 	}
 	*redraw = true;
 	return -1;
@@ -1061,7 +1058,7 @@ static int top_loop(struct top *tp, int sfd)
 		if (r == 0)
 			r = top_draw(tp);
 		if (r < 0)
-			return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+			return top_exit(tp, CGSTREAM_EXIT_FAILURE, "the terminal: %s", strerror(-r));
 	}
 	for (;;) {
 		bool redraw = false;
@@ -1075,7 +1072,7 @@ static int top_loop(struct top *tp, int sfd)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return top_exit(tp, EXIT_RUNTIME, "poll: %s", strerror(errno));
+			return top_exit(tp, CGSTREAM_EXIT_FAILURE, "poll: %s", strerror(errno));
 		}
 		if (r == 0) {
 			top_read_interval(tp);
@@ -1085,16 +1082,16 @@ static int top_loop(struct top *tp, int sfd)
 			return r;
 		if (pfd[2].revents & POLLIN) {
 			if (top_keys(tp, &redraw))
-				return EXIT_OK;
+				return CGSTREAM_EXIT_OK;
 		} else if (pfd[2].revents & (POLLHUP | POLLERR | POLLNVAL)) {
-			return EXIT_OK;	/* the terminal is gone */
+			return CGSTREAM_EXIT_OK;	/* the terminal is gone */
 		}
 		if (pfd[1].revents && (r = top_cycle(tp, &redraw)) >= 0)
 			return r;
 		if (redraw && !tp->batch && (r = top_draw(tp)) < 0)
-			return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+			return top_exit(tp, CGSTREAM_EXIT_FAILURE, "the terminal: %s", strerror(-r));
 		if (tp->iterations && tp->counted >= tp->iterations)
-			return EXIT_OK;
+			return CGSTREAM_EXIT_OK;
 	}
 }
 
@@ -1124,112 +1121,150 @@ static int top_options(struct top *tp, int argc, char **argv)
 			if (!cli_parse_u32(optarg, &v) || v == 0) {
 				fprintf(stderr, "cgstream: --iterations wants a number >= 1, not '%s'\n",
 					optarg);
-				return EXIT_USAGE;
+				return CGSTREAM_EXIT_USAGE;
 			}
 			tp->iterations = v;
 			break;
 		case 's':
 			if (parse_sort(optarg, &tp->sort))
-				return EXIT_USAGE;
+				return CGSTREAM_EXIT_USAGE;
 			break;
 		case 'R':
 			tp->reverse = true;
 			break;
 		case 'm':
-			if (cli_parse_mode(optarg, &tp->opts.mode))
-				return EXIT_USAGE;
+			if (cli_option(CGSTREAM_WHAT_MODE, optarg, &v))
+				return CGSTREAM_EXIT_USAGE;
+			tp->opts.mode = (int)v;
 			break;
 		case 'f':
-			if (cli_parse_fallback_interval(optarg, &tp->opts.fallback_interval_ms))
-				return EXIT_USAGE;
+			if (cli_option(CGSTREAM_WHAT_FALLBACK_INTERVAL, optarg,
+				       &tp->opts.fallback_interval_ms))
+				return CGSTREAM_EXIT_USAGE;
 			break;
 		case 'C':
-			if (cli_parse_controllers("controllers", optarg, &tp->asked))
-				return EXIT_USAGE;
+			if (cli_option(CGSTREAM_WHAT_CONTROLLERS, optarg, &tp->opts.controllers))
+				return CGSTREAM_EXIT_USAGE;
 			break;
 		case 'h':
 			usage_top(stdout);
-			return EXIT_OK;
+			return CGSTREAM_EXIT_OK;
 		default:
 			usage_top(stderr);
-			return EXIT_USAGE;
+			return CGSTREAM_EXIT_USAGE;
 		}
 	}
 	if (argc - optind > 1) {
 		fprintf(stderr, "cgstream: top shows one subtree: give at most one cgroup\n");
-		return EXIT_USAGE;
+		return CGSTREAM_EXIT_USAGE;
 	}
 	if (!tp->batch && !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "cgstream: top draws on a terminal and standard output is not one; "
 			"use --batch (-b) for plain tables\n");
-		return EXIT_USAGE;
+		return CGSTREAM_EXIT_USAGE;
 	}
 	if (!tp->batch && !isatty(STDIN_FILENO)) {
 		fprintf(stderr, "cgstream: top reads keys from a terminal and standard input is not one; "
 			"use --batch (-b) for plain tables\n");
-		return EXIT_USAGE;
+		return CGSTREAM_EXIT_USAGE;
 	}
 	return -1;
 }
 
+static int top_tree_ctrl_mode(const void *t, unsigned int b)
+{
+	return cgstream_tree_ctrl_mode(t, b);
+}
+
+/* the sort asked for (--sort) has its column: 0, or said: the exit status */
+static int top_sort_shown(const struct top *tp)
+{
+	if ((tp->sort == SORT_MEM && !has_mem(tp)) || (tp->sort == SORT_IO && !has_io(tp))) {
+		fprintf(stderr, "cgstream: --sort %s: no %s column (the %s controller is not read)\n",
+			sorts[tp->sort].name, sorts[tp->sort].column,
+			tp->sort == SORT_MEM ? "memory" : "io");
+		return CGSTREAM_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* the tree of @arg, what it reads, how its paths are shown: 0 or the exit status */
+static int top_open(struct top *tp, const char *arg)
+{
+	char path[PATH_MAX];
+	int r;
+
+	r = cgstream_resolve_path(arg, &tp->opts, path, sizeof(path));
+	if (r < 0)
+		return cli_fail(r, CGSTREAM_WHAT_OPEN, arg, &tp->opts);
+	r = cli_probe(&tp->opts, (char *[]){ path }, 1, true);
+	if (r)
+		return r;
+	r = cgstream_tree_open(path, &tp->opts, &tp->t);
+	if (r < 0)
+		return cli_fail(r, CGSTREAM_WHAT_OPEN, arg, &tp->opts);
+	tp->mode = cgstream_tree_mode(tp->t);
+	fmt_src_modes(&tp->src, tp->mode, top_tree_ctrl_mode, tp->t);
+	tp->lead = tp->src.controllers & -tp->src.controllers;
+	tp->root = cgstream_tree_path(tp->t);
+	if (cgstream_resolve_path("/", &tp->opts, tp->mount, sizeof(tp->mount)) < 0 ||
+	    cgstream_shown_path(tp->root, tp->mount, tp->root_shown, sizeof(tp->root_shown)) < 0)
+		snprintf(tp->root_shown, sizeof(tp->root_shown), "?");
+	top_describe_mode(tp, tp->opts.mode);
+	top_read_interval(tp);
+	return top_sort_shown(tp);
+}
+
+/*
+ * The first note: a streamed controller whose kernel interval is 0 (the
+ * library's notice: its first line on the screen, all of them on stderr
+ * in batch mode), else that the first flush is awaited.
+ */
+static void top_first_note(struct top *tp)
+{
+	char off[2048];
+	int n = cgstream_notices(tp->src.controllers, tp->src.modes, &tp->opts,
+				 CGSTREAM_NOTICE_STREAMING_OFF, off, sizeof(off));
+
+	if (n <= 0) {
+		snprintf(tp->note, sizeof(tp->note), "waiting for the first flush");
+		return;
+	}
+	snprintf(tp->note, sizeof(tp->note), "%.*s", (int)strcspn(off, "\n"), off);
+	if (tp->batch)
+		cli_notices(tp->src.controllers, tp->src.modes, &tp->opts,
+			    CGSTREAM_NOTICE_STREAMING_OFF);
+}
+
 int cmd_top(int argc, char **argv)
 {
-	struct top tp = { .opts = { .sz = sizeof(struct cgstream_opts) } };
-	char path[PATH_MAX];
-	const char *arg;
-	int sfd = -1, r, ret = EXIT_RUNTIME;
+	struct top tp = { .opts = { .sz = sizeof(struct cgstream_opts),
+				    .controllers = CGSTREAM_CTRL_DEFAULT } };
+	int sfd = -1, r, ret = CGSTREAM_EXIT_FAILURE;
 	sigset_t mask;
 
 	r = top_options(&tp, argc, argv);
 	if (r >= 0)
 		return r;
-	arg = optind < argc ? argv[optind] : "/";
 	/* the widths of names' characters (LC_CTYPE only: numbers stay as they are) */
 	setlocale(LC_CTYPE, "C.UTF-8");
-
 	cli_raise_fd_limit();
-	r = cgstream_resolve_path(arg, &tp.opts, path, sizeof(path));
-	if (r < 0)
-		return cli_open_error(&tp.opts, arg, r);
-	r = cli_controllers(&tp.opts, tp.asked, (char *[]){ path }, 1, &tp.opts.controllers);
-	if (r)
-		return r;
-	r = cgstream_tree_open(path, &tp.opts, &tp.t);
-	if (r < 0)
-		return cli_open_error(&tp.opts, arg, r);
-	tp.mode = cgstream_tree_mode(tp.t);
-	tp.lead = tp.opts.controllers & -tp.opts.controllers;
-	tp.src.controllers = tp.opts.controllers;
-	tp.src.mode = cgstream_mode_name(tp.mode);
-	for (unsigned int k = 0; k < FMT_NCTRL; k++) {
-		int m = cgstream_tree_ctrl_mode(tp.t, 1u << k);
-
-		tp.src.ctrl_mode[k] = m < 0 ? NULL : cgstream_mode_name(m);
+	r = top_open(&tp, optind < argc ? argv[optind] : "/");
+	if (r) {
+		ret = r;
+		goto out;
 	}
-	tp.root = cgstream_tree_path(tp.t);
-	if (cgstream_resolve_path("/", &tp.opts, tp.mount, sizeof(tp.mount)) < 0 ||
-	    cgstream_shown_path(tp.root, tp.mount, tp.root_shown, sizeof(tp.root_shown)) < 0)
-		snprintf(tp.root_shown, sizeof(tp.root_shown), "?");
-	top_describe_mode(&tp, tp.opts.mode);
-	top_read_interval(&tp);
 	if (cgs_hash_init(&tp.unreadable) < 0) {
 		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
 		goto out;
 	}
 	tp.unreadable_ready = true;
-	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, tp.opts.controllers, tp.mount) < 0) {
+	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, tp.src.controllers, tp.mount) < 0) {
 		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
 		goto out;
 	}
 	tp.fmt_ready = true;
-	if (tp.mode != CGSTREAM_MODE_FALLBACK && tp.interval_known && tp.interval_ms == 0) {
-		snprintf(tp.note, sizeof(tp.note), "the kernel's flush interval is 0 (streaming off): "
-			 "no samples until it is set, e.g. 'cgstream interval 1000'");
-		if (tp.batch)
-			fprintf(stderr, "cgstream: %s\n", tp.note);
-	} else {
-		snprintf(tp.note, sizeof(tp.note), "waiting for the first flush");
-	}
+	top_first_note(&tp);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

@@ -61,6 +61,22 @@ enum cgstream_controller {
 	CGSTREAM_CTRL_IO		= 1u << 2,
 };
 #define CGSTREAM_CTRL_ALL	(CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_MEMORY | CGSTREAM_CTRL_IO)
+/*
+ * Since 1.3, alone in cgstream_opts.controllers: the default set every
+ * front end reads unless told otherwise: cpu, and memory and io where
+ * they are enabled (a stream's and a tree's cgroup has their *.stat; a
+ * group: the cgroup2 hierarchy has them).  cgstream_probe() says which.
+ */
+#define CGSTREAM_CTRL_DEFAULT	(1u << 31)
+/* Since 1.3: room in arrays indexed by a controller's bit number */
+#define CGSTREAM_CTRL_SLOTS	8
+/*
+ * Since 1.3: the range of an interval in ms, the kernel's (0: streaming
+ * off) and cgstream_opts.fallback_interval_ms (0: its default); outside
+ * it -EINVAL.
+ */
+#define CGSTREAM_INTERVAL_MIN_MS	10u
+#define CGSTREAM_INTERVAL_MAX_MS	3600000u
 
 /* bits of cgstream_sample.present: which fields the kernel reported */
 enum cgstream_field {
@@ -108,11 +124,13 @@ struct cgstream_sample {
 struct cgstream_opts {
 	size_t sz;
 	int mode;			/* enum cgstream_mode */
-	uint32_t fallback_interval_ms;	/* 0: the kernel's interval if set, else 1000 */
+	uint32_t fallback_interval_ms;	/* 0: the kernel's interval if set, else 1000;
+					 * since 1.3 else CGSTREAM_INTERVAL_MIN_MS..MAX_MS */
 	const char *cgroup_root;	/* NULL: the cgroup2 mount from mountinfo */
 	/*
 	 * Since 1.2: CGSTREAM_CTRL_*; 0 (and a 1.1 caller's shorter struct):
-	 * cpu only.  .mode applies to each controller: AUTO picks the best
+	 * cpu only; since 1.3 CGSTREAM_CTRL_DEFAULT (alone): cpu, and memory
+	 * and io where enabled.  .mode applies to each controller: AUTO picks the best
 	 * each one's kernel files offer (so cpu may stream while memory is
 	 * emulated); any other mode must be available for every controller
 	 * asked for (-EOPNOTSUPP).  -EINVAL for bits not defined here.
@@ -492,6 +510,123 @@ const char *cgstream_version(void);
  */
 int cgstream_resolve_path(const char *cgroup, const struct cgstream_opts *opts,
 			  char *buf, size_t size);
+
+/*
+ * --- what front ends share (since 1.3) ---
+ *
+ * The cgstream command, pycgstream and its exporter say the same things
+ * the same way: these are the one copy of what a cgroup offers, of the
+ * exit statuses and messages, and of the options they share (--mode,
+ * --controllers, --fallback-interval, an interval to set).
+ */
+
+/* what an object would read at a cgroup (cgstream_probe()) */
+struct cgstream_probe {
+	/* 0: an object opened with these options works here; else the
+	 * -errno its open would fail with (cgstream_explain() says why) */
+	int error;
+	/* the controllers it would read (CGSTREAM_CTRL_DEFAULT resolved) */
+	uint32_t controllers;
+	/*
+	 * By the bit number of every controller this library knows (cpu 0,
+	 * memory 1, io 2), whether asked for or not: the mode it would be
+	 * read in here (CGSTREAM_MODE_SUBTREE, _KERNEL, _FALLBACK), or
+	 * -ENOMEDIUM (the cgroup lacks its *.stat: not enabled for it, or
+	 * not in the cgroup2 hierarchy at all), -EOPNOTSUPP (the kernel lacks
+	 * the file of the mode asked for), -ENOENT, -EACCES, ...; 0 beyond.
+	 */
+	int32_t modes[CGSTREAM_CTRL_SLOTS];
+};
+#define CGSTREAM_PROBE_TREE	(1u << 0)	/* for a tree: SUBTREE counts */
+/*
+ * What @cgroup offers an object opened with @opts (@flags: PROBE_TREE
+ * for a tree): the same choices cgstream_open(), cgstream_group_new()
+ * (the cgroup2 root) and cgstream_tree_open() make, without opening
+ * anything that stays open.  0 with @out filled; -EINVAL for bad
+ * arguments (@out_size below the 1.3 struct).
+ */
+int cgstream_probe(const char *cgroup, const struct cgstream_opts *opts, unsigned int flags,
+		   struct cgstream_probe *out, size_t out_size);
+
+/* the front ends' exit statuses */
+enum cgstream_exit {
+	CGSTREAM_EXIT_OK = 0,
+	CGSTREAM_EXIT_FAILURE = 1,
+	CGSTREAM_EXIT_USAGE = 2,
+	CGSTREAM_EXIT_NO_CGROUP = 3,
+	CGSTREAM_EXIT_PERMISSION = 4,
+	CGSTREAM_EXIT_NO_KERNEL = 5,
+};
+
+struct cgstream_exit_info {
+	int status;			/* enum cgstream_exit */
+	const char *name;		/* "ok", "failure", "usage", "no-cgroup", ... */
+	const char *text;		/* for --help: "no such cgroup" */
+};
+/* the @i-th exit status (from 0): 0, or -ENOENT past the last */
+int cgstream_exit_status(unsigned int i, struct cgstream_exit_info *info, size_t info_size);
+
+/* what a front end was doing when it failed (cgstream_explain()) */
+enum cgstream_what {
+	CGSTREAM_WHAT_OPEN = 0,		/* opening @arg (a cgroup) with @opts */
+	CGSTREAM_WHAT_GET_INTERVAL = 1,	/* reading opts->controllers' interval */
+	CGSTREAM_WHAT_SET_INTERVAL = 2,	/* setting it to @arg */
+	CGSTREAM_WHAT_MODE = 3,		/* --mode @arg */
+	CGSTREAM_WHAT_CONTROLLERS = 4,	/* --controllers @arg */
+	CGSTREAM_WHAT_FALLBACK_INTERVAL = 5,	/* --fallback-interval @arg */
+	CGSTREAM_WHAT_INTERVAL = 6,	/* @arg as an interval to set */
+};
+/*
+ * Why @err (a -errno of the library, or of cgstream_parse_option()) came
+ * of @what: a one-line message for the user into @buf (no program name,
+ * no newline; cut to @size, NUL-terminated), naming the cgroup as
+ * cgstream_shown_path() does, saying which controller the kernel or the
+ * cgroup lacks and the way out.  Returns the exit status for it (enum
+ * cgstream_exit; 0 for @err 0), -EINVAL for an unknown @what.
+ */
+int cgstream_explain(int err, int what, const char *arg, const struct cgstream_opts *opts,
+		     char *buf, size_t size);
+/*
+ * The shared options' values: @what MODE ("auto", "subtree", "kernel",
+ * "fallback": an enum cgstream_mode), CONTROLLERS ("cpu,memory,io",
+ * names between commas, or "all": a mask), FALLBACK_INTERVAL
+ * (CGSTREAM_INTERVAL_MIN_MS..MAX_MS), INTERVAL (0 or that range); strict
+ * decimal.  0 and *@value; -EINVAL (cgstream_explain() says why).
+ */
+int cgstream_parse_option(int what, const char *text, uint32_t *value);
+
+/* the notices cgstream_notices() gives */
+#define CGSTREAM_NOTICE_EMULATION	(1u << 0)	/* a controller is emulated */
+#define CGSTREAM_NOTICE_STREAMING_OFF	(1u << 1)	/* a streamed one's interval is 0 */
+/*
+ * What a front end says once when it starts reading @controllers, each
+ * in @modes[bit number] (as cgstream_*_ctrl_mode() give them): of
+ * @which, that some are emulated (fallback mode: their *.stat read on a
+ * timer, at what period) and that the kernel's interval of a streamed
+ * one is 0 (no new values until it is set).  Lines, each ending in '\n',
+ * into @buf (NUL-terminated); their length (0: nothing to say); -ERANGE
+ * when @size cannot hold them.
+ */
+int cgstream_notices(uint32_t controllers, const int *modes, const struct cgstream_opts *opts,
+		     unsigned int which, char *buf, size_t size);
+/*
+ * Of the canonical absolute paths @paths (cgstream_resolve_path()), the
+ * roots of distinct subtrees: @keep[i] is 1 unless paths[i] is below
+ * another one, or the same as an earlier one.  Returns how many are kept.
+ */
+size_t cgstream_distinct_subtrees(const char *const *paths, size_t n, uint8_t *keep);
+/*
+ * The soft limit of open files raised to the hard one (trees and groups
+ * in kernel and fallback mode hold files per cgroup, within a budget):
+ * 0 and the limit now in *@limit, or -errno.
+ */
+int cgstream_raise_fd_limit(uint64_t *limit);
+/*
+ * systemd's sd_notify(): @state ("READY=1", "STOPPING=1", ...) in one
+ * datagram to $NOTIFY_SOCKET.  1 sent; 0 when $NOTIFY_SOCKET is not set
+ * (not run by systemd); -errno.
+ */
+int cgstream_sd_notify(const char *state);
 
 /*
  * --- names are data (since 1.3) ---

@@ -35,7 +35,14 @@ struct cgs_opts {
 	uint32_t fallback_interval_ms;
 	const char *cgroup_root;
 	uint32_t controllers;		/* CGSTREAM_CTRL_*, never 0 */
+	bool defaults;			/* CGSTREAM_CTRL_DEFAULT: .controllers where enabled */
 };
+
+/* an interval in range (0 is its default: the kernel's off) */
+static inline bool cgs_interval_valid(uint32_t ms)
+{
+	return ms == 0 || (ms >= CGSTREAM_INTERVAL_MIN_MS && ms <= CGSTREAM_INTERVAL_MAX_MS);
+}
 
 int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out);
 
@@ -246,6 +253,13 @@ extern const struct cgs_mode cgs_mode_emulation;
  * controller is not enabled there), -ENOENT when @dir is no directory.
  */
 int cgs_mode_pick(const char *dir, int asked, bool subtree_ok, const struct cgs_controller *c);
+/*
+ * What an object at @dir with @o reads (cgstream_probe()): every
+ * controller's cgs_mode_pick(), the controllers read (with o->defaults,
+ * those enabled, cpu always), and the error opening would fail with.
+ */
+void cgs_probe(const char *dir, const struct cgs_opts *o, bool subtree_ok,
+	       struct cgstream_probe *p);
 const struct cgs_mode *cgs_mode_of(int mode);
 /* the tick fd polled now (1: readable or in error, 0, -errno) */
 int cgs_mode_poll_tick(const struct cgs_set *s);

@@ -54,28 +54,73 @@ int cgs_mode_pick(const char *dir, int asked, bool subtree_ok, const struct cgs_
 	return r ? r : CGSTREAM_MODE_FALLBACK;
 }
 
+void cgs_probe(const char *dir, const struct cgs_opts *o, bool subtree_ok,
+	       struct cgstream_probe *p)
+{
+	*p = (struct cgstream_probe){ .controllers = o->controllers };
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+
+		p->modes[i] = cgs_mode_pick(dir, o->mode, subtree_ok, c);
+		/* the default set: a controller not enabled here is left out */
+		if (o->defaults && c != &cgs_cpu && p->modes[i] == -ENOMEDIUM)
+			p->controllers &= ~c->bit;
+	}
+	for (int i = 0; i < CGS_NR_CTRL && !p->error; i++)
+		if ((p->controllers & cgs_controllers[i]->bit) && p->modes[i] < 0)
+			p->error = p->modes[i];
+}
+
 int cgs_set_conf_pick(struct cgs_set_conf *conf, const char *dir, const char *mount,
 		      const struct cgs_opts *o, bool subtree_ok)
 {
 	const struct cgs_controller *lead = NULL;
+	struct cgstream_probe p;
 
-	*conf = (struct cgs_set_conf){ .dir = dir, .ctrls = o->controllers };
+	cgs_probe(dir, o, subtree_ok, &p);
+	if (p.error)
+		return p.error;
+	*conf = (struct cgs_set_conf){ .dir = dir, .ctrls = p.controllers };
 	for (int i = 0; i < CGS_NR_CTRL; i++) {
-		const struct cgs_controller *c = cgs_controllers[i];
-		int r;
-
-		if (!(o->controllers & c->bit))
+		if (!(p.controllers & cgs_controllers[i]->bit))
 			continue;
-		r = cgs_mode_pick(dir, o->mode, subtree_ok, c);
-		if (r < 0)
-			return r;
-		conf->modes[i] = r;
+		conf->modes[i] = p.modes[i];
 		if (!lead)
-			lead = c;
+			lead = cgs_controllers[i];
 	}
 	if (!lead)
 		return -EINVAL;
 	conf->fallback_ms = cgs_fallback_ms(mount, o->fallback_interval_ms, lead);
+	return 0;
+}
+
+#define CGS_PROBE_SIZE_1_3	sizeof(struct cgstream_probe)
+
+CGS_EXPORT int cgstream_probe(const char *cgroup, const struct cgstream_opts *opts,
+			      unsigned int flags, struct cgstream_probe *out, size_t out_size)
+{
+	struct cgstream_probe p = { 0 };
+	char *mount = NULL, *path = NULL;
+	struct cgs_opts o;
+	bool tree = flags & CGSTREAM_PROBE_TREE;
+	int r;
+
+	if (!cgroup || !out || out_size < CGS_PROBE_SIZE_1_3 || (flags & ~CGSTREAM_PROBE_TREE))
+		return -EINVAL;
+	r = cgs_opts_root(opts, &o, &mount);
+	if (r == 0)
+		r = cgs_resolve(mount, cgroup, &path);
+	if (r == 0 && !tree && o.mode == CGSTREAM_MODE_SUBTREE)
+		r = -EINVAL;	/* a tree's mode */
+	if (r == 0)
+		cgs_probe(path, &o, tree, &p);
+	else
+		p.error = r;
+	free(mount);
+	free(path);
+	memcpy(out, &p, sizeof(p));
+	if (out_size > sizeof(p))
+		memset((char *)out + sizeof(p), 0, out_size - sizeof(p));
 	return 0;
 }
 

@@ -40,11 +40,12 @@ expect 2 '3600001 is not a valid interval' "$cgstream" interval 3600001
 expect 2 'at most one interval for all controllers' "$cgstream" interval 1 2
 # the per-controller forms: bad names, bad values, all refused before
 # anything is written
-expect 2 "^cgstream: --controller is a comma-separated list of cpu, memory and io, not 'disk'$" \
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io \(or all\), not 'disk'$" \
 	"$cgstream" interval --controller disk
+expect 2 "not 'disk'" "$cgstream" interval --controllers=disk
 expect 2 "not 'cpu,,'" "$cgstream" interval --controller cpu,,
 expect 2 'not ' "$cgstream" interval --controller ''
-expect 2 '^cgstream: --controller wants cpu, memory or io$' "$cgstream" interval --controller
+expect 2 '^cgstream: --controllers wants cpu, memory or io$' "$cgstream" interval --controller
 expect 2 '^cgstream: abc is not a valid interval' "$cgstream" interval memory=abc
 expect 2 '^cgstream: -5 is not a valid interval' "$cgstream" interval io=-5
 expect 2 '^cgstream: \+5 is not a valid interval' "$cgstream" interval cpu=+5
@@ -53,7 +54,7 @@ expect 2 '^cgstream: 4294967296 is not a valid interval' "$cgstream" interval 42
 expect 2 '^cgstream: disk=5 is not a valid interval' "$cgstream" interval disk=5
 expect 2 "^cgstream: interval: unknown option '--bogus'$" "$cgstream" interval --bogus
 expect 2 "^cgstream: 5 is not a valid interval" "$cgstream" interval 1000 memory=5
-expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io, not 'mem'$" \
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io \(or all\), not 'mem'$" \
 	"$cgstream" watch --controllers mem /
 expect 2 "not ''" "$cgstream" watch --controllers '' /
 expect 2 'at least one cgroup' "$cgstream" watch
@@ -77,7 +78,9 @@ expect 2 'not a cgroup path' "$cgstream" watch ../etc
 if [[ -e $root/cpu.stat.stream ]]; then
 	echo "note: this kernel has cpu.stat.stream; the exit-5 checks do not apply"
 else
-	expect 5 '^cgstream: this kernel has no cpu.stat.stream \(cgroup stat streaming\); use --mode fallback or a kernel with the cgstream patches$' "$cgstream" interval
+	# interval has no --mode: its message offers none
+	expect 5 '^cgstream: this kernel has no cpu.stat.stream_interval \(cgroup stat streaming needs a kernel with the cgstream patches\)$' "$cgstream" interval
+	expect 5 '^cgstream: this kernel has no cpu.stat.stream \(cgroup stat streaming\); use --mode fallback or a kernel with the cgstream patches$' "$cgstream" watch --mode kernel /
 	expect 5 'no cpu.stat.stream' "$cgstream" interval 100
 	[[ $(grep -c . "$tmp/err") == 1 ]] || fail "interval 100: more than one message: $(cat "$tmp/err")"
 	expect 5 'no cpu.stat.stream' "$cgstream" interval cpu=100 memory=
@@ -129,6 +132,15 @@ assert all(isinstance(o["cpu_percent"], float) for o in objs[1:]), objs
 assert objs[2]["flush_time_usec"] > objs[1]["flush_time_usec"] > objs[0]["flush_time_usec"]
 print("ok: --json lines parse, keys and values as specified")
 PY
+# plain watch says once that it emulates the stream (and how often)
+if [[ ! -e $root/cpu.stat.stream ]]; then
+	expect 0 '^cgstream: this kernel has no cpu.stat.stream: fallback mode \(the stream emulated: cpu.stat read every 100 ms\)$' \
+		"$cgstream" watch --controllers cpu --count 2 --fallback-interval 100 /
+	[[ $(grep -c . "$tmp/err") == 1 ]] || fail "more than one line on stderr: $(cat "$tmp/err")"
+	expect 0 '^cgstream: fallback mode, as asked: cpu.stat read every 100 ms$' \
+		"$cgstream" watch --mode fallback --controllers cpu --count 1 --fallback-interval 100 /
+	echo "ok: watch says once that it runs in fallback mode"
+fi
 # --controllers cpu: the keys of before
 expect 0 '' "$cgstream" watch --json --controllers cpu --count 1 --fallback-interval 100 /
 python3 -c 'import json, sys; o = json.loads(open(sys.argv[1]).read()); assert list(o)[-2:] == ["cpu_percent", "mode"], o' \

@@ -42,7 +42,7 @@ grep -q 'cgstream top' "$tmp/out" || fail "--help lacks top"
 expect 2 "^cgstream: --iterations wants a number >= 1, not '0'$" "$cgstream" top -b -n 0
 expect 2 'iterations' "$cgstream" top -b --iterations x
 expect 2 "^cgstream: --sort is cpu, user, sys, throttled, mem, io or name, not 'disk'$" "$cgstream" top -b --sort disk
-expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io, not 'cpu,disk'$" \
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io \(or all\), not 'cpu,disk'$" \
 	"$cgstream" top -b --controllers cpu,disk
 expect 2 '^cgstream: top shows one subtree: give at most one cgroup$' "$cgstream" top -b a b
 expect 2 '--mode is auto, subtree, kernel or fallback' "$cgstream" top -b --mode bogus
@@ -108,6 +108,14 @@ expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 --sort throttled "$p
 tables "$tmp/out" 1 "sort=THR-MS (highest first)" rows=app-idle,busy,cache-idle,cache-idle/nested ||
 	fail "--sort throttled"
 echo "ok: --sort name, --reverse, --sort user, --sort throttled"
+# --sort by a column that is not shown: said, not done
+for c in memory io; do
+	k=mem col=MEM
+	[[ $c == io ]] && k=io col=IO/s
+	[[ $ctrl_cols == *"$col"* ]] && continue
+	expect 2 "^cgstream: --sort $k: no $col column \\(the $c controller is not read\\)$" \
+		"$cgstream" top -b -n 1 --sort $k "$parent"
+done
 
 # wait_for FILE REGEX: until a line of FILE matches (a slow host only waits longer)
 wait_for() {

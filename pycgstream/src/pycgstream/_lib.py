@@ -58,6 +58,21 @@ CTRL_MEMORY = 1 << 1
 CTRL_IO = 1 << 2
 CONTROLLERS: tuple[tuple[str, int], ...] = (("cpu", CTRL_CPU), ("memory", CTRL_MEMORY),
                                            ("io", CTRL_IO))
+# (since 1.3) cpu, and memory and io where enabled: the front ends' default
+CTRL_DEFAULT = 1 << 31
+CTRL_SLOTS = 8
+
+# enum cgstream_what (since 1.3): what cgstream_explain() explains
+WHAT_OPEN = 0
+WHAT_GET_INTERVAL = 1
+WHAT_SET_INTERVAL = 2
+WHAT_MODE = 3
+WHAT_CONTROLLERS = 4
+WHAT_FALLBACK_INTERVAL = 5
+WHAT_INTERVAL = 6
+PROBE_TREE = 1 << 0
+NOTICE_EMULATION = 1 << 0
+NOTICE_STREAMING_OFF = 1 << 1
 
 # enum cgstream_event_type
 EVENT_SAMPLE = 1
@@ -200,6 +215,22 @@ class EventStruct(Structure):
     ]
 
 
+class ProbeStruct(Structure):
+    """struct cgstream_probe (since 1.3)"""
+
+    _fields_ = [
+        ("error", c_int),
+        ("controllers", c_uint32),
+        ("modes", ctypes.c_int32 * CTRL_SLOTS),
+    ]
+
+
+class ExitInfoStruct(Structure):
+    """struct cgstream_exit_info (since 1.3)"""
+
+    _fields_ = [("status", c_int), ("name", c_char_p), ("text", c_char_p)]
+
+
 class StreamHandle(Structure):
     """opaque struct cgstream"""
 
@@ -326,6 +357,18 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
     ),
     "cgstream_escape_name": (c_int, [c_char_p, c_char_p, c_size_t], None),
     "cgstream_shown_path": (c_int, [c_char_p, c_char_p, c_char_p, c_size_t], None),
+    "cgstream_probe": (c_int, [c_char_p, POINTER(OptsStruct), ctypes.c_uint,
+                               POINTER(ProbeStruct), c_size_t], 0),
+    "cgstream_exit_status": (c_int, [ctypes.c_uint, POINTER(ExitInfoStruct), c_size_t], _RAW),
+    "cgstream_explain": (c_int, [c_int, c_int, c_char_p, POINTER(OptsStruct), c_char_p,
+                                 c_size_t], None),
+    "cgstream_parse_option": (c_int, [c_int, c_char_p, POINTER(c_uint32)], _RAW),
+    "cgstream_notices": (c_int, [c_uint32, POINTER(c_int), POINTER(OptsStruct), ctypes.c_uint,
+                                 c_char_p, c_size_t], None),
+    "cgstream_distinct_subtrees": (c_size_t, [POINTER(c_char_p), c_size_t,
+                                              POINTER(ctypes.c_uint8)], _RAW),
+    "cgstream_raise_fd_limit": (c_int, [POINTER(c_uint64)], None),
+    "cgstream_sd_notify": (c_int, [c_char_p], None),
 }
 
 _HOW_TO_GET_IT = (

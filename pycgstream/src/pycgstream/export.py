@@ -32,7 +32,6 @@ import gc
 import gzip
 import ipaddress
 import os
-import resource
 import select
 import signal
 import socket
@@ -45,6 +44,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequence
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
+from . import _front, _lib
 from ._lib import LibraryNotFoundError
 from ._stream import (
     CONTROLLERS,
@@ -54,7 +54,8 @@ from ._stream import (
     Removed,
     Sample,
     Tree,
-    get_interval,
+    _make_opts,
+    _MODES,
     resolve_path,
     shown_path,
 )
@@ -72,15 +73,31 @@ DEFAULT_PORT = 10340
 DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
 METRICS_PATH = "/metrics"
 
-# The exporter's exit statuses (cgstream-exporter.service's
-# RestartPreventExitStatus= lists the configuration errors, 2-6)
-EXIT_OK = 0
-EXIT_RUNTIME = 1        # the port in use, every subtree removed, ...
-EXIT_USAGE = 2
-EXIT_NO_CGROUP = 3
-EXIT_PERMISSION = 4
-EXIT_NO_KERNEL = 5      # a mode the kernel does not have for a controller
-EXIT_NO_CLIENT = 6      # prometheus_client is not installed
+# The exit statuses are the cgstream command's, read through libcgstream
+# (its table: _front.exit_statuses(); EXIT_OK, EXIT_FAILURE, EXIT_USAGE,
+# EXIT_NO_CGROUP, EXIT_PERMISSION, EXIT_NO_KERNEL as attributes of this
+# module), plus the exporter's own: prometheus_client is not installed.
+# cgstream-exporter.service's RestartPreventExitStatus= lists the
+# configuration errors, 2-6.
+EXIT_NO_CLIENT = 6
+# When libcgstream itself cannot be loaded its table cannot be read: the
+# failure status every Unix command has
+EXIT_NO_LIBRARY = 1
+
+
+def __getattr__(name: str) -> int:
+    """EXIT_OK, EXIT_USAGE, ...: the library's exit statuses by name."""
+    if name.startswith("EXIT_"):
+        try:
+            return _front.exit_status(name[5:].lower().replace("_", "-"))
+        except KeyError:
+            pass
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def status(name: str) -> int:
+    """The exit status the library's table names @name."""
+    return _front.exit_status(name)
 
 NO_CLIENT = ("the exporter needs the Python package prometheus_client (>= 0.16): "
              "apt-get install python3-prometheus-client, or pip install prometheus_client")
@@ -544,7 +561,7 @@ def _addresses(listen: Listen) -> list[tuple[int, str, bool]]:
         infos = socket.getaddrinfo(listen.host, listen.port, type=socket.SOCK_STREAM,
                                    flags=socket.AI_PASSIVE)
     except socket.gaierror as e:
-        raise Exit(EXIT_USAGE, f"--listen {listen}: cannot resolve "
+        raise Exit(status("usage"), f"--listen {listen}: cannot resolve "
                    f"'{listen.host}': {e.strerror}") from None
     return [(fam, str(addr[0]), False) for fam, _, _, _, addr in infos
             if fam in (socket.AF_INET, socket.AF_INET6)]
@@ -568,14 +585,15 @@ def bind(listen: Listen, app: Callable[..., Any]) -> WSGIServer:
     where = f"cannot listen on {listen}"
     code = err.errno if err is not None else None
     if code == errno.EADDRINUSE:
-        raise Exit(EXIT_RUNTIME, f"{where}: the port is in use (another exporter "
+        raise Exit(status("failure"), f"{where}: the port is in use (another exporter "
                    "running?); choose another with --listen")
     if code in (errno.EACCES, errno.EPERM):
-        raise Exit(EXIT_PERMISSION, f"{where}: permission denied (ports below 1024 "
+        raise Exit(status("permission"), f"{where}: permission denied (ports below 1024 "
                    "need CAP_NET_BIND_SERVICE)")
     if code == errno.EADDRNOTAVAIL:
-        raise Exit(EXIT_RUNTIME, f"{where}: not an address of this host")
-    raise Exit(EXIT_RUNTIME, f"{where}: {err.strerror if err is not None else 'no usable address'}")
+        raise Exit(status("failure"), f"{where}: not an address of this host")
+    raise Exit(status("failure"),
+               f"{where}: {err.strerror if err is not None else 'no usable address'}")
 
 
 LANDING = (b"<html><head><title>cgstream exporter</title></head><body>"
@@ -762,7 +780,7 @@ class Exporter:
                     log(f"{st.label}: removed; no longer served")
                     continue
                 except OSError as e:
-                    raise Exit(EXIT_RUNTIME, f"reading {st.label}: {e.strerror}") from None
+                    raise Exit(status("failure"), f"reading {st.label}: {e.strerror}") from None
                 if batch:
                     st.apply(batch)
         return self._stopping
@@ -784,58 +802,28 @@ class Exporter:
 
 def sd_notify(state: str) -> None:
     """Tell systemd (Type=notify) about @state, when it asked to know."""
-    path = os.environ.get("NOTIFY_SOCKET", "")
-    if not path.startswith(("/", "@")):
-        return
-    address = "\0" + path[1:] if path[0] == "@" else path
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as s:
-            s.sendto(state.encode(), address)
-    except OSError as e:
-        log(f"telling systemd '{state}': {e.strerror}")
+    err = _front.sd_notify(state)
+    if err is not None:
+        log(f"telling systemd '{state}': {err.strerror}")
+
+
+def tree_opts(args: argparse.Namespace) -> _lib.OptsStruct:
+    """The options the trees are opened with, for the library's messages."""
+    return _make_opts(args.mode, args.fallback_interval, None, _MODES, args.controllers)
 
 
 def open_error(arg: str, e: OSError, args: argparse.Namespace) -> Exit:
     """The exit status and message for a cgroup (or tree) that could not
-    be opened."""
-    try:
-        shown = resolve_path(arg)
-    except OSError:
-        shown = arg
-    if e.errno in (errno.ENOENT, errno.ENOTDIR):
-        return Exit(EXIT_NO_CGROUP, f"{shown}: no such cgroup")
-    if e.errno in (errno.EACCES, errno.EPERM):
-        return Exit(EXIT_PERMISSION, f"{shown}: permission denied")
-    if e.errno == errno.EINVAL:
-        return Exit(EXIT_USAGE, f'{arg}: not a cgroup path (".." is not allowed)')
-    if e.errno == errno.EOPNOTSUPP:
-        return Exit(EXIT_NO_KERNEL, f"--mode {args.mode}: this kernel does not stream "
-                    f"{' or '.join(args.controllers)} that way (--mode auto takes what it has, "
-                    "the emulation where it has nothing)")
-    if e.errno == errno.ENODEV:
-        return Exit(EXIT_RUNTIME, "no cgroup2 file system is mounted")
-    return Exit(EXIT_RUNTIME, f"{shown}: {e.strerror}")
-
-
-def _under(path: str, root: str) -> bool:
-    return root == "/" or path == root or path.startswith(root + "/")
-
-
-def controllers_of(path: str, wanted: Sequence[str]) -> tuple[str, ...]:
-    """The controllers of @wanted that the subtree's root cgroup has (its
-    <controller>.stat file; a tree cannot read one its root lacks): the
-    others are left out, said once."""
-    have = tuple(c for c in wanted if c == "cpu" or os.path.exists(f"{path}/{c}.stat"))
-    for c in wanted:
-        if c not in have:
-            log(f"{path}: no {c}.stat (the {c} controller is not enabled for it): "
-                f"{c} not served there")
-    return have or ("cpu",)
+    be opened: the library's, as the cgstream command says them."""
+    code, message = _front.explain(e.errno or errno.EIO, "open", arg, tree_opts(args))
+    return Exit(code, message)
 
 
 def open_trees(args: argparse.Namespace) -> list[Tree]:
     """A tree for each argument not inside another one's; closed again on
-    failure."""
+    failure.  Each reads the controllers asked for (each must be enabled
+    there: the cgstream command's rule), else the default set (cpu, and
+    memory and io where enabled)."""
     paths = []
     for arg in args.cgroups:
         try:
@@ -844,14 +832,11 @@ def open_trees(args: argparse.Namespace) -> list[Tree]:
             raise open_error(arg, e, args) from None
     trees: list[Tree] = []
     try:
-        for i, (arg, path) in enumerate(zip(args.cgroups, paths)):
-            # a cgroup below another argument is in that one's tree
-            if any(j != i and _under(path, other) and (path != other or j < i)
-                   for j, other in enumerate(paths)):
-                continue
-            controllers = controllers_of(path, args.controllers)
+        for arg, path, keep in zip(args.cgroups, paths, _front.distinct_subtrees(paths)):
+            if not keep:
+                continue    # a cgroup below another argument is in that one's tree
             try:
-                trees.append(Tree(path, mode=args.mode, controllers=controllers,
+                trees.append(Tree(path, mode=args.mode, controllers=args.controllers,
                                   fallback_interval_ms=args.fallback_interval))
             except OSError as e:
                 raise open_error(arg, e, args) from None
@@ -862,28 +847,18 @@ def open_trees(args: argparse.Namespace) -> list[Tree]:
         raise
 
 
-def raise_fd_limit() -> None:
-    """Trees in kernel and fallback mode hold an fd per cgroup."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != hard:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        except (ValueError, OSError):
-            pass
-
-
-def warn_if_streaming_off(subtrees: Sequence[Subtree]) -> None:
-    """A streamed controller whose kernel interval is 0 serves values that
-    do not move: say so."""
-    streamed = {c for st in subtrees for c, mode in st.modes.items() if mode != "fallback"}
-    for controller in (c for c in CONTROLLERS if c in streamed):
-        try:
-            off = get_interval(controller=controller) == 0
-        except OSError:
-            off = False
-        if off:
-            log(f"the kernel's {controller}.stat.stream_interval is 0 (streaming off): "
-                f"the {controller} values served do not change until it is set")
+def say_notices(subtrees: Sequence[Subtree], args: argparse.Namespace) -> None:
+    """The library's notices, once: a controller emulated (how often it is
+    read), a streamed one whose kernel interval is 0 (its values do not
+    change until it is set)."""
+    modes: dict[str, str] = {}
+    for st in subtrees:
+        for controller, how in st.modes.items():
+            if modes.get(controller) != "fallback":
+                modes[controller] = how
+    for line in _front.notices(modes, _lib.NOTICE_EMULATION | _lib.NOTICE_STREAMING_OFF,
+                               args.mode, args.fallback_interval):
+        log(line)
 
 
 def _on_sigterm(signum: int, frame: object) -> NoReturn:
@@ -896,7 +871,7 @@ def run(args: argparse.Namespace) -> int:
         mount = resolve_path("/")
     except OSError as e:
         raise open_error("/", e, args) from None
-    raise_fd_limit()
+    _front.raise_fd_limit()
     trees = open_trees(args)
     try:
         exporter = Exporter(trees, mount, args.stats == "all")
@@ -906,7 +881,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     previous_term = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        warn_if_streaming_off(exporter.subtrees)
+        say_notices(exporter.subtrees, args)
         # The serving threads (and the thread per request they start)
         # inherit a mask without SIGTERM and SIGINT, so these come to this
         # thread: a signal taken by another thread would leave this one
@@ -925,37 +900,44 @@ def run(args: argparse.Namespace) -> int:
             f"{', '.join(st.label for st in exporter.subtrees)}")
         sd_notify(f"READY=1\nSTATUS=serving {where}{METRICS_PATH}")
         if exporter.run():
-            return EXIT_OK
+            return status("ok")
         log("no cgroups left to watch")
-        return EXIT_RUNTIME
+        return status("failure")
     except (KeyboardInterrupt, Stop):
-        return EXIT_OK
+        return status("ok")
     finally:
         signal.signal(signal.SIGTERM, previous_term)
         sd_notify("STOPPING=1")
         exporter.close()
 
 
+def _option(what: str) -> Callable[[str], int]:
+    """An argparse type for a shared option: the library parses it, and
+    says what is wrong as the cgstream command does."""
+    def parse(text: str) -> int:
+        try:
+            return _front.parse_option(what, text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    parse.__name__ = what
+    return parse
+
+
 def _mode(text: str) -> str:
-    if text not in ("auto", "subtree", "kernel", "fallback"):
-        raise argparse.ArgumentTypeError(
-            f"--mode is auto, subtree, kernel or fallback, not '{text}'")
-    return text
+    return _front.mode_name(_option("mode")(text))
 
 
 def _controllers(text: str) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(n.strip() for n in text.split(",")))
-    if not names or any(n not in CONTROLLERS for n in names):
-        raise argparse.ArgumentTypeError(
-            f"--controllers is a comma-separated list of {', '.join(CONTROLLERS)}, not '{text}'")
-    return names
+    return _front.controller_names(_option("controllers")(text))
 
 
-def _interval(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or not 0 < int(text) <= 0xFFFFFFFF:
-        raise argparse.ArgumentTypeError(
-            f"--fallback-interval wants a number of milliseconds >= 1, not '{text}'")
-    return int(text)
+def _epilog() -> str:
+    try:
+        statuses = ", ".join(f"{n} {text}" for n, _, text in _front.exit_statuses())
+    except LibraryNotFoundError:
+        statuses = "see cgstream(1)"
+    return (f"Exit status: {statuses}; {EXIT_NO_CLIENT} prometheus_client missing. Also 0: "
+            "stopped (SIGTERM, Ctrl-C); 1: every subtree removed, the port in use.")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -971,16 +953,15 @@ def parser() -> argparse.ArgumentParser:
         "OpenMetrics (as the scraper asks). A scrape takes the latest completed flush of "
         "each subtree, in one read per controller where the kernel has the subtree files; "
         "between scrapes the exporter does nothing (the emulation keeps its timer).",
-        epilog="Exit status: 0 stopped (SIGTERM, Ctrl-C), 1 failure (also: every subtree "
-        "removed, the port in use), 2 usage error, 3 no such cgroup, 4 permission denied, "
-        "5 the kernel lacks the mode asked for, 6 prometheus_client missing.")
+        epilog=_epilog())
     e.add_argument("--listen", type=parse_listen, default=parse_listen(DEFAULT_LISTEN),
                    metavar="HOST:PORT",
                    help=f"where to serve (default {DEFAULT_LISTEN}, loopback only; "
                    f":{DEFAULT_PORT} for every address; port 0 picks a free one)")
-    e.add_argument("--controllers", type=_controllers, default=CONTROLLERS,
-                   metavar="LIST", help=f"what to serve, of {','.join(CONTROLLERS)} "
-                   "(default: all)")
+    e.add_argument("--controllers", type=_controllers, default=None,
+                   metavar="LIST", help=f"what to serve, of {','.join(CONTROLLERS)} (or "
+                   "all); each must be enabled for every CGROUP (default: cpu, and memory "
+                   "and io where they are enabled)")
     e.add_argument("--stats", choices=("default", "all"), default="default",
                    help="default: the set for a fleet (cpu usage and throttling; memory "
                    "usage, anon, file, inactive_file, swap, OOM kills and limit events, page "
@@ -990,7 +971,7 @@ def parser() -> argparse.ArgumentParser:
                    metavar="auto|subtree|kernel|fallback",
                    help="auto (default): per controller, the subtree file, else a stream per "
                    "cgroup, else the emulation (fallback)")
-    e.add_argument("--fallback-interval", type=_interval, default=0,
+    e.add_argument("--fallback-interval", type=_option("fallback-interval"), default=0,
                    metavar="MS", help="timer period of the emulation (default: the kernel's "
                    "interval if set, else 1000)")
     e.add_argument("cgroups", nargs="+", metavar="CGROUP",
@@ -1000,8 +981,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = parser().parse_args(argv)
     try:
+        args = parser().parse_args(argv)
         return run(args)
     except Exit as e:
         if e.message:
@@ -1009,6 +990,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return e.status
     except LibraryNotFoundError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
-        return EXIT_RUNTIME
+        return EXIT_NO_LIBRARY
     except KeyboardInterrupt:
-        return EXIT_OK
+        return 0
