@@ -197,19 +197,26 @@ static void json_memory(FILE *out, const struct cgstream_memory *m)
 	fputc('}', out);
 }
 
-/* "io": [{"major": 7, "minor": 0, "rbytes": N, ...}, ...]: as io.stat lists them */
+/*
+ * "io": [{"major": 7, "minor": 0, "rbytes": N, ...}, ...]: as io.stat lists
+ * them, each device's counters as the library names them (cgstream_io_field())
+ */
 static void json_io(FILE *out, const struct cgstream_io *io)
 {
+	struct cgstream_io_field_info fi;
+
 	fputs(", \"io\": [", out);
 	for (uint32_t i = 0; i < io->nr_devices; i++) {
 		const struct cgstream_io_device *d = &io->devices[i];
 
-		fprintf(out, "%s{\"major\": %u, \"minor\": %u, \"rbytes\": %llu, \"wbytes\": %llu, "
-			"\"rios\": %llu, \"wios\": %llu, \"dbytes\": %llu, \"dios\": %llu}",
-			i ? ", " : "", d->major, d->minor, (unsigned long long)d->rbytes,
-			(unsigned long long)d->wbytes, (unsigned long long)d->rios,
-			(unsigned long long)d->wios, (unsigned long long)d->dbytes,
-			(unsigned long long)d->dios);
+		fprintf(out, "%s{\"major\": %u, \"minor\": %u", i ? ", " : "", d->major, d->minor);
+		for (unsigned int k = 0; cgstream_io_field(k, &fi, sizeof(fi)) == 0; k++) {
+			uint64_t v;
+
+			memcpy(&v, (const char *)d + fi.offset, sizeof(v));
+			fprintf(out, ", \"%s\": %llu", fi.name, (unsigned long long)v);
+		}
+		fputc('}', out);
 	}
 	fputc(']', out);
 }

@@ -21,7 +21,10 @@
  * cgstream_record_device, cgstream_sample_field, cgstream_memory_get,
  * cgstream_resolve_path, the interval calls, cgstream_mode_name,
  * cgstream_controller_name, cgstream_version, cgstream_escape_name,
- * cgstream_shown_path) are safe to call from any thread.  The library installs no signal handlers and starts no threads
+ * cgstream_shown_path, cgstream_io_field, cgstream_probe,
+ * cgstream_exit_status, cgstream_explain, cgstream_parse_option,
+ * cgstream_notices, cgstream_distinct_subtrees) are safe to call from any
+ * thread.  The library installs no signal handlers and starts no threads
  * (io_uring's kernel workers are the kernel's).
  *
  * ABI: structs that may grow only grow at the end.  The calls that fill a
@@ -478,6 +481,15 @@ struct cgstream_field_info {
  */
 int cgstream_sample_field(unsigned int i, struct cgstream_field_info *info,
 			  size_t info_size);
+
+/* Since 1.3: an io device's counter (struct cgstream_io_device, after major and minor) */
+struct cgstream_io_field_info {
+	const char *name;		/* its member and its key in io.stat: "rbytes" */
+	const char *unit;		/* "bytes" or "count" */
+	size_t offset;			/* of its uint64_t in struct cgstream_io_device */
+};
+/* the @i-th counter, in the struct's order: 0, or -ENOENT past the last */
+int cgstream_io_field(unsigned int i, struct cgstream_io_field_info *info, size_t info_size);
 
 /* --- the kernel's flush interval (root's cpu.stat.stream_interval) --- */
 /* -EOPNOTSUPP without the feature */

@@ -430,7 +430,7 @@ int cgs_kvs_push(struct cgs_kvs *kvs, const char *prefix, const char *key, size_
 int cgs_parse_value(const char *buf, size_t len, uint64_t *v);
 /*
  * io.stat text: a line per device, "MAJ:MIN" then "key=value" fields, of
- * which rbytes, wbytes, rios, wios, dbytes and dios are read and the rest
+ * which the counters of fields.c's io table are read and the rest
  * (policies' fields: cost.*, depth=max, ...) skipped; a device without
  * counts has zeros; a line whose device is no "MAJ:MIN" (io.stat's
  * "(unknown)" for a disk being removed) is skipped.  With @fl the

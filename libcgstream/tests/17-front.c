@@ -182,6 +182,29 @@ static void test_notices(void)
 	t_log("ok: the notice of the emulation");
 }
 
+/* the io table: struct cgstream_io_device's counters, in its order */
+static void test_io_fields(void)
+{
+	static const struct { const char *name; size_t off; } want[] = {
+		{ "rbytes", offsetof(struct cgstream_io_device, rbytes) },
+		{ "wbytes", offsetof(struct cgstream_io_device, wbytes) },
+		{ "rios", offsetof(struct cgstream_io_device, rios) },
+		{ "wios", offsetof(struct cgstream_io_device, wios) },
+		{ "dbytes", offsetof(struct cgstream_io_device, dbytes) },
+		{ "dios", offsetof(struct cgstream_io_device, dios) },
+	};
+	struct cgstream_io_field_info fi;
+	unsigned int i;
+
+	for (i = 0; cgstream_io_field(i, &fi, sizeof(fi)) == 0; i++) {
+		T_ASSERT(i < 6 && !strcmp(fi.name, want[i].name) && fi.offset == want[i].off);
+		T_ASSERT(!strcmp(fi.unit, fi.name[1] == 'b' ? "bytes" : "count"));
+	}
+	T_EQ(i, 6);
+	T_EQ(cgstream_io_field(0, &fi, sizeof(fi) - 1), -EINVAL);
+	t_log("ok: the io table");
+}
+
 static void test_subtrees(void)
 {
 	const char *p[] = { "/r/a", "/r/a/b", "/r/ab", "/r/a", "/q", "/r" };
@@ -241,6 +264,7 @@ int main(void)
 	test_exit_statuses();
 	test_notices();
 	test_subtrees();
+	test_io_fields();
 	test_process_helpers();
 	root = t_cgroup_root();
 	if (!root)

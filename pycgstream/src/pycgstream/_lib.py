@@ -144,7 +144,10 @@ class MemoryStruct(Structure):
     ]
 
 
-# struct cgstream_io_device's counters after major and minor, in its order
+# The one Python table of struct cgstream_io_device's counters after major
+# and minor, in its order: IoDeviceStruct is made from it, the exporter's io
+# metrics follow it, and load() checks it against the library's own table
+# (cgstream_io_field()).
 IO_FIELDS = ("rbytes", "wbytes", "rios", "wios", "dbytes", "dios")
 
 
@@ -213,6 +216,12 @@ class EventStruct(Structure):
         ("memory", POINTER(MemoryStruct)),
         ("io", POINTER(IoStruct)),
     ]
+
+
+class IoFieldInfoStruct(Structure):
+    """struct cgstream_io_field_info (since 1.3)"""
+
+    _fields_ = [("name", c_char_p), ("unit", c_char_p), ("offset", c_size_t)]
 
 
 class ProbeStruct(Structure):
@@ -369,6 +378,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
                                               POINTER(ctypes.c_uint8)], _RAW),
     "cgstream_raise_fd_limit": (c_int, [POINTER(c_uint64)], None),
     "cgstream_sd_notify": (c_int, [c_char_p], None),
+    "cgstream_io_field": (c_int, [ctypes.c_uint, POINTER(IoFieldInfoStruct), c_size_t], _RAW),
 }
 
 _HOW_TO_GET_IT = (
@@ -432,16 +442,23 @@ def _bind(lib: ctypes.CDLL, where: str) -> None:
 
 
 def _check_fields(lib: ctypes.CDLL, where: str) -> None:
-    """SAMPLE_FIELDS is the library's table of sample fields, in its order."""
+    """SAMPLE_FIELDS and IO_FIELDS are the library's tables of a sample's
+    fields and of an io device's counters, in its order."""
     theirs: list[tuple[str, int, int]] = []
     info = FieldInfoStruct()
     while lib.cgstream_sample_field(len(theirs), ctypes.byref(info), ctypes.sizeof(info)) == 0:
         theirs.append((info.name.decode(), info.bit, info.offset))
     ours = [(name, bit, getattr(SampleStruct, name).offset) for name, bit in SAMPLE_FIELDS]
-    if theirs != ours:
+    io_theirs: list[tuple[str, int]] = []
+    io_info = IoFieldInfoStruct()
+    while lib.cgstream_io_field(len(io_theirs), ctypes.byref(io_info),
+                                ctypes.sizeof(io_info)) == 0:
+        io_theirs.append((io_info.name.decode(), io_info.offset))
+    io_ours = [(name, getattr(IoDeviceStruct, name).offset) for name in IO_FIELDS]
+    if theirs != ours or io_theirs != io_ours:
         raise LibraryNotFoundError(
-            f"{where}: its sample fields {theirs} are not pycgstream's {ours}; "
-            f"{_HOW_TO_GET_IT}", name=SONAME, path=where)
+            f"{where}: its sample fields {theirs} and io counters {io_theirs} are not "
+            f"pycgstream's {ours}, {io_ours}; {_HOW_TO_GET_IT}", name=SONAME, path=where)
 
 
 def load() -> ctypes.CDLL:

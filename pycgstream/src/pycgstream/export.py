@@ -153,28 +153,35 @@ class Metric:
     default: bool = True
 
 
-# cpu.stat's fields, in seconds where they are times; by default usage and
-# throttling (which exists only where the cpu controller is enabled)
-CPU_METRICS = (
-    Metric("cgroup_cpu_usage_seconds", "CPU time the cgroup's tasks used (cpu.stat usage_usec)",
-           "seconds", True, "usage_usec", 1_000_000),
-    Metric("cgroup_cpu_user_seconds", "CPU time the cgroup's tasks used in user mode "
-           "(cpu.stat user_usec)", "seconds", True, "user_usec", 1_000_000, False),
-    Metric("cgroup_cpu_system_seconds", "CPU time the cgroup's tasks used in kernel mode "
-           "(cpu.stat system_usec)", "seconds", True, "system_usec", 1_000_000, False),
-    Metric("cgroup_cpu_nice_seconds", "CPU time the cgroup's tasks used at a positive nice "
-           "value (cpu.stat nice_usec)", "seconds", True, "nice_usec", 1_000_000, False),
-    Metric("cgroup_cpu_periods", "Bandwidth enforcement periods elapsed (cpu.stat nr_periods; "
-           "cpu controller on)", "", True, "nr_periods"),
-    Metric("cgroup_cpu_throttled_periods", "Enforcement periods in which the cgroup was "
-           "throttled (cpu.stat nr_throttled)", "", True, "nr_throttled"),
-    Metric("cgroup_cpu_throttled_seconds", "Time the cgroup's tasks were throttled "
-           "(cpu.stat throttled_usec)", "seconds", True, "throttled_usec", 1_000_000),
-    Metric("cgroup_cpu_bursts", "Enforcement periods in which the cgroup used burst time "
-           "(cpu.stat nr_bursts)", "", True, "nr_bursts", default=False),
-    Metric("cgroup_cpu_burst_seconds", "Burst time the cgroup used (cpu.stat burst_usec)",
-           "seconds", True, "burst_usec", 1_000_000, False),
-)
+# cpu.stat's fields: the library's table (_lib.SAMPLE_FIELDS, checked against
+# cgstream_sample_field() at load), those that are statistics each with the
+# name and help Prometheus shows it under, in seconds where it is a time; by
+# default usage and throttling (which exists only where the cpu controller is
+# enabled).  (The table's seq, flush times and id are the exporter's own
+# metrics or labels.)
+_CPU_NAMES = {
+    "usage_usec": ("cgroup_cpu_usage_seconds", "CPU time the cgroup's tasks used", True),
+    "user_usec": ("cgroup_cpu_user_seconds", "CPU time the cgroup's tasks used in user mode",
+                  False),
+    "system_usec": ("cgroup_cpu_system_seconds", "CPU time the cgroup's tasks used in kernel "
+                    "mode", False),
+    "nice_usec": ("cgroup_cpu_nice_seconds", "CPU time the cgroup's tasks used at a positive "
+                  "nice value", False),
+    "nr_periods": ("cgroup_cpu_periods", "Bandwidth enforcement periods elapsed (cpu "
+                   "controller on)", True),
+    "nr_throttled": ("cgroup_cpu_throttled_periods", "Enforcement periods in which the cgroup "
+                     "was throttled", True),
+    "throttled_usec": ("cgroup_cpu_throttled_seconds", "Time the cgroup's tasks were "
+                       "throttled", True),
+    "nr_bursts": ("cgroup_cpu_bursts", "Enforcement periods in which the cgroup used burst "
+                  "time", False),
+    "burst_usec": ("cgroup_cpu_burst_seconds", "Burst time the cgroup used", False),
+}
+CPU_METRICS = tuple(
+    Metric(name, f"{what} (cpu.stat {field})", "seconds" if field.endswith("_usec") else "",
+           True, field, 1_000_000 if field.endswith("_usec") else 1, default)
+    for field, _ in _lib.SAMPLE_FIELDS if field in _CPU_NAMES
+    for name, what, default in [_CPU_NAMES[field]])
 
 # The memory values served by default: what fleet dashboards chart (usage,
 # the working set's inputs, swap, OOM kills and limit hits, page faults).
@@ -209,17 +216,21 @@ def memory_metric(key: str) -> Metric:
     return Metric(base, what + " (bytes)", "bytes", False, key)
 
 
-# io.stat's fields, per device; by default bytes and operations read and written
-IO_METRICS = (
-    Metric("cgroup_io_read_bytes", "Bytes read (io.stat rbytes)", "bytes", True, "rbytes"),
-    Metric("cgroup_io_written_bytes", "Bytes written (io.stat wbytes)", "bytes", True, "wbytes"),
-    Metric("cgroup_io_reads", "Read operations (io.stat rios)", "", True, "rios"),
-    Metric("cgroup_io_writes", "Write operations (io.stat wios)", "", True, "wios"),
-    Metric("cgroup_io_discarded_bytes", "Bytes discarded (io.stat dbytes)", "bytes", True,
-           "dbytes", default=False),
-    Metric("cgroup_io_discards", "Discard operations (io.stat dios)", "", True, "dios",
-           default=False),
-)
+# io.stat's counters, per device: the library's table (_lib.IO_FIELDS, checked
+# against cgstream_io_field() at load), each with the name, help and unit
+# Prometheus shows it under; by default bytes and operations read and written
+_IO_NAMES = {
+    "rbytes": ("cgroup_io_read_bytes", "Bytes read", "bytes", True),
+    "wbytes": ("cgroup_io_written_bytes", "Bytes written", "bytes", True),
+    "rios": ("cgroup_io_reads", "Read operations", "", True),
+    "wios": ("cgroup_io_writes", "Write operations", "", True),
+    "dbytes": ("cgroup_io_discarded_bytes", "Bytes discarded", "bytes", False),
+    "dios": ("cgroup_io_discards", "Discard operations", "", False),
+}
+IO_METRICS = tuple(
+    Metric(name, f"{what} (io.stat {field})", unit, True, field, default=default)
+    for field in _lib.IO_FIELDS
+    for name, what, unit, default in [_IO_NAMES[field]])
 
 
 # --- state: one snapshot per subtree, replaced whole at every cycle ---------
