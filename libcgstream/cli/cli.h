@@ -50,6 +50,24 @@ void cli_notices(uint32_t controllers, const int *modes, const struct cgstream_o
 /* the limit of open files raised (trees and groups hold files per cgroup) */
 void cli_raise_fd_limit(void);
 
+/*
+ * Things kept by cgroup id (each begins with its uint64_t id): a
+ * tsearch(3) tree, O(log n) to find, add and remove, and its size.
+ */
+struct cli_ids {
+	void *root;
+	size_t count;
+};
+/* the item with @id, or NULL */
+void *cli_ids_find(const struct cli_ids *s, uint64_t id);
+/* @item (whose id is not there yet) added: 0, or -ENOMEM */
+int cli_ids_add(struct cli_ids *s, void *item);
+void cli_ids_del(struct cli_ids *s, void *item);
+/* the items into @v (room for s->count), in id order */
+void cli_ids_list(const struct cli_ids *s, void **v);
+/* every item freed with @free_item, the tree emptied */
+void cli_ids_free(struct cli_ids *s, void (*free_item)(void *item));
+
 /* the subcommand `cgstream top` (top.c), run by main() in main.c */
 int cmd_top(int argc, char **argv);
 

@@ -5,7 +5,9 @@
  * the probe of the cgroups named before anything is opened.
  */
 #include <errno.h>
+#include <search.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -85,4 +87,60 @@ void cli_notices(uint32_t controllers, const int *modes, const struct cgstream_o
 void cli_raise_fd_limit(void)
 {
 	(void)cgstream_raise_fd_limit(NULL);	/* as it is, where it cannot be raised */
+}
+
+/* --- things kept by cgroup id --- */
+
+static int cli_ids_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void *cli_ids_find(const struct cli_ids *s, uint64_t id)
+{
+	void *const *node = tfind(&id, &s->root, cli_ids_cmp);
+
+	return node ? *node : NULL;
+}
+
+int cli_ids_add(struct cli_ids *s, void *item)
+{
+	if (!tsearch(item, &s->root, cli_ids_cmp))
+		return -ENOMEM;
+	s->count++;
+	return 0;
+}
+
+void cli_ids_del(struct cli_ids *s, void *item)
+{
+	if (tdelete(item, &s->root, cli_ids_cmp))
+		s->count--;
+}
+
+struct cli_ids_walk {
+	void **v;
+	size_t n;
+};
+
+static void cli_ids_visit(const void *node, VISIT which, void *arg)
+{
+	struct cli_ids_walk *w = arg;
+
+	if (which == postorder || which == leaf)
+		w->v[w->n++] = *(void *const *)node;
+}
+
+void cli_ids_list(const struct cli_ids *s, void **v)
+{
+	struct cli_ids_walk w = { v, 0 };
+
+	twalk_r(s->root, cli_ids_visit, &w);
+}
+
+void cli_ids_free(struct cli_ids *s, void (*free_item)(void *item))
+{
+	tdestroy(s->root, free_item);
+	*s = (struct cli_ids){ 0 };
 }

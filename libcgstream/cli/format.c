@@ -18,7 +18,7 @@ int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, boo
 {
 	*f = (struct fmt){ .out = out, .style = style, .every = every, .parents = parents,
 			   .controllers = controllers, .mount = mount };
-	return cgs_hash_init(&f->by_id);
+	return 0;
 }
 
 void fmt_src_modes(struct fmt_src *src, int mode, int (*ctrl_mode)(const void *, unsigned int),
@@ -47,28 +47,27 @@ static const char *fmt_path(struct fmt *f, const char *path)
 
 static struct fmt_cg *fmt_find(struct fmt *f, uint64_t id)
 {
-	struct cgs_hnode *n = cgs_hash_first(&f->by_id, id);
-
-	return n ? cgs_container_of(n, struct fmt_cg, node) : NULL;
+	return cli_ids_find(&f->by_id, id);
 }
 
-static void fmt_forget(struct fmt *f, struct fmt_cg *c)
+static void fmt_cg_free(void *p)
 {
-	cgs_hash_del(&f->by_id, &c->node);
-	f->n_cgroups--;
+	struct fmt_cg *c = p;
+
 	free(c->path);
 	free(c->shown);
 	free(c);
 }
 
+static void fmt_forget(struct fmt *f, struct fmt_cg *c)
+{
+	cli_ids_del(&f->by_id, c);
+	fmt_cg_free(c);
+}
+
 void fmt_fini(struct fmt *f)
 {
-	struct cgs_hnode *n;
-
-	for (size_t i = 0; i < cgs_hash_buckets(&f->by_id); i++)
-		while ((n = f->by_id.buckets[i]))
-			fmt_forget(f, cgs_container_of(n, struct fmt_cg, node));
-	cgs_hash_free(&f->by_id);
+	cli_ids_free(&f->by_id, fmt_cg_free);
 }
 
 static struct fmt_cg *fmt_get(struct fmt *f, const struct cgstream_event *ev)
@@ -78,14 +77,15 @@ static struct fmt_cg *fmt_get(struct fmt *f, const struct cgstream_event *ev)
 	if (c)
 		return c;
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->path = strdup(ev->path)) || !(c->shown = strdup(fmt_path(f, ev->path)))) {
-		if (c)
-			free(c->path);
-		free(c);
+	if (!c)
+		return NULL;
+	c->id = ev->sample.cgroup_id;
+	c->path = strdup(ev->path);
+	c->shown = strdup(fmt_path(f, ev->path));
+	if (!c->path || !c->shown || cli_ids_add(&f->by_id, c) < 0) {
+		fmt_cg_free(c);
 		return NULL;
 	}
-	cgs_hash_add(&f->by_id, &c->node, ev->sample.cgroup_id);
-	f->n_cgroups++;
 	return c;
 }
 
@@ -500,14 +500,10 @@ static int cmp_cg(const void *a, const void *b)
 
 struct fmt_cg **fmt_cgroups(const struct fmt *f)
 {
-	struct fmt_cg **v = malloc((f->n_cgroups ? f->n_cgroups : 1) * sizeof(*v));
-	size_t n = 0;
+	struct fmt_cg **v = malloc((f->by_id.count ? f->by_id.count : 1) * sizeof(*v));
 
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < cgs_hash_buckets(&f->by_id); i++)
-		for (struct cgs_hnode *h = f->by_id.buckets[i]; h; h = h->next)
-			v[n++] = cgs_container_of(h, struct fmt_cg, node);
+	if (v)
+		cli_ids_list(&f->by_id, (void **)v);
 	return v;
 }
 
@@ -531,7 +527,7 @@ static void table_others(const struct fmt *f, const struct fmt_cg *c)
 void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
 {
 	struct fmt_cg **v;
-	size_t n = f->n_cgroups;
+	size_t n = f->by_id.count;
 	FILE *out = f->out;
 
 	if (f->style != FMT_TABLE)

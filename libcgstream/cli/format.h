@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "cgstream.h"
-#include "hash.h"
+#include "cli.h"
 
 enum fmt_style {
 	FMT_JSON,	/* one JSON object per sample or event per line */
@@ -46,7 +46,7 @@ void fmt_src_modes(struct fmt_src *src, int mode, int (*ctrl_mode)(const void *,
  * in bytes per second over its own flushes' times; memory as it is.
  */
 struct fmt_cg {
-	struct cgs_hnode node;		/* by cgroup id: node.key */
+	uint64_t id;			/* the cgroup's id: first, as cli_ids wants */
 	char *path;			/* absolute, as the library gives it */
 	char *shown;			/* as shown: cgstream_shown_path() */
 	bool have_prev, have_delta;	/* have_delta: two cpu samples, the numbers below */
@@ -73,8 +73,7 @@ struct fmt {
 	bool parents;		/* JSON: parent_id (trees) */
 	uint32_t controllers;	/* of every source: the table's columns */
 	const char *mount;	/* the cgroup2 mount: paths are shown below it */
-	struct cgs_hash by_id;
-	size_t n_cgroups;
+	struct cli_ids by_id;		/* the cgroups known now: by_id.count */
 	char removed_note[512];	/* table: removed since the last draw */
 	char shown[CGSTREAM_ESCAPED_SIZE(PATH_MAX)];	/* an event's path as shown */
 };
@@ -94,7 +93,7 @@ uint64_t fmt_event_seq(const struct cgstream_event *ev);
 void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq);
 /*
  * The cgroups known now, in no order: a malloc'd array (free it) of
- * f->n_cgroups pointers, valid until the next fmt_event(); NULL when there
+ * f->by_id.count pointers, valid until the next fmt_event(); NULL when there
  * is no memory.
  */
 struct fmt_cg **fmt_cgroups(const struct fmt *f);

@@ -97,8 +97,7 @@ struct top {
 	bool interval_known;
 	char note[512];			/* what changed in the last cycle that changed */
 	char pending[480];		/* ... being gathered in this cycle */
-	struct cgs_hash unreadable;	/* ids of cgroups with an ERROR, until a sample */
-	bool unreadable_ready;
+	struct cli_ids unreadable;	/* ids of cgroups with an ERROR, until a sample */
 
 	/* what is shown, how */
 	enum sort_key sort;
@@ -621,8 +620,8 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 		fr->nomem = true;
 		return;
 	}
-	for (size_t i = 0; i < tp->fmt.n_cgroups; i++) {
-		if (v[i]->node.key == tp->root_id)
+	for (size_t i = 0; i < tp->fmt.by_id.count; i++) {
+		if (v[i]->id == tp->root_id)
 			root = v[i];
 		else
 			v[n++] = v[i];
@@ -834,27 +833,16 @@ static void note_add(struct top *tp, const char *what, const char *path, int err
 /* a cgroup the tree cannot read (ERROR) is no row until it can again */
 static void set_unreadable(struct top *tp, uint64_t id, bool unreadable)
 {
-	struct cgs_hnode *n = cgs_hash_first(&tp->unreadable, id);
+	uint64_t *n = cli_ids_find(&tp->unreadable, id);
 
-	if (unreadable && !n && (n = calloc(1, sizeof(*n))))
-		cgs_hash_add(&tp->unreadable, n, id);
-	else if (!unreadable && n) {
-		cgs_hash_del(&tp->unreadable, n);
+	if (unreadable && !n && (n = malloc(sizeof(*n)))) {
+		*n = id;
+		if (cli_ids_add(&tp->unreadable, n) < 0)
+			free(n);
+	} else if (!unreadable && n) {
+		cli_ids_del(&tp->unreadable, n);
 		free(n);
 	}
-}
-
-static void free_unreadable(struct top *tp)
-{
-	struct cgs_hnode *n;
-
-	for (size_t i = 0; i < cgs_hash_buckets(&tp->unreadable); i++) {
-		while ((n = tp->unreadable.buckets[i])) {
-			cgs_hash_del(&tp->unreadable, n);
-			free(n);
-		}
-	}
-	cgs_hash_free(&tp->unreadable);
 }
 
 static void top_event(struct top *tp, const struct cgstream_event *ev)
@@ -1254,11 +1242,6 @@ int cmd_top(int argc, char **argv)
 		ret = r;
 		goto out;
 	}
-	if (cgs_hash_init(&tp.unreadable) < 0) {
-		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
-		goto out;
-	}
-	tp.unreadable_ready = true;
 	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, tp.src.controllers, tp.mount) < 0) {
 		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
 		goto out;
@@ -1289,8 +1272,7 @@ out:
 	cgstream_tree_close(tp.t);
 	if (tp.fmt_ready)
 		fmt_fini(&tp.fmt);
-	if (tp.unreadable_ready)
-		free_unreadable(&tp);
+	cli_ids_free(&tp.unreadable, free);
 	if (sfd >= 0)
 		close(sfd);
 	return ret;
