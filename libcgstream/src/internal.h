@@ -218,25 +218,28 @@ struct cgs_set_ops {
 /*
  * A mode: where a set's cycle comes from (the lead controller's mode) and
  * how the controllers the set reads in it are read (s->by_mode[mode]).
+ * Every slot is called through this table, for every mode the set uses;
+ * each mode keeps its own state (init makes it, the other slots get it).
  */
 struct cgs_mode {
 	int mode;			/* CGSTREAM_MODE_* */
 	/* the tick fd of an object at @dir led by @lead: the file its flush
 	 * makes readable, or a timer of @ms; -errno */
 	int (*open_tick)(const char *dir, uint32_t ms, const struct cgs_controller *lead);
-	/* its buffers and files; 0 or -errno */
-	int (*init)(struct cgs_set *s, const char *dir);
-	void (*fini)(struct cgs_set *s);
+	/* its state (buffers, files) into *@state; 0 or -errno */
+	int (*init)(struct cgs_set *s, const char *dir, void **state);
+	/* its state freed (it waits, bounded, for reads under way) */
+	void (*fini)(struct cgs_set *s, void *state);
 	/* the lead's mode: 1: a cycle begins; 0: not yet; -errno: the tick fd
 	 * failed.  @reading: the last cycle's reads are still under way */
-	int (*tick)(struct cgs_set *s, bool reading);
+	int (*tick)(struct cgs_set *s, void *state, bool reading);
 	/* this cycle's reads of its controllers, decoded into the members:
 	 * true once all are done; -errno in s->err ends the set (cgs_set_end) */
-	bool (*read)(struct cgs_set *s);
+	bool (*read)(struct cgs_set *s, void *state);
 	/* reads under way go on: true once all are done */
-	bool (*read_more)(struct cgs_set *s);
-	/* reads go on only in process calls: the caller is woken for them */
-	bool (*read_needs_calls)(const struct cgs_set *s);
+	bool (*read_more)(struct cgs_set *s, void *state);
+	/* reads under way go on only in process calls: the caller is woken */
+	bool (*read_needs_calls)(const struct cgs_set *s, const void *state);
 };
 
 extern const struct cgs_mode cgs_mode_subtree;
@@ -263,9 +266,26 @@ void cgs_probe(const char *dir, const struct cgs_opts *o, bool subtree_ok,
 const struct cgs_mode *cgs_mode_of(int mode);
 /* the tick fd polled now (1: readable or in error, 0, -errno) */
 int cgs_mode_poll_tick(const struct cgs_set *s);
-/* pread() of a text file into s->buf at 0, s->buf grown while a read fills
- * it (up to CGS_TEXT_MAX): bytes, or -errno */
-ssize_t cgs_mode_pread_text(struct cgs_set *s, int fd);
+/* the slots of a mode that reads a cycle within one call */
+bool cgs_mode_read_done(struct cgs_set *s, void *state);
+bool cgs_mode_no_calls(const struct cgs_set *s, const void *state);
+
+/*
+ * Plain reads of text files, for the modes that read each member's files
+ * (streams, emulation): each keeps one of these in its state.
+ */
+struct cgs_reader {
+	char *buf;			/* the *.stat(.stream) file: CGS_TEXT_BUF, grows */
+	size_t size;
+	char *aux;			/* memory's other files: CGS_READ_BUF each */
+};
+
+/* a reader's buffers: 0 or -ENOMEM; freed by cgs_reader_fini() */
+int cgs_reader_init(struct cgs_reader *rd);
+void cgs_reader_fini(struct cgs_reader *rd);
+/* pread() of a text file into rd->buf at 0, grown while a read fills it
+ * (up to CGS_TEXT_MAX): bytes, or -errno */
+ssize_t cgs_reader_pread(struct cgs_reader *rd, int fd);
 
 /* one read of a member's file; .buf NULL: the member has no such file */
 struct cgs_text {
@@ -276,17 +296,16 @@ struct cgs_text {
 
 /*
  * Decode controller @c's text of @m (its files' reads in @t, by enum
- * cgs_file; @stream: the stream files, whose keys say the flush, else the
- * emulation's, whose cycle does): 0 (values stored, or none this cycle);
- * 1: a KERNEL lead's flush did not move, @m has no sample this cycle;
- * -errno: told to s->ops->failed() (@m may be dropped).
+ * cgs_file; @own NULL: the stream files, whose keys say the flush; else
+ * the emulation's own flush the values are as of): 0 (values stored, or
+ * none this cycle); 1: a KERNEL lead's flush did not move, @m has no
+ * sample this cycle; -errno: told to s->ops->failed() (@m may be dropped).
  */
 int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
-			 const struct cgs_text t[CGS_NR_FILES], bool stream);
-/* @c's files of @m read with pread() now, then decoded: as above */
-int cgs_mode_read_plain(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
-			bool stream);
-bool cgs_mode_reads_at_once(const struct cgs_set *s);
+			 const struct cgs_text t[CGS_NR_FILES], const struct cgs_flush *own);
+/* @c's files of @m read with pread() now (@rd's buffers), then decoded: as above */
+int cgs_mode_read_plain(struct cgs_set *s, struct cgs_reader *rd, struct cgs_cg *m,
+			const struct cgs_controller *c, const struct cgs_flush *own);
 
 enum cgs_phase {
 	CGS_PHASE_WAIT,			/* for the tick that begins a cycle */
@@ -340,17 +359,11 @@ struct cgs_set {
 	struct cgs_names *layouts;
 	struct cgs_kvs kvs;
 
-	/* the modes' own (mode-*.c) */
-	char *buf;			/* plain text reads (CGS_TEXT_BUF, grows) */
-	size_t buf_size;
-	char *aux_buf;			/* memory's other files, plain reads */
-	char *snap;			/* subtree: a snapshot */
-	size_t snap_size;
-	int subtree_fds[CGS_NR_CTRL];	/* subtree files (the lead's: tick_fd) */
-	struct cgs_cg *cursor;		/* plain reads: the next member */
-	struct cgs_uring *uring;	/* emulation: NULL: plain syscalls */
-	bool emu_reading;		/* emulation: reads under way */
-	uint64_t missed, tick_usec;	/* emulation: its own flush count */
+	/* each mode's own state (mode-*.c), by CGSTREAM_MODE_* */
+	void *mode_state[4];
+	/* plain reads (streams, emulation): the next member, moved on by a
+	 * drop of the member it names */
+	struct cgs_cg *cursor;
 };
 
 /* --- cycle.c --- */
@@ -401,8 +414,8 @@ void cgs_set_collect(struct cgs_set *s);
 void cgs_set_uncollect(struct cgs_set *s);
 /* free the dead that no event names and no read writes into */
 void cgs_set_reap(struct cgs_set *s);
-/* every member dropped and freed (@quiet: no read is in flight) */
-void cgs_set_free_members(struct cgs_set *s, bool quiet);
+/* every member dropped and freed, but those a read is still out for */
+void cgs_set_free_members(struct cgs_set *s);
 
 /* --- parse.c --- */
 /*

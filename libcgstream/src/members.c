@@ -205,7 +205,7 @@ void cgs_set_reap(struct cgs_set *s)
 	}
 }
 
-void cgs_set_free_members(struct cgs_set *s, bool quiet)
+void cgs_set_free_members(struct cgs_set *s)
 {
 	struct cgs_cg *m;
 
@@ -215,7 +215,7 @@ void cgs_set_free_members(struct cgs_set *s, bool quiet)
 	}
 	while ((m = s->dead)) {
 		s->dead = m->next_dead;
-		if (quiet || !m->reading)
+		if (!m->reading)
 			cgs_cg_free(m);
 		/* else: a read may still write its slot; the arena leaked too */
 	}

@@ -86,7 +86,14 @@ static unsigned int cgs_emu_files(const struct cgs_set *s)
 	return mask;
 }
 
-static bool cgs_emu_read_plain(struct cgs_set *s);
+/* the mode's own */
+struct cgs_emu {
+	struct cgs_reader rd;		/* plain reads, and full io_uring slots again */
+	struct cgs_uring *uring;	/* NULL: plain syscalls */
+	struct cgs_flush own;		/* the cycle's: seq, time of its reads, missed ticks */
+};
+
+static bool cgs_emu_read_plain(struct cgs_set *s, struct cgs_emu *e);
 
 /* --- reads through io_uring --- */
 
@@ -195,9 +202,8 @@ static bool cgs_uring_free(struct cgs_uring *u)
  * memory stays bounded whatever the number of cgroups, and few waves
  * (each a round trip through the caller) are needed.
  */
-static bool cgs_uring_arenas(struct cgs_set *s)
+static bool cgs_uring_arenas(struct cgs_uring *u)
 {
-	struct cgs_uring *u = s->uring;
 	size_t sizes[CGS_NR_FILES] = { 0 }, per = 0, cap;
 	bool changed = !u->wave;
 
@@ -245,13 +251,13 @@ static bool cgs_uring_arenas(struct cgs_set *s)
  * (up to a wave) and the fence; false if it could not be (then the reads
  * go on plainly).
  */
-static bool cgs_uring_wave(struct cgs_set *s)
+static bool cgs_uring_wave(struct cgs_set *s, struct cgs_emu *e)
 {
-	struct cgs_uring *u = s->uring;
+	struct cgs_uring *u = e->uring;
 	struct io_uring_sqe *sqe;
 
 	u->wave_n = 0;
-	if (!cgs_uring_arenas(s))
+	if (!cgs_uring_arenas(u))
 		goto fail;
 	while (s->cursor && u->wave_n < u->wave_cap) {
 		struct cgs_cg *m = s->cursor;
@@ -300,14 +306,14 @@ fail:
 	 * and the arenas, leaked rather than freed under it).
 	 */
 	cgs_uring_free(u);
-	s->uring = NULL;
+	e->uring = NULL;
 	return false;
 }
 
 /* the wave's reads, decoded */
-static void cgs_uring_decode(struct cgs_set *s)
+static void cgs_uring_decode(struct cgs_set *s, struct cgs_emu *e)
 {
-	struct cgs_uring *u = s->uring;
+	struct cgs_uring *u = e->uring;
 
 	for (size_t i = 0; i < u->wave_n; i++) {
 		struct cgs_cg *m = u->wave[i];
@@ -335,8 +341,8 @@ static void cgs_uring_decode(struct cgs_set *s)
 			if (!t[ctl->slot].buf)
 				continue;	/* its read could not be queued */
 			/* a full slot may be cut: read it again with the full buffer */
-			r = cut ? cgs_mode_read_plain(s, m, ctl, false)
-				: cgs_mode_decode_text(s, m, ctl, t, false);
+			r = cut ? cgs_mode_read_plain(s, &e->rd, m, ctl, &e->own)
+				: cgs_mode_decode_text(s, m, ctl, t, &e->own);
 			if (r != 0)
 				break;
 		}
@@ -345,9 +351,9 @@ static void cgs_uring_decode(struct cgs_set *s)
 }
 
 /* the completions so far; true once the cycle's last wave is decoded */
-static bool cgs_uring_harvest(struct cgs_set *s)
+static bool cgs_uring_harvest(struct cgs_set *s, struct cgs_emu *e)
 {
-	struct cgs_uring *u = s->uring;
+	struct cgs_uring *u = e->uring;
 	struct io_uring_cqe *cqe;
 
 	while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
@@ -356,18 +362,18 @@ static bool cgs_uring_harvest(struct cgs_set *s)
 	}
 	if (u->reads || u->fences)
 		return false;
-	cgs_uring_decode(s);
+	cgs_uring_decode(s, e);
 	if (!s->cursor)
 		return true;
-	if (cgs_uring_wave(s))
+	if (cgs_uring_wave(s, e))
 		return false;	/* the next wave */
-	return cgs_emu_read_plain(s);	/* io_uring failed: the rest plainly */
+	return cgs_emu_read_plain(s, e);	/* io_uring failed: the rest plainly */
 }
 
 /* --- plain reads --- */
 
 /* from s->cursor on, within the budget; true once every member is read */
-static bool cgs_emu_read_plain(struct cgs_set *s)
+static bool cgs_emu_read_plain(struct cgs_set *s, struct cgs_emu *e)
 {
 	uint64_t deadline = cgs_now_usec() + CGS_PLAIN_BUDGET_US;
 	unsigned int k = 0;
@@ -380,7 +386,7 @@ static bool cgs_emu_read_plain(struct cgs_set *s)
 			for (int i = 0; i < CGS_NR_CTRL; i++) {
 				if (s->modes[i] != CGSTREAM_MODE_FALLBACK)
 					continue;
-				if (cgs_mode_read_plain(s, m, cgs_controllers[i], false) != 0)
+				if (cgs_mode_read_plain(s, &e->rd, m, cgs_controllers[i], &e->own) != 0)
 					break;
 			}
 		}
@@ -399,53 +405,80 @@ static int cgs_emu_open_tick(const char *dir, uint32_t ms, const struct cgs_cont
 	return cgs_timerfd(ms);
 }
 
-static int cgs_emu_init(struct cgs_set *s, const char *dir)
+static int cgs_emu_init(struct cgs_set *s, const char *dir, void **state)
 {
+	struct cgs_emu *e = calloc(1, sizeof(*e));
+
 	(void)dir;
-	s->uring = cgs_uring_new(s);	/* NULL: plain syscalls */
+	if (!e || cgs_reader_init(&e->rd) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->uring = cgs_uring_new(s);	/* NULL: plain syscalls */
+	*state = e;
 	return 0;
 }
 
-/* s->uring stays set when reads are still in flight: their members leak */
-static void cgs_emu_fini(struct cgs_set *s)
+/*
+ * When reads are still in flight after the bounded wait, the ring's arenas
+ * and the members they write into leak (cgs_set_free_members() keeps the
+ * members whose reads are out) rather than being freed under the kernel.
+ */
+static void cgs_emu_fini(struct cgs_set *s, void *state)
 {
-	if (cgs_uring_free(s->uring))
-		s->uring = NULL;
+	struct cgs_emu *e = state;
+
+	(void)s;
+	if (!cgs_uring_free(e->uring))
+		return;
+	cgs_reader_fini(&e->rd);
+	free(e);
 }
 
-static int cgs_emu_tick(struct cgs_set *s, bool reading)
+static int cgs_emu_tick(struct cgs_set *s, void *state, bool reading)
 {
+	struct cgs_emu *e = state;
 	uint64_t expirations;
 
 	if (read(s->tick_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (reading) {
-		s->missed += expirations;	/* the last cycle is still out */
+		e->own.missed += expirations;	/* the last cycle is still out */
 		return 0;
 	}
-	s->missed += expirations - 1;
+	e->own.missed += expirations - 1;
 	return 1;
 }
 
-static bool cgs_emu_read(struct cgs_set *s)
+static bool cgs_emu_read(struct cgs_set *s, void *state)
 {
+	struct cgs_emu *e = state;
+
+	/* the library's own flush: the cycle, as of now */
+	e->own.seq = s->cycle;
+	e->own.time_usec = cgs_now_usec();
 	s->cursor = s->head;
-	if (s->uring && cgs_uring_wave(s))
+	if (e->uring && cgs_uring_wave(s, e))
 		return false;	/* the fence wakes the caller when the wave is in */
 	s->cursor = s->head;
-	return cgs_emu_read_plain(s);
+	return cgs_emu_read_plain(s, e);
 }
 
-static bool cgs_emu_read_more(struct cgs_set *s)
+static bool cgs_emu_read_more(struct cgs_set *s, void *state)
 {
-	if (!s->uring)
-		return cgs_emu_read_plain(s);
-	return cgs_uring_harvest(s);
+	struct cgs_emu *e = state;
+
+	if (!e->uring)
+		return cgs_emu_read_plain(s, e);
+	return cgs_uring_harvest(s, e);
 }
 
-static bool cgs_emu_read_needs_calls(const struct cgs_set *s)
+static bool cgs_emu_read_needs_calls(const struct cgs_set *s, const void *state)
 {
-	return s->uring == NULL;
+	const struct cgs_emu *e = state;
+
+	(void)s;
+	return e->uring == NULL;
 }
 
 const struct cgs_mode cgs_mode_emulation = {

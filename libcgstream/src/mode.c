@@ -147,38 +147,64 @@ int cgs_mode_poll_tick(const struct cgs_set *s)
 	return pfd.revents ? 1 : 0;	/* POLLERR too: the read hears of it */
 }
 
-bool cgs_mode_reads_at_once(const struct cgs_set *s)
+bool cgs_mode_read_done(struct cgs_set *s, void *state)
 {
 	(void)s;
+	(void)state;
+	return true;	/* read() read the whole cycle */
+}
+
+bool cgs_mode_no_calls(const struct cgs_set *s, const void *state)
+{
+	(void)s;
+	(void)state;
 	return false;
 }
 
-ssize_t cgs_mode_pread_text(struct cgs_set *s, int fd)
+int cgs_reader_init(struct cgs_reader *rd)
+{
+	rd->size = CGS_TEXT_BUF;
+	rd->buf = malloc(rd->size);
+	rd->aux = malloc(CGS_READ_BUF * CGS_NR_FILES);
+	if (rd->buf && rd->aux)
+		return 0;
+	cgs_reader_fini(rd);
+	return -ENOMEM;
+}
+
+void cgs_reader_fini(struct cgs_reader *rd)
+{
+	free(rd->buf);
+	free(rd->aux);
+	*rd = (struct cgs_reader){ 0 };
+}
+
+ssize_t cgs_reader_pread(struct cgs_reader *rd, int fd)
 {
 	for (;;) {
-		ssize_t n = pread(fd, s->buf, s->buf_size, 0);
+		ssize_t n = pread(fd, rd->buf, rd->size, 0);
 		char *b;
 
 		if (n < 0)
 			return -errno;
-		if ((size_t)n < s->buf_size || s->buf_size >= CGS_TEXT_MAX)
+		if ((size_t)n < rd->size || rd->size >= CGS_TEXT_MAX)
 			return n;	/* all of it, or -EOVERFLOW for the decoder */
-		b = malloc(2 * s->buf_size);
+		b = malloc(2 * rd->size);
 		if (!b)
 			return n;
-		free(s->buf);
-		s->buf = b;
-		s->buf_size *= 2;
+		free(rd->buf);
+		rd->buf = b;
+		rd->size *= 2;
 	}
 }
 
 /* the stream's own keys, or the emulation's: the flush the values are as of */
-static int cgs_text_flush(const struct cgs_set *s, bool stream, const struct cgs_flush *fl,
+static int cgs_text_flush(const struct cgs_flush *own, const struct cgs_flush *fl,
 			  uint64_t *seq, uint64_t *time_usec)
 {
-	if (!stream) {
-		*seq = s->cycle;
-		*time_usec = s->tick_usec;
+	if (own) {
+		*seq = own->seq;
+		*time_usec = own->time_usec;
 		return 0;
 	}
 	if (!(fl->present & CGSTREAM_F_SEQ))
@@ -189,23 +215,23 @@ static int cgs_text_flush(const struct cgs_set *s, bool stream, const struct cgs
 }
 
 static int cgs_decode_cpu(struct cgs_set *s, struct cgs_cg *m, const struct cgs_text *t,
-			  bool stream)
+			  const struct cgs_flush *own)
 {
 	struct cgstream_sample smp;
 	int r = cgs_parse_read(t->buf, t->res, t->size, &smp);
 
 	if (r < 0)
 		return r;
-	if (stream) {
+	if (!own) {
 		if (!(smp.present & CGSTREAM_F_SEQ))
 			return -EBADMSG;
 		if (s->lead == &cgs_cpu && smp.seq == m->last_seq && !s->sync)
 			return 1;	/* no flush since its last read */
 		m->last_seq = smp.seq;
 	} else {
-		smp.seq = s->cycle;
-		smp.flush_time_usec = s->tick_usec;
-		smp.flush_missed = s->missed;
+		smp.seq = own->seq;
+		smp.flush_time_usec = own->time_usec;
+		smp.flush_missed = own->missed;
 		smp.present |= CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME | CGSTREAM_F_FLUSH_MISSED;
 	}
 	cgs_set_sampled(s, m, &smp);
@@ -213,7 +239,7 @@ static int cgs_decode_cpu(struct cgs_set *s, struct cgs_cg *m, const struct cgs_
 }
 
 static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
-			     const struct cgs_text t[CGS_NR_FILES], bool stream)
+			     const struct cgs_text t[CGS_NR_FILES], const struct cgs_flush *own)
 {
 	const struct cgs_text *main = &t[CGS_FILE_MEMORY];
 	struct cgs_flush fl = { 0 };
@@ -222,7 +248,7 @@ static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
 
 	s->kvs.n = 0;
 	if (r == 0)
-		r = cgs_parse_keyed(main->buf, (size_t)main->res, "", &s->kvs, stream ? &fl : NULL);
+		r = cgs_parse_keyed(main->buf, (size_t)main->res, "", &s->kvs, own ? NULL : &fl);
 	for (size_t k = 0; k < cgs_memory.n_aux && r == 0; k++) {
 		const struct cgs_aux_file *a = &cgs_memory.aux[k];
 		const struct cgs_text *x = &t[a->slot];
@@ -242,8 +268,8 @@ static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
 		}
 	}
 	if (r == 0)
-		r = cgs_text_flush(s, stream, &fl, &seq, &time_usec);
-	if (r == 0 && stream && s->lead == &cgs_memory && seq == m->last_seq && !s->sync)
+		r = cgs_text_flush(own, &fl, &seq, &time_usec);
+	if (r == 0 && !own && s->lead == &cgs_memory && seq == m->last_seq && !s->sync)
 		return 1;
 	if (r == 0)
 		r = cgs_memory_store(s, m, &s->kvs);
@@ -259,19 +285,19 @@ static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
 }
 
 static int cgs_decode_io(struct cgs_set *s, struct cgs_cg *m, const struct cgs_text *t,
-			 bool stream)
+			 const struct cgs_flush *own)
 {
 	struct cgs_flush fl = { 0 };
 	uint64_t seq = 0, time_usec = 0;
 	int r = cgs_read_result(t->res, t->size);
 
 	if (r == 0)
-		r = cgs_parse_io(t->buf, (size_t)t->res, &m->devs, stream ? &fl : NULL);
+		r = cgs_parse_io(t->buf, (size_t)t->res, &m->devs, own ? NULL : &fl);
 	if (r == 0)
-		r = cgs_text_flush(s, stream, &fl, &seq, &time_usec);
+		r = cgs_text_flush(own, &fl, &seq, &time_usec);
 	if (r < 0)
 		return r;
-	if (stream && s->lead == &cgs_io && seq == m->last_seq && !s->sync)
+	if (!own && s->lead == &cgs_io && seq == m->last_seq && !s->sync)
 		return 1;
 	if (s->lead == &cgs_io)
 		m->last_seq = seq;
@@ -283,7 +309,7 @@ static int cgs_decode_io(struct cgs_set *s, struct cgs_cg *m, const struct cgs_t
 }
 
 int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
-			 const struct cgs_text t[CGS_NR_FILES], bool stream)
+			 const struct cgs_text t[CGS_NR_FILES], const struct cgs_flush *own)
 {
 	int r;
 
@@ -291,13 +317,13 @@ int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_c
 		return 0;	/* the cgroup lacks the controller */
 	switch (c->index) {
 	case CGS_CPU:
-		r = cgs_decode_cpu(s, m, &t[c->slot], stream);
+		r = cgs_decode_cpu(s, m, &t[c->slot], own);
 		break;
 	case CGS_MEMORY:
-		r = cgs_decode_memory(s, m, t, stream);
+		r = cgs_decode_memory(s, m, t, own);
 		break;
 	default:
-		r = cgs_decode_io(s, m, &t[c->slot], stream);
+		r = cgs_decode_io(s, m, &t[c->slot], own);
 		break;
 	}
 	if (r == 1) {
@@ -314,26 +340,26 @@ int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_c
 	return 0;
 }
 
-int cgs_mode_read_plain(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
-			bool stream)
+int cgs_mode_read_plain(struct cgs_set *s, struct cgs_reader *rd, struct cgs_cg *m,
+			const struct cgs_controller *c, const struct cgs_flush *own)
 {
 	struct cgs_text t[CGS_NR_FILES] = { { 0 } };
 	int fd = m->fds[c->slot];
+	ssize_t n;
 
 	if (fd < 0)
 		return 0;
-	t[c->slot] = (struct cgs_text){ s->buf, cgs_mode_pread_text(s, fd), s->buf_size };
-	t[c->slot].buf = s->buf;	/* the read may have grown it */
-	t[c->slot].size = s->buf_size;
+	n = cgs_reader_pread(rd, fd);
+	/* the read may have grown the buffer */
+	t[c->slot] = (struct cgs_text){ rd->buf, n, rd->size };
 	for (size_t k = 0; k < c->n_aux; k++) {
 		uint8_t slot = c->aux[k].slot;
-		char *b = s->aux_buf + (size_t)slot * CGS_READ_BUF;
-		ssize_t n;
+		char *b = rd->aux + (size_t)slot * CGS_READ_BUF;
 
 		if (m->fds[slot] < 0)
 			continue;
 		n = pread(m->fds[slot], b, CGS_READ_BUF, 0);
 		t[slot] = (struct cgs_text){ b, n < 0 ? -errno : n, CGS_READ_BUF };
 	}
-	return cgs_mode_decode_text(s, m, c, t, stream);
+	return cgs_mode_decode_text(s, m, c, t, own);
 }
