@@ -336,9 +336,13 @@ int cgstream_group_process(struct cgstream_group *g,
  * SUBTREE mode each controller's own *.stat.stream.subtree file is read
  * once per cycle.  A cgroup is listed (ADDED) once it has values of a
  * controller the tree reads (with cpu: every cgroup).
- * KERNEL and FALLBACK hold an fd per cgroup and file (RLIMIT_NOFILE: one
- * for cpu, four for memory, one for io); one that cannot be opened gets an
- * ERROR event and is tried again each cycle.
+ * KERNEL and FALLBACK read files per cgroup (one for cpu, four for memory,
+ * one for io; a group's too): they keep them open for as many cgroups as
+ * the limit of open files allows, less a headroom left to the rest of the
+ * process (a quarter of RLIMIT_NOFILE, at least 256; since 1.3), and
+ * open, read and close the others' at each cycle, so any number of
+ * cgroups is read without taking the caller's fds.  One that cannot be
+ * opened gets an ERROR event and is tried again each cycle.
  * Paths come from the directories: a cgroup's id is its directory's inode
  * number (d_ino), so ids become paths by reading only the directory of
  * the parent of an id not seen before.
@@ -617,7 +621,7 @@ int cgstream_parse_option(int what, const char *text, uint32_t *value);
  * timer, at what period) and that the kernel's interval of a streamed
  * one is 0 (no new values until it is set).  Lines, each ending in '\n',
  * into @buf (NUL-terminated); their length (0: nothing to say); -ERANGE
- * when @size cannot hold them.
+ * when @size cannot hold them; -ENODEV without a cgroup2 mount, -EINVAL.
  */
 int cgstream_notices(uint32_t controllers, const int *modes, const struct cgstream_opts *opts,
 		     unsigned int which, char *buf, size_t size);

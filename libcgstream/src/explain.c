@@ -435,11 +435,13 @@ CGS_EXPORT int cgstream_notices(uint32_t controllers, const int *modes,
 	uint32_t emu = 0, ms;
 	struct cgs_opts o;
 	size_t len = 0;
-	int n = 0;
+	int n = 0, r;
 
-	if (!modes || (!buf && size) || (controllers & ~(uint32_t)CGSTREAM_CTRL_ALL) ||
-	    cgs_opts_root(opts, &o, &mount) < 0)
+	if (!modes || (!buf && size) || (controllers & ~(uint32_t)CGSTREAM_CTRL_ALL))
 		return -EINVAL;
+	r = cgs_opts_root(opts, &o, &mount);
+	if (r < 0)
+		return r;
 	for (int i = 0; i < CGS_NR_CTRL; i++)
 		if ((controllers & cgs_controllers[i]->bit) && modes[i] == CGSTREAM_MODE_FALLBACK)
 			emu |= cgs_controllers[i]->bit;

@@ -162,7 +162,10 @@ struct cgs_cg {
 	void *userdata;
 	uint64_t id, parent_id;
 	int fds[CGS_NR_FILES];		/* KERNEL, FALLBACK: its files; -1: none */
-	bool opened;			/* its files are open (or absent) */
+	bool opened;			/* its files are open (or absent, or transient) */
+	bool transient;			/* over the fd budget: opened at each read */
+	bool temp_open;			/* transient, and its files open for a read */
+	uint8_t held;			/* files counted against the fd budget */
 	int wd;				/* tree: inotify watch; -1: none */
 	int error;			/* tree: the error last reported, 0 */
 	uint64_t cycle;			/* the set's cycle of .got; 0: none */
@@ -391,12 +394,24 @@ void cgs_cg_free(struct cgs_cg *m);
  * Open @m's files for the controllers @s reads in KERNEL and FALLBACK
  * mode, and tell its id (its directory's inode number) in @id: 0; -ENOENT
  * when the cgroup does not exist; -ENOMEDIUM when it has none of the
- * files of @s's controllers; other -errno (EMFILE, EACCES) with nothing
- * left open.  A file the cgroup lacks (its controller is not enabled
- * there, memory.current of the root) is no error: no values of it.
+ * files of @s's controllers; other -errno (EACCES) with nothing left
+ * open.  A file the cgroup lacks (its controller is not enabled there,
+ * memory.current of the root) is no error: no values of it.  Over the
+ * process's fd budget (members.c) the member is transient: its files are
+ * checked, not kept open.
  */
 int cgs_cg_open(const struct cgs_set *s, struct cgs_cg *m, uint64_t *id);
 void cgs_cg_close(struct cgs_cg *m);
+/*
+ * A transient member's files opened for this cycle's reads (nothing to
+ * do for one that keeps them): 0; -ENODEV once its cgroup is gone; -errno.
+ * Closed again by cgs_cg_close_transient() once they are read.
+ */
+int cgs_cg_open_transient(const struct cgs_set *s, struct cgs_cg *m);
+void cgs_cg_close_transient(struct cgs_cg *m);
+/* how many transient members may have their files open at once (a read
+ * wave of the emulation): within the headroom the budget leaves */
+unsigned int cgs_fd_spare_members(const struct cgs_set *s);
 /* a member's data for this cycle begins (its .got emptied once per cycle) */
 void cgs_cg_touch(const struct cgs_set *s, struct cgs_cg *m);
 /* put @m on the live list; -ENOMEM (then @m is the caller's to free) */

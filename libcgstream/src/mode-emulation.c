@@ -62,6 +62,7 @@ struct cgs_uring {
 	size_t wave_n, wave_cap;	/* cgroups per wave: CGS_WAVE_BYTES of slots */
 	unsigned int reads;		/* READs in flight */
 	unsigned int fences;		/* eventfd writes in flight */
+	unsigned int transient;		/* members of the wave over the fd budget */
 	uint64_t one;			/* what the fence writes */
 };
 
@@ -91,6 +92,7 @@ struct cgs_emu {
 	struct cgs_reader rd;		/* plain reads, and full io_uring slots again */
 	struct cgs_uring *uring;	/* NULL: plain syscalls */
 	struct cgs_flush own;		/* the cycle's: seq, time of its reads, missed ticks */
+	unsigned int transient_max;	/* members over the fd budget per wave */
 };
 
 static bool cgs_emu_read_plain(struct cgs_set *s, struct cgs_emu *e);
@@ -247,48 +249,83 @@ static bool cgs_uring_arenas(struct cgs_uring *u)
 }
 
 /*
+ * Queue a READ of each emulated file of @m into slot @i: 1 queued, 0
+ * nothing to read, -1 the ring is broken.  u->wave[@i] names @m before
+ * any read goes out: a completion finds its member there.
+ */
+static int cgs_uring_queue(struct cgs_uring *u, struct cgs_cg *m, size_t i)
+{
+	struct io_uring_sqe *sqe;
+	int queued = 0;
+
+	u->wave[i] = m;
+	for (int f = 0; f < CGS_NR_FILES; f++) {
+		struct cgs_arena *a = &u->arenas[f];
+
+		if (!(u->files & (1u << f)))
+			continue;
+		a->res[i] = CGS_NOT_READ;
+		if (m->fds[f] < 0)
+			continue;
+		sqe = cgs_sqe(&u->ring);
+		if (!sqe)
+			return -1;
+		io_uring_prep_read(sqe, m->fds[f], a->mem + i * a->slot_size,
+				   (unsigned int)a->slot_size, 0);
+		/* straight to a kernel worker: the caller's thread does not read */
+		io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+		io_uring_sqe_set_data64(sqe, ((uint64_t)f << 32) | i);
+		m->reading++;
+		u->reads++;
+		queued = 1;
+	}
+	return queued;
+}
+
+/* the wave's transient members' files closed again (their reads are in) */
+static void cgs_uring_close_transient(struct cgs_uring *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cgs_cg_close_transient(u->wave[i]);
+	u->transient = 0;
+}
+
+/*
  * Queue a READ of every emulated file of the next members from s->cursor
- * (up to a wave) and the fence; false if it could not be (then the reads
- * go on plainly).
+ * (up to a wave; members over the fd budget, whose files are opened for
+ * the wave, up to the spare fds) and the fence; false if it could not be
+ * (then the reads go on plainly).
  */
 static bool cgs_uring_wave(struct cgs_set *s, struct cgs_emu *e)
 {
 	struct cgs_uring *u = e->uring;
 	struct io_uring_sqe *sqe;
+	int r;
 
 	u->wave_n = 0;
 	if (!cgs_uring_arenas(u))
 		goto fail;
 	while (s->cursor && u->wave_n < u->wave_cap) {
 		struct cgs_cg *m = s->cursor;
-		size_t i = u->wave_n;
-		bool queued = false;
 
-		s->cursor = m->next;
+		if (m->transient && u->transient >= e->transient_max)
+			break;	/* the next wave: the spare fds are in use */
+		s->cursor = m->next;	/* (a drop of @m below moves it on too) */
 		if (m->skip_cycle == s->cycle)
 			continue;
-		for (int f = 0; f < CGS_NR_FILES; f++) {
-			struct cgs_arena *a = &u->arenas[f];
-
-			if (!(u->files & (1u << f)))
-				continue;
-			a->res[i] = CGS_NOT_READ;
-			if (m->fds[f] < 0)
-				continue;
-			sqe = cgs_sqe(&u->ring);
-			if (!sqe)
-				goto fail;	/* the ring is broken: plain reads */
-			io_uring_prep_read(sqe, m->fds[f], a->mem + i * a->slot_size,
-					   (unsigned int)a->slot_size, 0);
-			/* straight to a kernel worker: the caller's thread does not read */
-			io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
-			io_uring_sqe_set_data64(sqe, ((uint64_t)f << 32) | i);
-			m->reading++;
-			u->reads++;
-			queued = true;
+		if ((r = cgs_cg_open_transient(s, m)) < 0) {
+			s->ops->failed(s, m, r);
+			continue;
 		}
-		if (queued)
-			u->wave[u->wave_n++] = m;
+		u->transient += m->transient;
+		r = cgs_uring_queue(u, m, u->wave_n);
+		if (r > 0) {
+			u->wave_n++;
+			continue;
+		}
+		cgs_cg_close_transient(m);
+		if (r < 0)
+			goto fail;	/* the ring is broken: plain reads */
 	}
 	sqe = cgs_sqe(&u->ring);
 	if (sqe) {
@@ -303,8 +340,10 @@ fail:
 	/*
 	 * Nothing would wake the caller: collect what was queued and go on
 	 * with plain syscalls (a read that never completes keeps its member
-	 * and the arenas, leaked rather than freed under it).
+	 * and the arenas, leaked rather than freed under it; the kernel holds
+	 * the files it reads, closed here or not).
 	 */
+	cgs_uring_close_transient(u, u->wave_n);
 	cgs_uring_free(u);
 	e->uring = NULL;
 	return false;
@@ -347,6 +386,7 @@ static void cgs_uring_decode(struct cgs_set *s, struct cgs_emu *e)
 				break;
 		}
 	}
+	cgs_uring_close_transient(u, u->wave_n);
 	u->wave_n = 0;
 }
 
@@ -373,6 +413,26 @@ static bool cgs_uring_harvest(struct cgs_set *s, struct cgs_emu *e)
 /* --- plain reads --- */
 
 /* from s->cursor on, within the budget; true once every member is read */
+/* @m's emulated controllers read plainly (its files opened for it when
+ * it is over the fd budget) */
+static void cgs_emu_read_member(struct cgs_set *s, struct cgs_emu *e, struct cgs_cg *m)
+{
+	int r = cgs_cg_open_transient(s, m);
+
+	if (r < 0) {
+		s->ops->failed(s, m, r);
+		return;
+	}
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		if (s->modes[i] != CGSTREAM_MODE_FALLBACK)
+			continue;
+		if (cgs_mode_read_plain(s, &e->rd, m, cgs_controllers[i], &e->own) != 0)
+			break;
+	}
+	cgs_cg_close_transient(m);
+}
+
+/* from s->cursor on, within the budget; true once every member is read */
 static bool cgs_emu_read_plain(struct cgs_set *s, struct cgs_emu *e)
 {
 	uint64_t deadline = cgs_now_usec() + CGS_PLAIN_BUDGET_US;
@@ -382,14 +442,8 @@ static bool cgs_emu_read_plain(struct cgs_set *s, struct cgs_emu *e)
 		struct cgs_cg *m = s->cursor;
 
 		s->cursor = m->next;	/* a drop of @m moves it on too */
-		if (m->skip_cycle != s->cycle) {
-			for (int i = 0; i < CGS_NR_CTRL; i++) {
-				if (s->modes[i] != CGSTREAM_MODE_FALLBACK)
-					continue;
-				if (cgs_mode_read_plain(s, &e->rd, m, cgs_controllers[i], &e->own) != 0)
-					break;
-			}
-		}
+		if (m->skip_cycle != s->cycle)
+			cgs_emu_read_member(s, e, m);
 		if ((++k % 16) == 0 && cgs_now_usec() >= deadline)
 			break;
 	}
@@ -415,6 +469,7 @@ static int cgs_emu_init(struct cgs_set *s, const char *dir, void **state)
 		return -ENOMEM;
 	}
 	e->uring = cgs_uring_new(s);	/* NULL: plain syscalls */
+	e->transient_max = cgs_fd_spare_members(s);
 	*state = e;
 	return 0;
 }

@@ -84,6 +84,7 @@ static int cgs_streams_tick(struct cgs_set *s, void *state, bool reading)
 static bool cgs_streams_read(struct cgs_set *s, void *state)
 {
 	struct cgs_streams *st = state;
+	int r;
 
 	s->cursor = s->head;
 	while (s->cursor) {
@@ -92,12 +93,18 @@ static bool cgs_streams_read(struct cgs_set *s, void *state)
 		s->cursor = m->next;	/* a drop of @m moves it on too */
 		if (m->skip_cycle == s->cycle)
 			continue;
+		/* a member over the fd budget: its files for this read only */
+		if ((r = cgs_cg_open_transient(s, m)) < 0) {
+			s->ops->failed(s, m, r);
+			continue;
+		}
 		for (int i = 0; i < CGS_NR_CTRL; i++) {
 			if (s->modes[i] != CGSTREAM_MODE_KERNEL)
 				continue;
 			if (cgs_mode_read_plain(s, &st->rd, m, cgs_controllers[i], NULL) != 0)
 				break;	/* no new flush of the lead, or dropped */
 		}
+		cgs_cg_close_transient(m);
 	}
 	return true;
 }

@@ -291,6 +291,31 @@ PY
 	[[ $n == 1 ]] || fail "$parent/b sampled $n times in cycle 1"
 	echo "ok: nested arguments watched once"
 
+	# more cgroups than fds: 2,000 cgroups under a limit of 256 open files
+	# (the library's fd budget: some keep their files open, the rest are
+	# opened, read and closed each cycle): every cgroup in every cycle, no
+	# error
+	many=$parent/many
+	mkdir "$many" && cgs+=("$many") || fail "mkdir $many"
+	(cd "$many" && mkdir c{1..2000}) || fail "mkdir 2,000 cgroups"
+	for mode in io_uring plain; do
+		(ulimit -n 256 && if [[ $mode == plain ]]; then export CGSTREAM_NO_IO_URING=1; fi &&
+			exec "$cgstream" watch --recursive --json --count 3 --fallback-interval 500 "$many") \
+			>"$tmp/many" 2>"$tmp/many.err" || fail "watch of 2,000 cgroups under ulimit -n 256 ($mode): $(tail -3 "$tmp/many.err")"
+		python3 - "$tmp/many" <<'PY' || fail "2,000 cgroups under ulimit -n 256 ($mode): see above"
+import collections, json, sys
+seqs = collections.Counter()
+for o in map(json.loads, open(sys.argv[1])):
+    assert o.get("event") in (None, "added"), o
+    if "event" not in o:
+        seqs[o["seq"]] += 1
+assert sorted(seqs.values()) == [2001, 2001, 2001], seqs
+PY
+		grep -v 'fallback mode' "$tmp/many.err" && fail "said on stderr: $(cat "$tmp/many.err")"
+		echo "ok: 2,000 cgroups under ulimit -n 256 ($mode): all of them in each of 3 cycles"
+	done
+	find "$many" -mindepth 1 -maxdepth 1 -type d -exec rmdir {} +
+
 	# names that break formats: the JSON a parser reads back to each name,
 	# plain lines without a control byte
 	names_dir=$parent/names

@@ -72,7 +72,8 @@ def controller_names(mask: int) -> tuple[str, ...]:
 def notices(modes: dict[str, str], which: int, mode: str = "auto",
             fallback_interval_ms: int = 0) -> list[str]:
     """The lines the library says once at start of an object that reads
-    @modes ({"cpu": "fallback", ...})."""
+    @modes ({"cpu": "fallback", ...}); none when it cannot tell (no
+    cgroup2 mount, no fd left to find it)."""
     arr = (ctypes.c_int * _lib.CTRL_SLOTS)()
     mask = 0
     for i, (name, bit) in enumerate(_lib.CONTROLLERS):
@@ -81,7 +82,10 @@ def notices(modes: dict[str, str], which: int, mode: str = "auto",
             mask |= bit
     opts = _make_opts(mode, fallback_interval_ms, None, _MODES)
     buf = ctypes.create_string_buffer(4096)
-    _lib.load().cgstream_notices(mask, arr, ctypes.byref(opts), which, buf, len(buf))
+    try:
+        _lib.load().cgstream_notices(mask, arr, ctypes.byref(opts), which, buf, len(buf))
+    except OSError:
+        return []
     return buf.value.decode("utf-8", "replace").splitlines()
 
 

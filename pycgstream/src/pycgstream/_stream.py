@@ -268,8 +268,7 @@ class Removed:
 class Failed:
     """Reading the cgroup failed with ``error`` (an OSError subclass
     carrying the errno).  A Group drops the cgroup; a Tree keeps it and its
-    samples come back once it can be read again (EMFILE: the tree holds an
-    fd per cgroup in kernel and fallback mode)."""
+    samples come back once it can be read again."""
 
     cgroup: str
     error: OSError

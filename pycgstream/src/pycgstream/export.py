@@ -574,6 +574,8 @@ def _addresses(listen: Listen) -> list[tuple[int, str, bool]]:
     except socket.gaierror as e:
         raise Exit(status("usage"), f"--listen {listen}: cannot resolve "
                    f"'{listen.host}': {e.strerror}") from None
+    except OSError as e:    # EMFILE, ENOMEM: said in one line, not a traceback
+        raise Exit(status("failure"), f"--listen {listen}: {e.strerror}") from None
     return [(fam, str(addr[0]), False) for fam, _, _, _, addr in infos
             if fam in (socket.AF_INET, socket.AF_INET6)]
 

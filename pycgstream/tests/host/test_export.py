@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import resource
 import signal
 import socket
 import subprocess
@@ -27,7 +29,7 @@ from prometheus_client.parser import text_string_to_metric_families as parse_tex
 
 import pycgstream  # noqa: E402
 from pycgstream import Added, Failed, Io, IoDevice, Memory, Removed, Sample, export  # noqa: E402
-from conftest import Cgroups, as_nobody  # noqa: E402
+from conftest import Cgroups, as_nobody, python_env  # noqa: E402
 from promcheck import CliExporter, fetch, in_process, promtool_check  # noqa: E402,F401 (a fixture)
 
 pytestmark = pytest.mark.usefixtures("library")
@@ -591,6 +593,52 @@ def run_main(*args: str) -> int:
         return export.main(["export", *args])
     except SystemExit as e:
         return int(e.code or 0)
+
+
+def test_more_cgroups_than_fds(cgroups: Cgroups, tmp_path: Path) -> None:
+    """2,000 cgroups under a limit of 256 open files (issue 42: 30,000
+    under 20,000 killed the exporter at start, EMFILE in getaddrinfo()
+    after the emulated tree took every fd): the library keeps within its fd
+    budget, the exporter starts, listens and serves every cgroup."""
+    top = cgroups.make("many")
+    for i in range(2000):
+        (top / f"c{i}").mkdir()
+    try:
+        def low_limit() -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+        log = tmp_path / "exporter.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "pycgstream", "export", "--listen", "127.0.0.1:0",
+                 "--fallback-interval", "500", str(top)], env=python_env(),
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out, preexec_fn=low_limit)
+        try:
+            deadline = time.monotonic() + 120
+            port = None
+            while port is None:
+                m = re.search(r"serving http://127.0.0.1:(\d+)/metrics", log.read_text())
+                port = int(m[1]) if m else None
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+            while True:
+                status, _, body = fetch(f"http://127.0.0.1:{port}/metrics")
+                assert status == 200
+                fams = {f.name: f for f in parse_text(body.decode())}
+                usage = fams.get("cgroup_cpu_usage_seconds")
+                if usage is not None and len(usage.samples) == 2001:
+                    break
+                assert time.monotonic() < deadline, f"{len(usage.samples) if usage else 0} served"
+                time.sleep(0.2)
+        finally:
+            proc.terminate()
+            assert proc.wait(60) == 0, log.read_text()
+        text = log.read_text()
+        assert "Traceback" not in text and "Too many open files" not in text, text
+    finally:
+        for i in range(2000):
+            (top / f"c{i}").rmdir()
 
 
 def test_port_in_use(cgroup: Path, capsys: pytest.CaptureFixture[str]) -> None:
