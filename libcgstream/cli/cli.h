@@ -36,6 +36,9 @@ bool cli_parse_u32(const char *s, uint32_t *v);
 int cli_fail(int err, int what, const char *arg, const struct cgstream_opts *opts);
 /* a shared option's value (cgstream_parse_option()); 0, or said: EXIT_USAGE */
 int cli_option(int what, const char *text, uint32_t *value);
+/* getopt's 'm' (--mode), 'f' (--fallback-interval) or 'C' (--controllers)
+ * into @opts; 0, or said: EXIT_USAGE */
+int cli_shared_option(int opt, const char *arg, struct cgstream_opts *opts);
 /*
  * Each of the @n cgroups @paths can be opened with @opts (a tree's with
  * @tree), the controllers asked for enabled for every one

@@ -49,6 +49,23 @@ int cli_option(int what, const char *text, uint32_t *value)
 	return r < 0 ? cli_fail(r, what, text, NULL) : 0;
 }
 
+int cli_shared_option(int opt, const char *arg, struct cgstream_opts *opts)
+{
+	int what = opt == 'm' ? CGSTREAM_WHAT_MODE : opt == 'f' ? CGSTREAM_WHAT_FALLBACK_INTERVAL :
+		   CGSTREAM_WHAT_CONTROLLERS;
+	uint32_t v;
+
+	if (cli_option(what, arg, &v))
+		return CGSTREAM_EXIT_USAGE;
+	if (opt == 'm')
+		opts->mode = (int)v;
+	else if (opt == 'f')
+		opts->fallback_interval_ms = v;
+	else
+		opts->controllers = v;
+	return 0;
+}
+
 int cli_probe(const struct cgstream_opts *opts, char *const *paths, size_t n, bool tree)
 {
 	struct cgstream_probe p;

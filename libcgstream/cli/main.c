@@ -468,15 +468,8 @@ static int watch_options(struct watch *w, int argc, char **argv, const char **ou
 			}
 			*(opt == 'c' ? &w->count : &w->every) = v;
 		} else if (opt == 'm' || opt == 'f' || opt == 'C') {
-			int what = opt == 'm' ? CGSTREAM_WHAT_MODE : opt == 'f' ?
-				   CGSTREAM_WHAT_FALLBACK_INTERVAL : CGSTREAM_WHAT_CONTROLLERS;
-
-			if (cli_option(what, optarg, &v))
+			if (cli_shared_option(opt, optarg, &w->opts))
 				return CGSTREAM_EXIT_USAGE;
-			if (opt == 'm')
-				w->opts.mode = (int)v;
-			else
-				*(opt == 'f' ? &w->opts.fallback_interval_ms : &w->opts.controllers) = v;
 		} else if (opt == 'o') {
 			*output = optarg;
 		} else {

@@ -1121,17 +1121,9 @@ static int top_options(struct top *tp, int argc, char **argv)
 			tp->reverse = true;
 			break;
 		case 'm':
-			if (cli_option(CGSTREAM_WHAT_MODE, optarg, &v))
-				return CGSTREAM_EXIT_USAGE;
-			tp->opts.mode = (int)v;
-			break;
 		case 'f':
-			if (cli_option(CGSTREAM_WHAT_FALLBACK_INTERVAL, optarg,
-				       &tp->opts.fallback_interval_ms))
-				return CGSTREAM_EXIT_USAGE;
-			break;
 		case 'C':
-			if (cli_option(CGSTREAM_WHAT_CONTROLLERS, optarg, &tp->opts.controllers))
+			if (cli_shared_option(opt, optarg, &tp->opts))
 				return CGSTREAM_EXIT_USAGE;
 			break;
 		case 'h':
