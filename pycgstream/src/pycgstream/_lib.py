@@ -52,7 +52,8 @@ F_FLUSH_MISSED = 1 << 11
 F_CGROUP_ID = 1 << 12
 
 # enum cgstream_controller (since 1.2): the controllers an object reads, in
-# the library's order (the first one an object reads leads its cycles)
+# the library's order (the first one an object reads leads its cycles);
+# load() checks them against the library's (cgstream_controller_name())
 CTRL_CPU = 1 << 0
 CTRL_MEMORY = 1 << 1
 CTRL_IO = 1 << 2
@@ -455,10 +456,14 @@ def _check_fields(lib: ctypes.CDLL, where: str) -> None:
                                 ctypes.sizeof(io_info)) == 0:
         io_theirs.append((io_info.name.decode(), io_info.offset))
     io_ours = [(name, getattr(IoDeviceStruct, name).offset) for name in IO_FIELDS]
-    if theirs != ours or io_theirs != io_ours:
+    # CONTROLLERS: the library's controllers, by bit
+    ctrl_theirs = [(name.decode(), 1 << i) for i in range(CTRL_SLOTS)
+                   if (name := lib.cgstream_controller_name(1 << i))]
+    if theirs != ours or io_theirs != io_ours or ctrl_theirs != list(CONTROLLERS):
         raise LibraryNotFoundError(
-            f"{where}: its sample fields {theirs} and io counters {io_theirs} are not "
-            f"pycgstream's {ours}, {io_ours}; {_HOW_TO_GET_IT}", name=SONAME, path=where)
+            f"{where}: its sample fields {theirs}, io counters {io_theirs} and controllers "
+            f"{ctrl_theirs} are not pycgstream's {ours}, {io_ours}, {list(CONTROLLERS)}; "
+            f"{_HOW_TO_GET_IT}", name=SONAME, path=where)
 
 
 def load() -> ctypes.CDLL:
