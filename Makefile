@@ -26,7 +26,7 @@ PREFIX      ?= /usr/local
 DESTDIR     ?=
 
 .PHONY: all deps kernel kernel-bench kernel-tree kernel-tree-kcsan kernel-series kernel-sync vm-run vm-shell \
-	check check-host check-vm check-systemd userspace demo bench install clean distclean \
+	check check-host check-vm check-systemd userspace demo bench install uninstall clean distclean \
 	kernel-kasan kernel-kcsan stress
 
 all: userspace
@@ -105,10 +105,20 @@ bench: deps kernel-bench userspace
 stress: deps kernel-tree
 	@MAKE="$(MAKE)" tests/stress/make-stress.sh
 
-install: userspace
+# The library, the command, its man page, the units and pycgstream: what a
+# machine runs.  Neither the kernel tree nor the test programs are needed
+# (nor built): a fresh clone installs on a stock kernel.  ldconfig runs
+# when installing to the running system (DESTDIR empty).
+install:
 	@$(MAKE) -s -C libcgstream install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	@$(MAKE) -s -C systemd install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	@$(MAKE) -s -C pycgstream install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+# everything install put there (an /etc/cgstream file the admin changed stays)
+uninstall:
+	@$(MAKE) -s -C pycgstream uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	@$(MAKE) -s -C systemd uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	@$(MAKE) -s -C libcgstream uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 clean:
 	rm -rf $(BUILD)/vm-* $(SERIES_OUT)

@@ -13,7 +13,12 @@ looks for $PREFIX's packages (/usr/local/lib/python3.X/dist-packages for
 where libcgstream's ``make install`` puts libcgstream.so.1, so it finds
 the library without ldconfig or LD_LIBRARY_PATH.
 
-usage: python3 install.py --prefix P --libdir L --bindir B [--destdir D]
+``--uninstall`` removes what an install put there: the package (with any
+``__pycache__`` Python wrote in it since), every ``pycgstream-*.dist-info``
+and the ``pycgstream`` command; the directories they were in stay (they
+are Python's and the system's).
+
+usage: python3 install.py [--uninstall] --prefix P --libdir L --bindir B [--destdir D]
 """
 
 from __future__ import annotations
@@ -77,8 +82,25 @@ def fix_record(dist_info: Path, sitedir: str, bindir: str) -> None:
     (dist_info / "RECORD").write_text("\n".join(lines) + "\n")
 
 
+def uninstall(dest: Path, bindir: Path) -> None:
+    """Remove the package, its .dist-info and the command from @dest and
+    @bindir (as install put them, under DESTDIR)."""
+    gone = []
+    if (dest / "pycgstream").is_dir():
+        shutil.rmtree(dest / "pycgstream")
+        gone.append(str(dest / "pycgstream"))
+    for info in dest.glob("pycgstream-*.dist-info"):
+        shutil.rmtree(info)
+        gone.append(str(info))
+    if (bindir / "pycgstream").exists():
+        (bindir / "pycgstream").unlink()
+        gone.append(str(bindir / "pycgstream"))
+    print("pycgstream uninstalled: " + (", ".join(gone) if gone else "it was not installed"))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--uninstall", action="store_true")
     p.add_argument("--prefix", required=True)
     p.add_argument("--libdir", required=True)
     p.add_argument("--bindir", required=True)
@@ -87,6 +109,9 @@ def main() -> None:
     sitedir, on_path = site_dir(args.prefix)
     dest = Path(args.destdir + sitedir)
     bindir = Path(args.destdir + args.bindir)
+    if args.uninstall:
+        uninstall(dest, bindir)
+        return
     with tempfile.TemporaryDirectory(prefix="pycgstream-install.") as tmp:
         built = staged(args.libdir, Path(tmp))
         dist_infos = list(built.glob("pycgstream-*.dist-info"))

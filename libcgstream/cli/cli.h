@@ -1,60 +1,77 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the cgstream command's subcommands share (common.c has them):
- * exit statuses, option values, and one message per error of opening a
- * cgroup, so that watch and top say the same things the same way.
+ * What the cgstream command's subcommands share (common.c has them).  The
+ * exit statuses, the messages, the shared options' values, what a cgroup
+ * offers and the notices at start are libcgstream's (cgstream.h, "what
+ * front ends share"): pycgstream's exporter says the same things.
  */
 #ifndef CGSTREAM_CLI_H
 #define CGSTREAM_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cgstream.h"
 
-enum {
-	EXIT_OK = 0,
-	EXIT_RUNTIME = 1,
-	EXIT_USAGE = 2,
-	EXIT_NO_CGROUP = 3,
-	EXIT_PERMISSION = 4,
-	EXIT_NO_KERNEL = 5,
-};
+/* the library's controllers, by bit: for (b = 1; cli_ctrl(b); b <<= 1) */
+static inline const char *cli_ctrl(unsigned int bit)
+{
+	return cgstream_controller_name(bit);
+}
+
+/* the index of a controller's bit in arrays of CGSTREAM_CTRL_SLOTS */
+static inline unsigned int cli_ctrl_index(unsigned int bit)
+{
+	return (unsigned int)__builtin_ctz(bit);
+}
 
 /* strict decimal: digits only, no sign, no blanks, fits in uint32_t */
 bool cli_parse_u32(const char *s, uint32_t *v);
-/* --mode NAME into *mode; 0, or EXIT_USAGE after saying why */
-int cli_parse_mode(const char *name, int *mode);
-/* --fallback-interval MS into *ms; 0, or EXIT_USAGE after saying why */
-int cli_parse_fallback_interval(const char *arg, uint32_t *ms);
 /*
- * Says why @arg (a cgroup as the user wrote it) could not be opened with
- * @opts (r = -errno) and returns the exit status for it.
+ * Says on stderr why @err came of @what (@arg, @opts: cgstream_explain())
+ * and returns the exit status for it.
  */
-int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r);
-/* says there is no cgroup2 mount; returns the exit status for it */
-int cli_no_cgroup2(void);
+int cli_fail(int err, int what, const char *arg, const struct cgstream_opts *opts);
+/* a shared option's value (cgstream_parse_option()); 0, or said: EXIT_USAGE */
+int cli_option(int what, const char *text, uint32_t *value);
+/* getopt's 'm' (--mode), 'f' (--fallback-interval) or 'C' (--controllers)
+ * into @opts; 0, or said: EXIT_USAGE */
+int cli_shared_option(int opt, const char *arg, struct cgstream_opts *opts);
 /*
- * Says the kernel lacks the stream file of @ctrl (a CGSTREAM_CTRL_* bit;
- * @subtree: its subtree file), with a way out, or that the cgroup2
- * hierarchy of @opts lacks the controller itself; returns the exit status.
+ * Each of the @n cgroups @paths can be opened with @opts (a tree's with
+ * @tree), the controllers asked for enabled for every one
+ * (cgstream_probe()); 0, or the exit status, said.
  */
-int cli_no_stream(const struct cgstream_opts *opts, unsigned int ctrl, bool subtree);
-/* --OPT LIST ("cpu,memory,io", "all") into *mask; 0, or EXIT_USAGE after saying why */
-int cli_parse_controllers(const char *opt, const char *arg, uint32_t *mask);
-/*
- * The controllers to read for the cgroups @paths (absolute, as resolved):
- * @asked (CGSTREAM_CTRL_*) when the user named them, each of which must be
- * enabled for every one of them (else said: EXIT_NO_KERNEL); with @asked
- * 0, cpu and whichever of memory and io are enabled for any of them (a
- * cgroup has a controller's <name>.stat).  0 or an exit status.
- */
-int cli_controllers(const struct cgstream_opts *opts, uint32_t asked, char *const *paths,
-		    size_t n, uint32_t *out);
-/* trees in the kernel and fallback modes, and groups, hold an fd per cgroup */
+int cli_probe(const struct cgstream_opts *opts, char *const *paths, size_t n, bool tree);
+/* the exit statuses, for a usage text: "0 ok, 1 failure, ..." */
+void cli_exit_statuses(FILE *f);
+/* the library's notices (@which) about a source reading @controllers in @modes */
+void cli_notices(uint32_t controllers, const int *modes, const struct cgstream_opts *opts,
+		 unsigned int which);
+/* the limit of open files raised (trees and groups hold files per cgroup) */
 void cli_raise_fd_limit(void);
 
-/* the subcommand `cgstream top` (top.c), run by main() in cgstream.c */
+/*
+ * Things kept by cgroup id (each begins with its uint64_t id): a
+ * tsearch(3) tree, O(log n) to find, add and remove, and its size.
+ */
+struct cli_ids {
+	void *root;
+	size_t count;
+};
+/* the item with @id, or NULL */
+void *cli_ids_find(const struct cli_ids *s, uint64_t id);
+/* @item (whose id is not there yet) added: 0, or -ENOMEM */
+int cli_ids_add(struct cli_ids *s, void *item);
+void cli_ids_del(struct cli_ids *s, void *item);
+/* the items into @v (room for s->count), in id order */
+void cli_ids_list(const struct cli_ids *s, void **v);
+/* every item freed with @free_item, the tree emptied */
+void cli_ids_free(struct cli_ids *s, void (*free_item)(void *item));
+
+/* the subcommand `cgstream top` (top.c), run by main() in main.c */
 int cmd_top(int argc, char **argv);
 
 #endif

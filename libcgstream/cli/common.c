@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * What the cgstream command's subcommands share (cli.h): option values and
- * one message per error of opening a cgroup, so that watch and top say the
- * same things the same way.
+ * What the cgstream command's subcommands share (cli.h): the library's
+ * messages on stderr with the program's name, the shared options' values,
+ * the probe of the cgroups named before anything is opened.
  */
 #include <errno.h>
-#include <limits.h>
+#include <search.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
-#include <linux/cgroup_stat_stream.h>
-
-#include "cgstream.h"
 #include "cli.h"
 
 bool cli_parse_u32(const char *s, uint32_t *v)
@@ -33,207 +29,135 @@ bool cli_parse_u32(const char *s, uint32_t *v)
 	return true;
 }
 
-int cli_parse_mode(const char *name, int *mode)
+int cli_fail(int err, int what, const char *arg, const struct cgstream_opts *opts)
 {
-	static const struct {
-		const char *name;
-		int mode;
-	} modes[] = {
-		{ "auto", CGSTREAM_MODE_AUTO },
-		{ "subtree", CGSTREAM_MODE_SUBTREE },
-		{ "kernel", CGSTREAM_MODE_KERNEL },
-		{ "fallback", CGSTREAM_MODE_FALLBACK },
-	};
+	char msg[1024];
+	int status = cgstream_explain(err, what, arg, opts, msg, sizeof(msg));
 
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		if (!strcmp(name, modes[i].name)) {
-			*mode = modes[i].mode;
-			return 0;
-		}
+	if (status < 0) {
+		snprintf(msg, sizeof(msg), "%s", strerror(-err));
+		status = CGSTREAM_EXIT_FAILURE;
 	}
-	fprintf(stderr, "cgstream: --mode is auto, subtree, kernel or fallback, not '%s'\n", name);
-	return EXIT_USAGE;
+	fprintf(stderr, "cgstream: %s\n", msg);
+	return status;
 }
 
-int cli_parse_fallback_interval(const char *arg, uint32_t *ms)
+int cli_option(int what, const char *text, uint32_t *value)
 {
+	int r = cgstream_parse_option(what, text, value);
+
+	return r < 0 ? cli_fail(r, what, text, NULL) : 0;
+}
+
+int cli_shared_option(int opt, const char *arg, struct cgstream_opts *opts)
+{
+	int what = opt == 'm' ? CGSTREAM_WHAT_MODE : opt == 'f' ? CGSTREAM_WHAT_FALLBACK_INTERVAL :
+		   CGSTREAM_WHAT_CONTROLLERS;
 	uint32_t v;
 
-	if (!cli_parse_u32(arg, &v) || v < CGROUP_STAT_STREAM_INTERVAL_MIN_MS ||
-	    v > CGROUP_STAT_STREAM_INTERVAL_MAX_MS) {
-		fprintf(stderr, "cgstream: --fallback-interval wants %d..%d ms, not '%s'\n",
-			CGROUP_STAT_STREAM_INTERVAL_MIN_MS, CGROUP_STAT_STREAM_INTERVAL_MAX_MS, arg);
-		return EXIT_USAGE;
-	}
-	*ms = v;
-	return 0;
-}
-
-int cli_parse_controllers(const char *opt, const char *arg, uint32_t *mask)
-{
-	uint32_t m = 0;
-	const char *p = arg;
-
-	/* names between commas, none empty: "cpu,,io" and "cpu," are mistakes */
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		unsigned int bit = 0;
-
-		if (len == 3 && !strncmp(p, "all", 3))
-			bit = CGSTREAM_CTRL_ALL;
-		for (unsigned int b = 1; b & CGSTREAM_CTRL_ALL; b <<= 1)
-			if (strlen(cgstream_controller_name(b)) == len &&
-			    !strncmp(p, cgstream_controller_name(b), len))
-				bit = b;
-		if (!bit) {
-			fprintf(stderr, "cgstream: --%s is a comma-separated list of cpu, memory and "
-				"io, not '%s'\n", opt, arg);
-			return EXIT_USAGE;
-		}
-		m |= bit;
-		if (!p[len])
-			break;
-		p += len + 1;
-	}
-	*mask = m;
-	return 0;
-}
-
-/* 1: @path has the controller's <name>.stat; 0: not (ENOENT); -errno: cannot tell */
-static int has_stat_file(const char *path, unsigned int ctrl)
-{
-	char file[PATH_MAX];
-
-	if (ctrl == CGSTREAM_CTRL_CPU)
-		return 1;	/* cpu.stat: every cgroup, the root too */
-	if (snprintf(file, sizeof(file), "%s/%s.stat", path, cgstream_controller_name(ctrl)) >=
-	    (int)sizeof(file))
-		return -ENAMETOOLONG;
-	if (access(file, F_OK) == 0)
-		return 1;
-	return errno == ENOENT ? 0 : -errno;
-}
-
-int cli_no_stream(const struct cgstream_opts *opts, unsigned int ctrl, bool subtree)
-{
-	const char *name = cgstream_controller_name(ctrl);
-	char root[PATH_MAX];
-
-	if (!name)
-		name = "cpu";
-	/* a hybrid host: the controller is on a cgroup v1 hierarchy */
-	if (ctrl != CGSTREAM_CTRL_CPU && cgstream_resolve_path("/", opts, root, sizeof(root)) == 0 &&
-	    has_stat_file(root, ctrl) == 0) {
-		fprintf(stderr, "cgstream: the %s controller is not available "
-			"(%s/cgroup.controllers lacks it)\n", name, root);
-		return EXIT_NO_KERNEL;
-	}
-	if (subtree)
-		fprintf(stderr, "cgstream: this kernel has no %s.stat.stream.subtree (whole subtrees "
-			"in one read); use --mode auto or a kernel with the cgstream patches\n", name);
+	if (cli_option(what, arg, &v))
+		return CGSTREAM_EXIT_USAGE;
+	if (opt == 'm')
+		opts->mode = (int)v;
+	else if (opt == 'f')
+		opts->fallback_interval_ms = v;
 	else
-		fprintf(stderr, "cgstream: this kernel has no %s.stat.stream (cgroup stat streaming); "
-			"use --mode fallback or a kernel with the cgstream patches\n", name);
-	return EXIT_NO_KERNEL;
-}
-
-int cli_controllers(const struct cgstream_opts *opts, uint32_t asked, char *const *paths,
-		    size_t n, uint32_t *out)
-{
-	char root[PATH_MAX];
-	uint32_t have = CGSTREAM_CTRL_CPU;
-
-	if (cgstream_resolve_path("/", opts, root, sizeof(root)) < 0)
-		root[0] = '\0';
-	for (unsigned int b = CGSTREAM_CTRL_MEMORY; b & CGSTREAM_CTRL_ALL; b <<= 1) {
-		for (size_t i = 0; i < n; i++) {
-			/* < 0, cannot tell (no permission...): opening it will say why */
-			int r = has_stat_file(paths[i], b);
-
-			if (r == 1)
-				have |= b;
-			if (r != 0 || !(asked & b))
-				continue;
-			if (!root[0] || has_stat_file(root, b) == 0)
-				return cli_no_stream(opts, b, false);
-			fprintf(stderr, "cgstream: %s: the %s controller is not enabled for this "
-				"cgroup (its parent's cgroup.subtree_control lacks it)\n", paths[i],
-				cgstream_controller_name(b));
-			return EXIT_NO_KERNEL;
-		}
-	}
-	*out = asked ? asked : have;
+		opts->controllers = v;
 	return 0;
 }
 
-int cli_no_cgroup2(void)
+int cli_probe(const struct cgstream_opts *opts, char *const *paths, size_t n, bool tree)
 {
-	fprintf(stderr, "cgstream: no cgroup2 file system is mounted\n");
-	return EXIT_RUNTIME;
+	struct cgstream_probe p;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		r = cgstream_probe(paths[i], opts, tree ? CGSTREAM_PROBE_TREE : 0, &p, sizeof(p));
+		if (r < 0)
+			return cli_fail(r, CGSTREAM_WHAT_OPEN, paths[i], opts);
+		if (p.error)
+			return cli_fail(p.error, CGSTREAM_WHAT_OPEN, paths[i], opts);
+	}
+	return 0;
 }
 
-/*
- * The first controller @opts asks for whose stream (or subtree) file the
- * kernel lacks at the cgroup2 mount: the one to name when a mode cannot
- * be had (cpu when none is missing there).
- */
-static unsigned int missing_stream(const struct cgstream_opts *opts)
+void cli_exit_statuses(FILE *f)
 {
-	uint32_t asked = opts->controllers ? opts->controllers : CGSTREAM_CTRL_CPU;
-	char root[PATH_MAX], file[PATH_MAX + 64];
+	struct cgstream_exit_info e;
 
-	if (cgstream_resolve_path("/", opts, root, sizeof(root)) < 0)
-		return CGSTREAM_CTRL_CPU;
-	for (unsigned int b = 1; b & CGSTREAM_CTRL_ALL; b <<= 1) {
-		if (!(asked & b))
-			continue;
-		snprintf(file, sizeof(file), "%s/%s.stat.stream%s", root, cgstream_controller_name(b),
-			 opts->mode == CGSTREAM_MODE_SUBTREE ? ".subtree" : "");
-		if (access(file, F_OK) < 0 && errno == ENOENT)
-			return b;
-	}
-	return CGSTREAM_CTRL_CPU;
+	fputs("Exit status:", f);
+	for (unsigned int i = 0; cgstream_exit_status(i, &e, sizeof(e)) == 0; i++)
+		fprintf(f, "%s %d %s", i ? "," : "", e.status, e.text);
+	fputs(".\n", f);
 }
 
-int cli_open_error(const struct cgstream_opts *opts, const char *arg, int r)
+void cli_notices(uint32_t controllers, const int *modes, const struct cgstream_opts *opts,
+		 unsigned int which)
 {
-	char path[PATH_MAX];
-	const char *shown = arg;
+	char buf[4096];
+	int n = cgstream_notices(controllers, modes, opts, which, buf, sizeof(buf));
 
-	if (cgstream_resolve_path(arg, opts, path, sizeof(path)) == 0)
-		shown = path;
-	switch (r) {
-	case -ENOENT:
-	case -ENOTDIR:
-		fprintf(stderr, "cgstream: %s: no such cgroup\n", shown);
-		return EXIT_NO_CGROUP;
-	case -EACCES:
-	case -EPERM:
-		fprintf(stderr, "cgstream: %s: permission denied\n", shown);
-		return EXIT_PERMISSION;
-	case -EINVAL:
-		fprintf(stderr, "cgstream: %s: not a cgroup path (\"..\" is not allowed)\n", arg);
-		return EXIT_USAGE;
-	case -EOPNOTSUPP:
-		return cli_no_stream(opts, missing_stream(opts), opts->mode == CGSTREAM_MODE_SUBTREE);
-	case -ENODEV:
-		return cli_no_cgroup2();
-	case -ENOMEDIUM:
-		/* a controller asked for is not enabled there (after our check: it went) */
-		fprintf(stderr, "cgstream: %s: a controller asked for is not enabled for this cgroup\n",
-			shown);
-		return EXIT_NO_KERNEL;
-	}
-	fprintf(stderr, "cgstream: %s: %s\n", shown, strerror(-r));
-	return EXIT_RUNTIME;
+	for (char *line = buf, *nl; n > 0 && (nl = strchr(line, '\n')); line = nl + 1)
+		fprintf(stderr, "cgstream: %.*s\n", (int)(nl - line), line);
 }
 
 void cli_raise_fd_limit(void)
 {
-	struct rlimit rl;
+	(void)cgstream_raise_fd_limit(NULL);	/* as it is, where it cannot be raised */
+}
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+/* --- things kept by cgroup id --- */
+
+static int cli_ids_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void *cli_ids_find(const struct cli_ids *s, uint64_t id)
+{
+	void *const *node = tfind(&id, &s->root, cli_ids_cmp);
+
+	return node ? *node : NULL;
+}
+
+int cli_ids_add(struct cli_ids *s, void *item)
+{
+	if (!tsearch(item, &s->root, cli_ids_cmp))
+		return -ENOMEM;
+	s->count++;
+	return 0;
+}
+
+void cli_ids_del(struct cli_ids *s, void *item)
+{
+	if (tdelete(item, &s->root, cli_ids_cmp))
+		s->count--;
+}
+
+struct cli_ids_walk {
+	void **v;
+	size_t n;
+};
+
+static void cli_ids_visit(const void *node, VISIT which, void *arg)
+{
+	struct cli_ids_walk *w = arg;
+
+	if (which == postorder || which == leaf)
+		w->v[w->n++] = *(void *const *)node;
+}
+
+void cli_ids_list(const struct cli_ids *s, void **v)
+{
+	struct cli_ids_walk w = { v, 0 };
+
+	twalk_r(s->root, cli_ids_visit, &w);
+}
+
+void cli_ids_free(struct cli_ids *s, void (*free_item)(void *item))
+{
+	tdestroy(s->root, free_item);
+	*s = (struct cli_ids){ 0 };
 }

@@ -10,39 +10,64 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "format.h"
 
 int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
-	     uint32_t controllers, size_t rootlen)
+	     uint32_t controllers, const char *mount)
 {
 	*f = (struct fmt){ .out = out, .style = style, .every = every, .parents = parents,
-			   .controllers = controllers, .rootlen = rootlen };
-	return cgs_hash_init(&f->by_id);
+			   .controllers = controllers, .mount = mount };
+	return 0;
+}
+
+void fmt_src_modes(struct fmt_src *src, int mode, int (*ctrl_mode)(const void *, unsigned int),
+		   const void *obj)
+{
+	src->controllers = 0;
+	src->mode = cgstream_mode_name(mode);
+	for (unsigned int b = 1; cli_ctrl(b); b <<= 1) {
+		unsigned int k = cli_ctrl_index(b);
+		int m = ctrl_mode(obj, b);
+
+		src->modes[k] = m > 0 ? m : 0;
+		src->ctrl_mode[k] = m > 0 ? cgstream_mode_name(m) : NULL;
+		if (m > 0)
+			src->controllers |= b;
+	}
+}
+
+/* @path as every output shows it (cgstream_shown_path()), in f->shown */
+static const char *fmt_path(struct fmt *f, const char *path)
+{
+	if (cgstream_shown_path(path, f->mount, f->shown, sizeof(f->shown)) < 0)
+		return "?";	/* longer than any path the library hands out */
+	return f->shown;
 }
 
 static struct fmt_cg *fmt_find(struct fmt *f, uint64_t id)
 {
-	struct cgs_hnode *n = cgs_hash_first(&f->by_id, id);
+	return cli_ids_find(&f->by_id, id);
+}
 
-	return n ? cgs_container_of(n, struct fmt_cg, node) : NULL;
+static void fmt_cg_free(void *p)
+{
+	struct fmt_cg *c = p;
+
+	free(c->path);
+	free(c->shown);
+	free(c);
 }
 
 static void fmt_forget(struct fmt *f, struct fmt_cg *c)
 {
-	cgs_hash_del(&f->by_id, &c->node);
-	f->n_cgroups--;
-	free(c->path);
-	free(c);
+	cli_ids_del(&f->by_id, c);
+	fmt_cg_free(c);
 }
 
 void fmt_fini(struct fmt *f)
 {
-	struct cgs_hnode *n;
-
-	for (size_t i = 0; i < cgs_hash_buckets(&f->by_id); i++)
-		while ((n = f->by_id.buckets[i]))
-			fmt_forget(f, cgs_container_of(n, struct fmt_cg, node));
-	cgs_hash_free(&f->by_id);
+	cli_ids_free(&f->by_id, fmt_cg_free);
 }
 
 static struct fmt_cg *fmt_get(struct fmt *f, const struct cgstream_event *ev)
@@ -52,20 +77,16 @@ static struct fmt_cg *fmt_get(struct fmt *f, const struct cgstream_event *ev)
 	if (c)
 		return c;
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->path = strdup(ev->path))) {
-		free(c);
+	if (!c)
+		return NULL;
+	c->id = ev->sample.cgroup_id;
+	c->path = strdup(ev->path);
+	c->shown = strdup(fmt_path(f, ev->path));
+	if (!c->path || !c->shown || cli_ids_add(&f->by_id, c) < 0) {
+		fmt_cg_free(c);
 		return NULL;
 	}
-	cgs_hash_add(&f->by_id, &c->node, ev->sample.cgroup_id);
-	f->n_cgroups++;
 	return c;
-}
-
-static const char *fmt_shown(const struct fmt *f, const char *path)
-{
-	const char *p = path + f->rootlen;
-
-	return strlen(path) > f->rootlen && *p ? p : "/";
 }
 
 static void json_string(FILE *out, const char *s)
@@ -84,11 +105,12 @@ static void json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-/* {"cgroup": ..., "cgroup_id": N[, "parent_id": N] */
-static void json_head(const struct fmt *f, const struct cgstream_event *ev)
+/* {"cgroup": ..., "cgroup_id": N[, "parent_id": N]: the path as shown,
+ * a JSON string of it */
+static void json_head(struct fmt *f, const struct cgstream_event *ev)
 {
 	fputs("{\"cgroup\": ", f->out);
-	json_string(f->out, ev->path);
+	json_string(f->out, fmt_path(f, ev->path));
 	fprintf(f->out, ", \"cgroup_id\": %llu", (unsigned long long)ev->sample.cgroup_id);
 	if (f->parents)
 		fprintf(f->out, ", \"parent_id\": %llu", (unsigned long long)ev->parent_id);
@@ -175,19 +197,26 @@ static void json_memory(FILE *out, const struct cgstream_memory *m)
 	fputc('}', out);
 }
 
-/* "io": [{"major": 7, "minor": 0, "rbytes": N, ...}, ...]: as io.stat lists them */
+/*
+ * "io": [{"major": 7, "minor": 0, "rbytes": N, ...}, ...]: as io.stat lists
+ * them, each device's counters as the library names them (cgstream_io_field())
+ */
 static void json_io(FILE *out, const struct cgstream_io *io)
 {
+	struct cgstream_io_field_info fi;
+
 	fputs(", \"io\": [", out);
 	for (uint32_t i = 0; i < io->nr_devices; i++) {
 		const struct cgstream_io_device *d = &io->devices[i];
 
-		fprintf(out, "%s{\"major\": %u, \"minor\": %u, \"rbytes\": %llu, \"wbytes\": %llu, "
-			"\"rios\": %llu, \"wios\": %llu, \"dbytes\": %llu, \"dios\": %llu}",
-			i ? ", " : "", d->major, d->minor, (unsigned long long)d->rbytes,
-			(unsigned long long)d->wbytes, (unsigned long long)d->rios,
-			(unsigned long long)d->wios, (unsigned long long)d->dbytes,
-			(unsigned long long)d->dios);
+		fprintf(out, "%s{\"major\": %u, \"minor\": %u", i ? ", " : "", d->major, d->minor);
+		for (unsigned int k = 0; cgstream_io_field(k, &fi, sizeof(fi)) == 0; k++) {
+			uint64_t v;
+
+			memcpy(&v, (const char *)d + fi.offset, sizeof(v));
+			fprintf(out, ", \"%s\": %llu", fi.name, (unsigned long long)v);
+		}
+		fputc('}', out);
 	}
 	fputc(']', out);
 }
@@ -211,7 +240,7 @@ static bool json_ctrl_head(FILE *out, const char *ctrl, const char *mode, bool h
 	return have;
 }
 
-static void fmt_json_sample(const struct fmt *f, const struct fmt_cg *c,
+static void fmt_json_sample(struct fmt *f, const struct fmt_cg *c,
 			    const struct cgstream_event *ev, const struct fmt_src *src)
 {
 	const struct cgstream_memory *m = ev_memory(ev);
@@ -228,11 +257,13 @@ static void fmt_json_sample(const struct fmt *f, const struct fmt_cg *c,
 	}
 	fprintf(out, ", \"mode\": \"%s\"", src->mode);
 	if ((src->controllers & CGSTREAM_CTRL_MEMORY) &&
-	    json_ctrl_head(out, "memory", src->ctrl_mode[FMT_MEMORY], m, m ? m->seq : 0,
+	    json_ctrl_head(out, "memory", src->ctrl_mode[cli_ctrl_index(CGSTREAM_CTRL_MEMORY)], m,
+			   m ? m->seq : 0,
 			   m ? m->flush_time_usec : 0))
 		json_memory(out, m);
 	if ((src->controllers & CGSTREAM_CTRL_IO) &&
-	    json_ctrl_head(out, "io", src->ctrl_mode[FMT_IO], io, io ? io->seq : 0,
+	    json_ctrl_head(out, "io", src->ctrl_mode[cli_ctrl_index(CGSTREAM_CTRL_IO)], io,
+			   io ? io->seq : 0,
 			   io ? io->flush_time_usec : 0))
 		json_io(out, io);
 	fputs("}\n", out);
@@ -274,8 +305,7 @@ static void fmt_line_sample(const struct fmt *f, const struct fmt_cg *c,
 {
 	const struct cgstream_sample *s = &ev->sample;
 
-	fprintf(f->out, "seq %llu %s: ", (unsigned long long)fmt_event_seq(ev),
-		fmt_shown(f, c->path));
+	fprintf(f->out, "seq %llu %s: ", (unsigned long long)fmt_event_seq(ev), c->shown);
 	if (!(src->controllers & CGSTREAM_CTRL_CPU)) {
 		fmt_line_others(f, c, src, "");
 		fputc('\n', f->out);
@@ -428,7 +458,7 @@ static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
 	struct fmt_cg *c;
 
 	if (ev->type == CGSTREAM_EVENT_ERROR && f->style != FMT_NONE)
-		fprintf(stderr, "cgstream: %s: %s\n", ev->path, strerror(-ev->error));
+		fprintf(stderr, "cgstream: %s: %s\n", fmt_path(f, ev->path), strerror(-ev->error));
 	if (f->style == FMT_JSON) {
 		json_head(f, ev);
 		fprintf(f->out, ", \"event\": \"%s\"", what);
@@ -436,12 +466,12 @@ static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
 			fprintf(f->out, ", \"error\": \"%s\"", strerror(-ev->error));
 		fputs("}\n", f->out);
 	} else if (f->style == FMT_LINES) {
-		fprintf(f->out, "%s: %s\n", fmt_shown(f, ev->path), what);
+		fprintf(f->out, "%s: %s\n", fmt_path(f, ev->path), what);
 	} else if (f->style == FMT_TABLE && ev->type != CGSTREAM_EVENT_ADDED) {
 		size_t n = strlen(f->removed_note);
 
 		snprintf(f->removed_note + n, sizeof(f->removed_note) - n, "%s%s",
-			 n ? ", " : "", fmt_shown(f, ev->path));
+			 n ? ", " : "", fmt_path(f, ev->path));
 	}
 	/* gone, or (error) starting afresh when it can be read again */
 	c = ev->type == CGSTREAM_EVENT_ADDED ? NULL : fmt_find(f, ev->sample.cgroup_id);
@@ -470,14 +500,10 @@ static int cmp_cg(const void *a, const void *b)
 
 struct fmt_cg **fmt_cgroups(const struct fmt *f)
 {
-	struct fmt_cg **v = malloc((f->n_cgroups ? f->n_cgroups : 1) * sizeof(*v));
-	size_t n = 0;
+	struct fmt_cg **v = malloc((f->by_id.count ? f->by_id.count : 1) * sizeof(*v));
 
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < cgs_hash_buckets(&f->by_id); i++)
-		for (struct cgs_hnode *h = f->by_id.buckets[i]; h; h = h->next)
-			v[n++] = cgs_container_of(h, struct fmt_cg, node);
+	if (v)
+		cli_ids_list(&f->by_id, (void **)v);
 	return v;
 }
 
@@ -501,7 +527,7 @@ static void table_others(const struct fmt *f, const struct fmt_cg *c)
 void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
 {
 	struct fmt_cg **v;
-	size_t n = f->n_cgroups;
+	size_t n = f->by_id.count;
 	FILE *out = f->out;
 
 	if (f->style != FMT_TABLE)
@@ -524,7 +550,7 @@ void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
 	for (size_t i = 0; i < n; i++) {
 		const struct fmt_cg *c = v[i];
 
-		fprintf(out, "%-32s", fmt_shown(f, c->path));
+		fprintf(out, "%-32s", c->shown);
 		if ((f->controllers & CGSTREAM_CTRL_CPU) && !c->have_delta)
 			fprintf(out, " %7s %7s %7s %10s %10s", "-", "-", "-", "-", "-");
 		else if ((f->controllers & CGSTREAM_CTRL_CPU) && c->has_thr)

@@ -9,12 +9,13 @@
 #ifndef CGSTREAM_FORMAT_H
 #define CGSTREAM_FORMAT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "cgstream.h"
-#include "hash.h"
+#include "cli.h"
 
 enum fmt_style {
 	FMT_JSON,	/* one JSON object per sample or event per line */
@@ -23,15 +24,20 @@ enum fmt_style {
 	FMT_NONE,	/* keep the numbers, print nothing: cgstream top draws */
 };
 
-/* the controllers, by the index of their CGSTREAM_CTRL_* bit */
-enum { FMT_CPU, FMT_MEMORY, FMT_IO, FMT_NCTRL };
-
-/* where a batch of events comes from: what it reads, in which modes */
+/*
+ * Where a batch of events comes from: what it reads, in which modes (by
+ * the bit number of each controller: cli_ctrl_index())
+ */
 struct fmt_src {
-	uint32_t controllers;		/* CGSTREAM_CTRL_* asked for */
+	uint32_t controllers;		/* CGSTREAM_CTRL_* read */
 	const char *mode;		/* the lead controller's mode's name */
-	const char *ctrl_mode[FMT_NCTRL]; /* each controller's, NULL if not read */
+	int modes[CGSTREAM_CTRL_SLOTS];	/* each controller's mode, 0 if not read */
+	const char *ctrl_mode[CGSTREAM_CTRL_SLOTS]; /* its name, NULL if not read */
 };
+
+/* @src's modes from an object's ctrl_mode call (@obj: the object) */
+void fmt_src_modes(struct fmt_src *src, int mode, int (*ctrl_mode)(const void *, unsigned int),
+		   const void *obj);
 
 /*
  * A cgroup's numbers: its last printed cycle (with FMT_NONE: its last
@@ -40,8 +46,9 @@ struct fmt_src {
  * in bytes per second over its own flushes' times; memory as it is.
  */
 struct fmt_cg {
-	struct cgs_hnode node;		/* by cgroup id: node.key */
-	char *path;			/* absolute */
+	uint64_t id;			/* the cgroup's id: first, as cli_ids wants */
+	char *path;			/* absolute, as the library gives it */
+	char *shown;			/* as shown: cgstream_shown_path() */
 	bool have_prev, have_delta;	/* have_delta: two cpu samples, the numbers below */
 	struct cgstream_sample prev;	/* the last printed sample (or the first seen) */
 	uint64_t window;		/* --every: lead seq / N of prev */
@@ -65,15 +72,15 @@ struct fmt {
 	uint64_t every;		/* print one cycle in N (0, 1: all) */
 	bool parents;		/* JSON: parent_id (trees) */
 	uint32_t controllers;	/* of every source: the table's columns */
-	size_t rootlen;		/* the cgroup2 mount, cut from shown paths */
-	struct cgs_hash by_id;
-	size_t n_cgroups;
+	const char *mount;	/* the cgroup2 mount: paths are shown below it */
+	struct cli_ids by_id;		/* the cgroups known now: by_id.count */
 	char removed_note[512];	/* table: removed since the last draw */
+	char shown[CGSTREAM_ESCAPED_SIZE(PATH_MAX)];	/* an event's path as shown */
 };
 
-/* 0 or -ENOMEM */
+/* 0 or -ENOMEM; @mount (cgstream_resolve_path("/")) is kept, not copied */
 int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
-	     uint32_t controllers, size_t rootlen);
+	     uint32_t controllers, const char *mount);
 void fmt_fini(struct fmt *f);
 /*
  * One event of a batch from @src; true when it printed a sample (--every
@@ -86,7 +93,7 @@ uint64_t fmt_event_seq(const struct cgstream_event *ev);
 void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq);
 /*
  * The cgroups known now, in no order: a malloc'd array (free it) of
- * f->n_cgroups pointers, valid until the next fmt_event(); NULL when there
+ * f->by_id.count pointers, valid until the next fmt_event(); NULL when there
  * is no memory.
  */
 struct fmt_cg **fmt_cgroups(const struct fmt *f);

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <locale.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@
 #include <sys/signalfd.h>
 #include <termios.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "cgstream.h"
 #include "cli.h"
@@ -72,15 +74,15 @@ static const char term_enter_seq[] = "\033[?1049h\033[?25l\033[H\033[2J";
 static const char term_leave_seq[] = "\033[?25h\033[?1049l";
 
 struct top {
-	struct cgstream_opts opts;
-	uint32_t asked;			/* --controllers; 0: the default */
+	struct cgstream_opts opts;	/* .controllers: --controllers, else the default set */
 	struct cgstream_tree *t;
 	int mode;			/* the tree's (its lead controller's) */
 	unsigned int lead;		/* that controller */
 	struct fmt_src src;		/* for fmt_event */
 	char mode_text[128];		/* as the header says it */
 	const char *root;		/* the tree's path */
-	size_t rootlen;
+	char mount[PATH_MAX];		/* the cgroup2 mount */
+	char root_shown[CGSTREAM_ESCAPED_SIZE(PATH_MAX)];	/* its path as shown */
 	struct fmt fmt;
 	bool fmt_ready;
 
@@ -95,8 +97,7 @@ struct top {
 	bool interval_known;
 	char note[512];			/* what changed in the last cycle that changed */
 	char pending[480];		/* ... being gathered in this cycle */
-	struct cgs_hash unreadable;	/* ids of cgroups with an ERROR, until a sample */
-	bool unreadable_ready;
+	struct cli_ids unreadable;	/* ids of cgroups with an ERROR, until a sample */
 
 	/* what is shown, how */
 	enum sort_key sort;
@@ -134,13 +135,71 @@ static void usage_top(FILE *f)
 		"                            kernel's interval if set, else 1000)\n"
 		"\n"
 		"Keys: c u s t m i n sort by CPU%%, USER%%, SYS%%, throttled time, MEM, IO/s,\n"
-		"      name;\n"
+		"      name (m and i where those columns are shown: --sort mem and io want\n"
+		"      them too);\n"
 		"      r reverses; q (or Ctrl-C) quits.\n"
-		"\n"
-		"Exit status: 0 ok, 1 failure, 2 usage error (also: not a terminal without\n"
-		"--batch), 3 no such cgroup (or it was removed while shown), 4 permission\n"
-		"denied, 5 the kernel lacks the stream (or subtree) file --mode asked for, or\n"
-		"a controller --controllers asked for is not enabled for CGROUP.\n");
+		"\n");
+	cli_exit_statuses(f);
+	fprintf(f, "(Also 2: not a terminal without --batch; 3: the cgroup was removed while "
+		"shown.)\n");
+}
+
+/* --- text in columns ---
+ *
+ * What top writes is ASCII and cgroup names as every output shows them
+ * (cgstream_shown_path(): printable UTF-8, no controls).  A character may
+ * take two columns (CJK) or none (a combining mark): widths come from
+ * wcwidth() in the C.UTF-8 locale (LC_CTYPE only), one column each where
+ * that locale is missing or says nothing.
+ */
+
+/* the character of valid UTF-8 at @p: its bytes in *@len; its columns */
+static unsigned int char_cols(const char *p, size_t *len)
+{
+	unsigned char c = (unsigned char)*p;
+	wchar_t wc;
+	int w;
+
+	if (c < 0x80) {
+		*len = 1;
+		return 1;
+	}
+	*len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	wc = c & (0x3f >> (*len - 1));
+	for (size_t i = 1; i < *len; i++) {
+		if (((unsigned char)p[i] & 0xc0) != 0x80) {
+			*len = i;	/* not what the escape makes: one column a byte */
+			return 1;
+		}
+		wc = (wc << 6) | (p[i] & 0x3f);
+	}
+	w = wcwidth(wc);
+	return w < 0 ? 1 : (unsigned int)w;
+}
+
+/* the bytes of @s[0..@n) that fit in @cols columns; the columns in *@used */
+static size_t fit_cols(const char *s, size_t n, size_t cols, size_t *used)
+{
+	size_t i = 0, u = 0, len;
+
+	while (i < n && s[i]) {
+		unsigned int w = char_cols(s + i, &len);
+
+		if (u + w > cols)
+			break;
+		u += w;
+		i += len;
+	}
+	*used = u;
+	return i;
+}
+
+static size_t text_cols(const char *s)
+{
+	size_t used;
+
+	fit_cols(s, strlen(s), SIZE_MAX, &used);
+	return used;
 }
 
 /* --- output: a frame of lines, written at once --- */
@@ -184,13 +243,14 @@ static void frame_put(struct frame *fr, const char *s)
 }
 
 /*
- * One line (printable ASCII only: a column is a byte), cut at the width;
- * @inverse: in reverse video.  @newline: false for the footer, the
- * screen's last line (a newline there would scroll).
+ * One line (columns as above), cut at the width; @inverse: in reverse
+ * video.  @newline: false for the footer, the screen's last line (a
+ * newline there would scroll).
  */
 static void __attribute__((format(printf, 4, 5)))
 frame_line(struct frame *fr, bool inverse, bool newline, const char *fmt, ...)
 {
+	size_t cols = 0, bytes;
 	va_list ap;
 	int n;
 
@@ -204,16 +264,15 @@ frame_line(struct frame *fr, bool inverse, bool newline, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(fr->buf + fr->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	if (fr->cols && (unsigned int)n > fr->cols)
-		n = (int)fr->cols;
-	fr->len += (size_t)n;
+	bytes = fit_cols(fr->buf + fr->len, (size_t)n, fr->cols ? fr->cols : SIZE_MAX, &cols);
+	fr->len += bytes;
 	if (inverse && fr->term)
 		frame_put(fr, "\033[m");
 	/*
 	 * Erase the rest of the line, unless the line filled it: the cursor
 	 * then waits on the last column, which an erase would blank.
 	 */
-	if (fr->term && (unsigned int)n < fr->cols)
+	if (fr->term && cols < fr->cols)
 		frame_put(fr, "\033[K");
 	if (newline)
 		frame_put(fr, "\n");
@@ -328,42 +387,56 @@ static int top_suspend(void)
 /* --- what is shown --- */
 
 /*
- * @path as shown in @width columns (0: all of it), into @buf: printable
- * ASCII (anything else is '?', so a name cannot move the cursor or widen
- * a column), cut from the left; at a '/' when that loses only a few more
- * characters, so that no stub of a name is left: ".../web/worker-3.service"
- * rather than "...ice/web/worker-3.service".
+ * @name (as shown: escaped) in @width columns (0: all of it), padded to
+ * them with blanks when @pad, into @buf: cut from the left; at a '/' when
+ * that loses only a few more characters, so that no stub of a name is
+ * left: ".../web/worker-3.service" rather than "...ice/web/worker-3.service".
  */
-static const char *shown_path(char *buf, size_t size, const char *path, size_t width)
+static const char *fit_name(char *buf, size_t size, const char *name, size_t width, bool pad)
 {
-	size_t len = strlen(path), o = 0;
-	const char *p = path;
+	const char *p = name;
+	size_t o = 0, total = text_cols(name), used, len;
 
-	if (width && len > width) {
+	if (width && total > width) {
+		size_t skip = total - (width > 3 ? width - 3 : width);
+		const char *slash;
+
+		/* the characters that make the first @skip columns go */
+		p += fit_cols(name, strlen(name), skip, &used);
+		while (used < skip) {
+			used += char_cols(p, &len);
+			p += len;
+		}
+		slash = width > 3 ? strchr(p, '/') : NULL;
+		if (slash && slash[1] && text_cols(p) - text_cols(slash) <= (width - 3) / 4)
+			p = slash;
 		if (width > 3) {
-			const char *tail = path + len - (width - 3);
-			const char *slash = strchr(tail, '/');
-
-			p = slash && slash[1] && (size_t)(slash - tail) <= (width - 3) / 4 ?
-			    slash : tail;
 			memcpy(buf, "...", 3);
 			o = 3;
-		} else {
-			p = path + len - width;
 		}
 	}
-	for (; *p && o + 1 < size; p++)
-		buf[o++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
+	len = strlen(p);
+	if (o + len + 1 > size)
+		len = fit_cols(p, size - o - 1, SIZE_MAX, &used);
+	memcpy(buf + o, p, len);
+	o += len;
+	buf[o] = '\0';
+	for (used = text_cols(buf); pad && used < width && o + 1 < size; used++)
+		buf[o++] = ' ';
 	buf[o] = '\0';
 	return buf;
 }
 
-/* the path below the watched cgroup */
-static const char *relative(const struct top *tp, const char *path)
+/* @shown (a path as cgstream_shown_path() gives it) below the watched cgroup */
+static const char *relative(const struct top *tp, const char *shown)
 {
-	if (!strncmp(path, tp->root, tp->rootlen) && path[tp->rootlen] == '/')
-		return path + tp->rootlen + 1;
-	return path;
+	size_t n = strlen(tp->root_shown);
+
+	if (n == 1)
+		return shown[0] == '/' && shown[1] ? shown + 1 : shown;
+	if (!strncmp(shown, tp->root_shown, n) && shown[n] == '/')
+		return shown + n + 1;
+	return shown;
 }
 
 static bool has_value(const struct fmt_cg *c, enum sort_key k)
@@ -451,12 +524,12 @@ static void cell(char *buf, size_t size, bool ok, double v)
 /* the columns of memory and io, where the tree reads them */
 static bool has_mem(const struct top *tp)
 {
-	return tp->opts.controllers & CGSTREAM_CTRL_MEMORY;
+	return tp->src.controllers & CGSTREAM_CTRL_MEMORY;
 }
 
 static bool has_io(const struct top *tp)
 {
-	return tp->opts.controllers & CGSTREAM_CTRL_IO;
+	return tp->src.controllers & CGSTREAM_CTRL_IO;
 }
 
 /* the width of the columns after CGROUP */
@@ -491,18 +564,19 @@ static void other_cells(char *buf, size_t size, const struct top *tp, const stru
 static void draw_row(struct frame *fr, const struct top *tp, const struct fmt_cg *c,
 		     size_t pathw)
 {
-	char name[PATH_MAX + 8], cpu[32], user[32], sys[32], thr[32], thr_ms[32], others[32];
+	char name[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 8], cpu[32], user[32], sys[32], thr[32],
+	     thr_ms[32], others[32];
 	bool d = c->have_delta, t = d && c->has_thr;
 
-	shown_path(name, sizeof(name), relative(tp, c->path), fr->cols ? pathw : 0);
+	fit_name(name, sizeof(name), relative(tp, c->shown), pathw, true);
 	cell(cpu, sizeof(cpu), d, c->cpu);
 	cell(user, sizeof(user), d, c->user);
 	cell(sys, sizeof(sys), d, c->sys);
 	cell(thr, sizeof(thr), t, thr_pct(c));
 	cell(thr_ms, sizeof(thr_ms), t, (double)c->thr_usec / 1000.0);
 	other_cells(others, sizeof(others), tp, c, false);
-	frame_line(fr, false, true, "%-*s %7s %7s %7s %6s %8s%s", (int)pathw, name, cpu, user,
-		   sys, thr, thr_ms, others);
+	frame_line(fr, false, true, "%s %7s %7s %7s %6s %8s%s", name, cpu, user, sys, thr, thr_ms,
+		   others);
 }
 
 /*
@@ -538,15 +612,16 @@ static void draw_total(struct frame *fr, const struct top *tp, const struct fmt_
 static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 {
 	struct fmt_cg **v = fmt_cgroups(&tp->fmt), *root = NULL;
-	char path[PATH_MAX + 8], interval[96], missed[32], unreadable[48] = "", others[32];
+	char path[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 8], interval[96], missed[32], unreadable[48] = "",
+	     others[32];
 	size_t n = 0, shown, pathw;
 
 	if (!v) {
 		fr->nomem = true;
 		return;
 	}
-	for (size_t i = 0; i < tp->fmt.n_cgroups; i++) {
-		if (v[i]->node.key == tp->root_id)
+	for (size_t i = 0; i < tp->fmt.by_id.count; i++) {
+		if (v[i]->id == tp->root_id)
 			root = v[i];
 		else
 			v[n++] = v[i];
@@ -557,7 +632,7 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 	/* as wide as the longest name (of all rows: steady while scrolling), if it fits */
 	pathw = 6;	/* "CGROUP" */
 	for (size_t i = 0; i < n; i++) {
-		size_t l = strlen(relative(tp, v[i]->path));
+		size_t l = text_cols(relative(tp, v[i]->shown));
 
 		pathw = l > pathw ? l : pathw;
 	}
@@ -578,8 +653,8 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 
 	/* the watched cgroup's path fits with the title, cut from the left */
 	frame_line(fr, false, true, "cgstream top: %s",
-		   shown_path(path, sizeof(path), tp->root,
-			      fr->cols > 14 ? fr->cols - 14 : fr->cols ? 1 : 0));
+		   fit_name(path, sizeof(path), tp->root_shown,
+			    fr->cols > 14 ? fr->cols - 14 : fr->cols ? 1 : 0, false));
 	frame_line(fr, false, true, "mode %s", tp->mode_text);
 	if (tp->have_seq)
 		frame_line(fr, false, true, "%s  flush_seq %llu  missed %s", interval,
@@ -597,8 +672,9 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 	if (tp->note[0] || fr->term)
 		frame_line(fr, false, true, "%s", tp->note);
 	other_cells(others, sizeof(others), tp, NULL, true);
-	frame_line(fr, true, true, "%-*s %7s %7s %7s %6s %8s%s", (int)pathw, "CGROUP", "CPU%",
-		   "USER%", "SYS%", "THR%", "THR-MS", others);
+	frame_line(fr, true, true, "%s %7s %7s %7s %6s %8s%s",
+		   fit_name(path, sizeof(path), "CGROUP", pathw, true), "CPU%", "USER%", "SYS%", "THR%",
+		   "THR-MS", others);
 	for (size_t i = 0; i < shown; i++)
 		draw_row(fr, tp, v[i], pathw);
 	free(v);
@@ -693,22 +769,18 @@ static void top_describe_mode(struct top *tp, int asked)
 	};
 	char names[48] = "";
 	size_t n = 0, len = 0;
-	int modes[FMT_NCTRL], same = -1;
+	int same = -1;
 	bool mixed = false;
 
-	for (unsigned int k = 0; k < FMT_NCTRL; k++) {
-		unsigned int b = 1u << k;
+	for (unsigned int b = 1; cli_ctrl(b); b <<= 1) {
+		int m = tp->src.modes[cli_ctrl_index(b)];
 
-		modes[k] = -1;
-		if (!(tp->opts.controllers & b))
+		if (!m)
 			continue;
-		modes[k] = cgstream_tree_ctrl_mode(tp->t, b);
-		if (modes[k] < CGSTREAM_MODE_KERNEL || modes[k] > CGSTREAM_MODE_SUBTREE)
-			modes[k] = tp->mode;
-		mixed |= same >= 0 && modes[k] != same;
-		same = modes[k];
+		mixed |= same >= 0 && m != same;
+		same = m;
 		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", n++ ? "," : "",
-					cgstream_controller_name(b));
+					cli_ctrl(b));
 	}
 	if (n > 1) {
 		/* {cpu,memory,io} */
@@ -718,12 +790,11 @@ static void top_describe_mode(struct top *tp, int asked)
 	}
 	if (mixed) {
 		len = 0;
-		for (unsigned int k = 0; k < FMT_NCTRL; k++)
-			if (modes[k] >= 0)
+		for (unsigned int b = 1; cli_ctrl(b); b <<= 1)
+			if (tp->src.modes[cli_ctrl_index(b)])
 				len += (size_t)snprintf(tp->mode_text + len, sizeof(tp->mode_text) - len,
-							"%s%s %s", len ? ", " : "",
-							cgstream_controller_name(1u << k),
-							word[modes[k]]);
+							"%s%s %s", len ? ", " : "", cli_ctrl(b),
+							word[tp->src.modes[cli_ctrl_index(b)]]);
 		return;
 	}
 	if (asked == CGSTREAM_MODE_AUTO && same == CGSTREAM_MODE_KERNEL)
@@ -745,10 +816,12 @@ static void top_describe_mode(struct top *tp, int asked)
 
 static void note_add(struct top *tp, const char *what, const char *path, int err)
 {
-	char name[PATH_MAX + 8];
+	char shown[CGSTREAM_ESCAPED_SIZE(PATH_MAX)];
+	const char *name = "?";
 	size_t n = strlen(tp->pending);
 
-	shown_path(name, sizeof(name), relative(tp, path), 0);
+	if (cgstream_shown_path(path, tp->mount, shown, sizeof(shown)) >= 0)
+		name = relative(tp, shown);
 	if (err)
 		snprintf(tp->pending + n, sizeof(tp->pending) - n, "%s%s %s (%s)", n ? "; " : "",
 			 what, name, strerror(err));
@@ -760,27 +833,16 @@ static void note_add(struct top *tp, const char *what, const char *path, int err
 /* a cgroup the tree cannot read (ERROR) is no row until it can again */
 static void set_unreadable(struct top *tp, uint64_t id, bool unreadable)
 {
-	struct cgs_hnode *n = cgs_hash_first(&tp->unreadable, id);
+	uint64_t *n = cli_ids_find(&tp->unreadable, id);
 
-	if (unreadable && !n && (n = calloc(1, sizeof(*n))))
-		cgs_hash_add(&tp->unreadable, n, id);
-	else if (!unreadable && n) {
-		cgs_hash_del(&tp->unreadable, n);
+	if (unreadable && !n && (n = malloc(sizeof(*n)))) {
+		*n = id;
+		if (cli_ids_add(&tp->unreadable, n) < 0)
+			free(n);
+	} else if (!unreadable && n) {
+		cli_ids_del(&tp->unreadable, n);
 		free(n);
 	}
-}
-
-static void free_unreadable(struct top *tp)
-{
-	struct cgs_hnode *n;
-
-	for (size_t i = 0; i < cgs_hash_buckets(&tp->unreadable); i++) {
-		while ((n = tp->unreadable.buckets[i])) {
-			cgs_hash_del(&tp->unreadable, n);
-			free(n);
-		}
-	}
-	cgs_hash_free(&tp->unreadable);
 }
 
 static void top_event(struct top *tp, const struct cgstream_event *ev)
@@ -866,7 +928,7 @@ static int parse_sort(const char *name, enum sort_key *k)
 	}
 	fprintf(stderr, "cgstream: --sort is cpu, user, sys, throttled, mem, io or name, not '%s'\n",
 		name);
-	return EXIT_USAGE;
+	return CGSTREAM_EXIT_USAGE;
 }
 
 /* 1: quit; 0: redraw if anything changed (*changed) */
@@ -889,6 +951,9 @@ static int top_keys(struct top *tp, bool *changed)
 			*changed = true;	/* ^L: draw again */
 		}
 		for (size_t s = 0; s < N_SORTS; s++) {
+			/* m, i: only by a column that is shown */
+			if ((s == SORT_MEM && !has_mem(tp)) || (s == SORT_IO && !has_io(tp)))
+				continue;
 			if (k == sorts[s].key || k == sorts[s].key - 'a' + 'A') {
 				tp->sort = (enum sort_key)s;
 				*changed = true;
@@ -924,16 +989,16 @@ static int top_signals(struct top *tp, int sfd, bool *redraw)
 		case SIGTSTP:
 			r = top_suspend();
 			if (r < 0)
-				return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+				return top_exit(tp, CGSTREAM_EXIT_FAILURE, "the terminal: %s", strerror(-r));
 			break;
 		case SIGCONT:
 			/* also after a SIGSTOP from someone else: the screen may be anyone's */
 			r = term_enter(true);
 			if (r < 0)
-				return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+				return top_exit(tp, CGSTREAM_EXIT_FAILURE, "the terminal: %s", strerror(-r));
 			break;
 		default:	/* INT, TERM, HUP */
-			return EXIT_OK;
+			return CGSTREAM_EXIT_OK;
 		}
 		*redraw = true;	/* at the terminal's size now */
 	}
@@ -946,9 +1011,10 @@ static int top_cycle(struct top *tp, bool *redraw)
 	int r = top_drain(tp);
 
 	if (r == -ENODEV)
-		return top_exit(tp, EXIT_NO_CGROUP, "%s: the watched cgroup was removed", tp->root);
+		return top_exit(tp, CGSTREAM_EXIT_NO_CGROUP, "%s: the watched cgroup was removed",
+				tp->root_shown);
 	if (r < 0)
-		return top_exit(tp, EXIT_RUNTIME, "reading the streams: %s", strerror(-r));
+		return top_exit(tp, CGSTREAM_EXIT_FAILURE, "reading the streams: %s", strerror(-r));
 	/* the first cycle is every cgroup's first sample: no CPU% yet */
 	if (r == 0 || tp->cycles < 2) {
 		*redraw |= r > 0;
@@ -958,7 +1024,7 @@ static int top_cycle(struct top *tp, bool *redraw)
 	if (tp->batch) {
 		r = top_print(tp);
 		if (r < 0)
-			return top_exit(tp, EXIT_RUNTIME, "writing the output: %s", strerror(-r));
+			return top_exit(tp, CGSTREAM_EXIT_FAILURE, "writing the output: %s", strerror(-r));
 	}
 	*redraw = true;
 	return -1;
@@ -980,7 +1046,7 @@ static int top_loop(struct top *tp, int sfd)
 		if (r == 0)
 			r = top_draw(tp);
 		if (r < 0)
-			return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+			return top_exit(tp, CGSTREAM_EXIT_FAILURE, "the terminal: %s", strerror(-r));
 	}
 	for (;;) {
 		bool redraw = false;
@@ -994,7 +1060,7 @@ static int top_loop(struct top *tp, int sfd)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return top_exit(tp, EXIT_RUNTIME, "poll: %s", strerror(errno));
+			return top_exit(tp, CGSTREAM_EXIT_FAILURE, "poll: %s", strerror(errno));
 		}
 		if (r == 0) {
 			top_read_interval(tp);
@@ -1004,16 +1070,16 @@ static int top_loop(struct top *tp, int sfd)
 			return r;
 		if (pfd[2].revents & POLLIN) {
 			if (top_keys(tp, &redraw))
-				return EXIT_OK;
+				return CGSTREAM_EXIT_OK;
 		} else if (pfd[2].revents & (POLLHUP | POLLERR | POLLNVAL)) {
-			return EXIT_OK;	/* the terminal is gone */
+			return CGSTREAM_EXIT_OK;	/* the terminal is gone */
 		}
 		if (pfd[1].revents && (r = top_cycle(tp, &redraw)) >= 0)
 			return r;
 		if (redraw && !tp->batch && (r = top_draw(tp)) < 0)
-			return top_exit(tp, EXIT_RUNTIME, "the terminal: %s", strerror(-r));
+			return top_exit(tp, CGSTREAM_EXIT_FAILURE, "the terminal: %s", strerror(-r));
 		if (tp->iterations && tp->counted >= tp->iterations)
-			return EXIT_OK;
+			return CGSTREAM_EXIT_OK;
 	}
 }
 
@@ -1043,108 +1109,137 @@ static int top_options(struct top *tp, int argc, char **argv)
 			if (!cli_parse_u32(optarg, &v) || v == 0) {
 				fprintf(stderr, "cgstream: --iterations wants a number >= 1, not '%s'\n",
 					optarg);
-				return EXIT_USAGE;
+				return CGSTREAM_EXIT_USAGE;
 			}
 			tp->iterations = v;
 			break;
 		case 's':
 			if (parse_sort(optarg, &tp->sort))
-				return EXIT_USAGE;
+				return CGSTREAM_EXIT_USAGE;
 			break;
 		case 'R':
 			tp->reverse = true;
 			break;
 		case 'm':
-			if (cli_parse_mode(optarg, &tp->opts.mode))
-				return EXIT_USAGE;
-			break;
 		case 'f':
-			if (cli_parse_fallback_interval(optarg, &tp->opts.fallback_interval_ms))
-				return EXIT_USAGE;
-			break;
 		case 'C':
-			if (cli_parse_controllers("controllers", optarg, &tp->asked))
-				return EXIT_USAGE;
+			if (cli_shared_option(opt, optarg, &tp->opts))
+				return CGSTREAM_EXIT_USAGE;
 			break;
 		case 'h':
 			usage_top(stdout);
-			return EXIT_OK;
+			return CGSTREAM_EXIT_OK;
 		default:
 			usage_top(stderr);
-			return EXIT_USAGE;
+			return CGSTREAM_EXIT_USAGE;
 		}
 	}
 	if (argc - optind > 1) {
 		fprintf(stderr, "cgstream: top shows one subtree: give at most one cgroup\n");
-		return EXIT_USAGE;
+		return CGSTREAM_EXIT_USAGE;
 	}
 	if (!tp->batch && !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "cgstream: top draws on a terminal and standard output is not one; "
 			"use --batch (-b) for plain tables\n");
-		return EXIT_USAGE;
+		return CGSTREAM_EXIT_USAGE;
 	}
 	if (!tp->batch && !isatty(STDIN_FILENO)) {
 		fprintf(stderr, "cgstream: top reads keys from a terminal and standard input is not one; "
 			"use --batch (-b) for plain tables\n");
-		return EXIT_USAGE;
+		return CGSTREAM_EXIT_USAGE;
 	}
 	return -1;
 }
 
+static int top_tree_ctrl_mode(const void *t, unsigned int b)
+{
+	return cgstream_tree_ctrl_mode(t, b);
+}
+
+/* the sort asked for (--sort) has its column: 0, or said: the exit status */
+static int top_sort_shown(const struct top *tp)
+{
+	if ((tp->sort == SORT_MEM && !has_mem(tp)) || (tp->sort == SORT_IO && !has_io(tp))) {
+		fprintf(stderr, "cgstream: --sort %s: no %s column (the %s controller is not read)\n",
+			sorts[tp->sort].name, sorts[tp->sort].column,
+			tp->sort == SORT_MEM ? "memory" : "io");
+		return CGSTREAM_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* the tree of @arg, what it reads, how its paths are shown: 0 or the exit status */
+static int top_open(struct top *tp, const char *arg)
+{
+	char path[PATH_MAX];
+	int r;
+
+	r = cgstream_resolve_path(arg, &tp->opts, path, sizeof(path));
+	if (r < 0)
+		return cli_fail(r, CGSTREAM_WHAT_OPEN, arg, &tp->opts);
+	r = cli_probe(&tp->opts, (char *[]){ path }, 1, true);
+	if (r)
+		return r;
+	r = cgstream_tree_open(path, &tp->opts, &tp->t);
+	if (r < 0)
+		return cli_fail(r, CGSTREAM_WHAT_OPEN, arg, &tp->opts);
+	tp->mode = cgstream_tree_mode(tp->t);
+	fmt_src_modes(&tp->src, tp->mode, top_tree_ctrl_mode, tp->t);
+	tp->lead = tp->src.controllers & -tp->src.controllers;
+	tp->root = cgstream_tree_path(tp->t);
+	if (cgstream_resolve_path("/", &tp->opts, tp->mount, sizeof(tp->mount)) < 0 ||
+	    cgstream_shown_path(tp->root, tp->mount, tp->root_shown, sizeof(tp->root_shown)) < 0)
+		snprintf(tp->root_shown, sizeof(tp->root_shown), "?");
+	top_describe_mode(tp, tp->opts.mode);
+	top_read_interval(tp);
+	return top_sort_shown(tp);
+}
+
+/*
+ * The first note: a streamed controller whose kernel interval is 0 (the
+ * library's notice: its first line on the screen, all of them on stderr
+ * in batch mode), else that the first flush is awaited.
+ */
+static void top_first_note(struct top *tp)
+{
+	char off[2048];
+	int n = cgstream_notices(tp->src.controllers, tp->src.modes, &tp->opts,
+				 CGSTREAM_NOTICE_STREAMING_OFF, off, sizeof(off));
+
+	if (n <= 0) {
+		snprintf(tp->note, sizeof(tp->note), "waiting for the first flush");
+		return;
+	}
+	snprintf(tp->note, sizeof(tp->note), "%.*s", (int)strcspn(off, "\n"), off);
+	if (tp->batch)
+		cli_notices(tp->src.controllers, tp->src.modes, &tp->opts,
+			    CGSTREAM_NOTICE_STREAMING_OFF);
+}
+
 int cmd_top(int argc, char **argv)
 {
-	struct top tp = { .opts = { .sz = sizeof(struct cgstream_opts) } };
-	char path[PATH_MAX];
-	const char *arg;
-	int sfd = -1, r, ret = EXIT_RUNTIME;
+	struct top tp = { .opts = { .sz = sizeof(struct cgstream_opts),
+				    .controllers = CGSTREAM_CTRL_DEFAULT } };
+	int sfd = -1, r, ret = CGSTREAM_EXIT_FAILURE;
 	sigset_t mask;
 
 	r = top_options(&tp, argc, argv);
 	if (r >= 0)
 		return r;
-	arg = optind < argc ? argv[optind] : "/";
-
+	/* the widths of names' characters (LC_CTYPE only: numbers stay as they are) */
+	setlocale(LC_CTYPE, "C.UTF-8");
 	cli_raise_fd_limit();
-	r = cgstream_resolve_path(arg, &tp.opts, path, sizeof(path));
-	if (r < 0)
-		return cli_open_error(&tp.opts, arg, r);
-	r = cli_controllers(&tp.opts, tp.asked, (char *[]){ path }, 1, &tp.opts.controllers);
-	if (r)
-		return r;
-	r = cgstream_tree_open(path, &tp.opts, &tp.t);
-	if (r < 0)
-		return cli_open_error(&tp.opts, arg, r);
-	tp.mode = cgstream_tree_mode(tp.t);
-	tp.lead = tp.opts.controllers & -tp.opts.controllers;
-	tp.src.controllers = tp.opts.controllers;
-	tp.src.mode = cgstream_mode_name(tp.mode);
-	for (unsigned int k = 0; k < FMT_NCTRL; k++) {
-		int m = cgstream_tree_ctrl_mode(tp.t, 1u << k);
-
-		tp.src.ctrl_mode[k] = m < 0 ? NULL : cgstream_mode_name(m);
-	}
-	tp.root = cgstream_tree_path(tp.t);
-	tp.rootlen = strlen(tp.root);
-	top_describe_mode(&tp, tp.opts.mode);
-	top_read_interval(&tp);
-	if (cgs_hash_init(&tp.unreadable) < 0) {
-		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
+	r = top_open(&tp, optind < argc ? argv[optind] : "/");
+	if (r) {
+		ret = r;
 		goto out;
 	}
-	tp.unreadable_ready = true;
-	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, tp.opts.controllers, 0) < 0) {
+	if (fmt_init(&tp.fmt, stdout, FMT_NONE, 0, true, tp.src.controllers, tp.mount) < 0) {
 		fprintf(stderr, "cgstream: %s\n", strerror(ENOMEM));
 		goto out;
 	}
 	tp.fmt_ready = true;
-	if (tp.mode != CGSTREAM_MODE_FALLBACK && tp.interval_known && tp.interval_ms == 0) {
-		snprintf(tp.note, sizeof(tp.note), "the kernel's flush interval is 0 (streaming off): "
-			 "no samples until it is set, e.g. 'cgstream interval 1000'");
-		if (tp.batch)
-			fprintf(stderr, "cgstream: %s\n", tp.note);
-	} else {
-		snprintf(tp.note, sizeof(tp.note), "waiting for the first flush");
-	}
+	top_first_note(&tp);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -1169,8 +1264,7 @@ out:
 	cgstream_tree_close(tp.t);
 	if (tp.fmt_ready)
 		fmt_fini(&tp.fmt);
-	if (tp.unreadable_ready)
-		free_unreadable(&tp);
+	cli_ids_free(&tp.unreadable, free);
 	if (sfd >= 0)
 		close(sfd);
 	return ret;

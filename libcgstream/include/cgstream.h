@@ -20,7 +20,10 @@
  * object (cgstream_parse, cgstream_records_next, cgstream_record_value,
  * cgstream_record_device, cgstream_sample_field, cgstream_memory_get,
  * cgstream_resolve_path, the interval calls, cgstream_mode_name,
- * cgstream_controller_name, cgstream_version) are safe to call from any
+ * cgstream_controller_name, cgstream_version, cgstream_escape_name,
+ * cgstream_shown_path, cgstream_io_field, cgstream_probe,
+ * cgstream_exit_status, cgstream_explain, cgstream_parse_option,
+ * cgstream_notices, cgstream_distinct_subtrees) are safe to call from any
  * thread.  The library installs no signal handlers and starts no threads
  * (io_uring's kernel workers are the kernel's).
  *
@@ -41,7 +44,7 @@ extern "C" {
 #endif
 
 #define CGSTREAM_VERSION_MAJOR 1
-#define CGSTREAM_VERSION_MINOR 2
+#define CGSTREAM_VERSION_MINOR 3
 
 enum cgstream_mode {
 	CGSTREAM_MODE_AUTO = 0,		/* kernel when available, else fallback */
@@ -61,6 +64,22 @@ enum cgstream_controller {
 	CGSTREAM_CTRL_IO		= 1u << 2,
 };
 #define CGSTREAM_CTRL_ALL	(CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_MEMORY | CGSTREAM_CTRL_IO)
+/*
+ * Since 1.3, alone in cgstream_opts.controllers: the default set every
+ * front end reads unless told otherwise: cpu, and memory and io where
+ * they are enabled (a stream's and a tree's cgroup has their *.stat; a
+ * group: the cgroup2 hierarchy has them).  cgstream_probe() says which.
+ */
+#define CGSTREAM_CTRL_DEFAULT	(1u << 31)
+/* Since 1.3: room in arrays indexed by a controller's bit number */
+#define CGSTREAM_CTRL_SLOTS	8
+/*
+ * Since 1.3: the range of an interval in ms, the kernel's (0: streaming
+ * off) and cgstream_opts.fallback_interval_ms (0: its default); outside
+ * it -EINVAL.
+ */
+#define CGSTREAM_INTERVAL_MIN_MS	10u
+#define CGSTREAM_INTERVAL_MAX_MS	3600000u
 
 /* bits of cgstream_sample.present: which fields the kernel reported */
 enum cgstream_field {
@@ -108,11 +127,13 @@ struct cgstream_sample {
 struct cgstream_opts {
 	size_t sz;
 	int mode;			/* enum cgstream_mode */
-	uint32_t fallback_interval_ms;	/* 0: the kernel's interval if set, else 1000 */
+	uint32_t fallback_interval_ms;	/* 0: the kernel's interval if set, else 1000;
+					 * since 1.3 else CGSTREAM_INTERVAL_MIN_MS..MAX_MS */
 	const char *cgroup_root;	/* NULL: the cgroup2 mount from mountinfo */
 	/*
 	 * Since 1.2: CGSTREAM_CTRL_*; 0 (and a 1.1 caller's shorter struct):
-	 * cpu only.  .mode applies to each controller: AUTO picks the best
+	 * cpu only; since 1.3 CGSTREAM_CTRL_DEFAULT (alone): cpu, and memory
+	 * and io where enabled.  .mode applies to each controller: AUTO picks the best
 	 * each one's kernel files offer (so cpu may stream while memory is
 	 * emulated); any other mode must be available for every controller
 	 * asked for (-EOPNOTSUPP).  -EINVAL for bits not defined here.
@@ -315,9 +336,13 @@ int cgstream_group_process(struct cgstream_group *g,
  * SUBTREE mode each controller's own *.stat.stream.subtree file is read
  * once per cycle.  A cgroup is listed (ADDED) once it has values of a
  * controller the tree reads (with cpu: every cgroup).
- * KERNEL and FALLBACK hold an fd per cgroup and file (RLIMIT_NOFILE: one
- * for cpu, four for memory, one for io); one that cannot be opened gets an
- * ERROR event and is tried again each cycle.
+ * KERNEL and FALLBACK read files per cgroup (one for cpu, four for memory,
+ * one for io; a group's too): they keep them open for as many cgroups as
+ * the limit of open files allows, less a headroom left to the rest of the
+ * process (a quarter of RLIMIT_NOFILE, at least 256; since 1.3), and
+ * open, read and close the others' at each cycle, so any number of
+ * cgroups is read without taking the caller's fds.  One that cannot be
+ * opened gets an ERROR event and is tried again each cycle.
  * Paths come from the directories: a cgroup's id is its directory's inode
  * number (d_ino), so ids become paths by reading only the directory of
  * the parent of an id not seen before.
@@ -461,6 +486,15 @@ struct cgstream_field_info {
 int cgstream_sample_field(unsigned int i, struct cgstream_field_info *info,
 			  size_t info_size);
 
+/* Since 1.3: an io device's counter (struct cgstream_io_device, after major and minor) */
+struct cgstream_io_field_info {
+	const char *name;		/* its member and its key in io.stat: "rbytes" */
+	const char *unit;		/* "bytes" or "count" */
+	size_t offset;			/* of its uint64_t in struct cgstream_io_device */
+};
+/* the @i-th counter, in the struct's order: 0, or -ENOENT past the last */
+int cgstream_io_field(unsigned int i, struct cgstream_io_field_info *info, size_t info_size);
+
 /* --- the kernel's flush interval (root's cpu.stat.stream_interval) --- */
 /* -EOPNOTSUPP without the feature */
 int cgstream_get_interval(const struct cgstream_opts *opts, uint32_t *ms);
@@ -492,6 +526,161 @@ const char *cgstream_version(void);
  */
 int cgstream_resolve_path(const char *cgroup, const struct cgstream_opts *opts,
 			  char *buf, size_t size);
+
+/*
+ * --- what front ends share (since 1.3) ---
+ *
+ * The cgstream command, pycgstream and its exporter say the same things
+ * the same way: these are the one copy of what a cgroup offers, of the
+ * exit statuses and messages, and of the options they share (--mode,
+ * --controllers, --fallback-interval, an interval to set).
+ */
+
+/* what an object would read at a cgroup (cgstream_probe()) */
+struct cgstream_probe {
+	/* 0: an object opened with these options works here; else the
+	 * -errno its open would fail with (cgstream_explain() says why) */
+	int error;
+	/* the controllers it would read (CGSTREAM_CTRL_DEFAULT resolved) */
+	uint32_t controllers;
+	/*
+	 * By the bit number of every controller this library knows (cpu 0,
+	 * memory 1, io 2), whether asked for or not: the mode it would be
+	 * read in here (CGSTREAM_MODE_SUBTREE, _KERNEL, _FALLBACK), or
+	 * -ENOMEDIUM (the cgroup lacks its *.stat: not enabled for it, or
+	 * not in the cgroup2 hierarchy at all), -EOPNOTSUPP (the kernel lacks
+	 * the file of the mode asked for), -ENOENT, -EACCES, ...; 0 beyond.
+	 */
+	int32_t modes[CGSTREAM_CTRL_SLOTS];
+};
+#define CGSTREAM_PROBE_TREE	(1u << 0)	/* for a tree: SUBTREE counts */
+/*
+ * What @cgroup offers an object opened with @opts (@flags: PROBE_TREE
+ * for a tree): the same choices cgstream_open(), cgstream_group_new()
+ * (the cgroup2 root) and cgstream_tree_open() make, without opening
+ * anything that stays open.  0 with @out filled; -EINVAL for bad
+ * arguments (@out_size below the 1.3 struct).
+ */
+int cgstream_probe(const char *cgroup, const struct cgstream_opts *opts, unsigned int flags,
+		   struct cgstream_probe *out, size_t out_size);
+
+/* the front ends' exit statuses */
+enum cgstream_exit {
+	CGSTREAM_EXIT_OK = 0,
+	CGSTREAM_EXIT_FAILURE = 1,
+	CGSTREAM_EXIT_USAGE = 2,
+	CGSTREAM_EXIT_NO_CGROUP = 3,
+	CGSTREAM_EXIT_PERMISSION = 4,
+	CGSTREAM_EXIT_NO_KERNEL = 5,
+};
+
+struct cgstream_exit_info {
+	int status;			/* enum cgstream_exit */
+	const char *name;		/* "ok", "failure", "usage", "no-cgroup", ... */
+	const char *text;		/* for --help: "no such cgroup" */
+};
+/* the @i-th exit status (from 0): 0, or -ENOENT past the last */
+int cgstream_exit_status(unsigned int i, struct cgstream_exit_info *info, size_t info_size);
+
+/* what a front end was doing when it failed (cgstream_explain()) */
+enum cgstream_what {
+	CGSTREAM_WHAT_OPEN = 0,		/* opening @arg (a cgroup) with @opts */
+	CGSTREAM_WHAT_GET_INTERVAL = 1,	/* reading opts->controllers' interval */
+	CGSTREAM_WHAT_SET_INTERVAL = 2,	/* setting it to @arg */
+	CGSTREAM_WHAT_MODE = 3,		/* --mode @arg */
+	CGSTREAM_WHAT_CONTROLLERS = 4,	/* --controllers @arg */
+	CGSTREAM_WHAT_FALLBACK_INTERVAL = 5,	/* --fallback-interval @arg */
+	CGSTREAM_WHAT_INTERVAL = 6,	/* @arg as an interval to set */
+};
+/*
+ * Why @err (a -errno of the library, or of cgstream_parse_option()) came
+ * of @what: a one-line message for the user into @buf (no program name,
+ * no newline; cut to @size, NUL-terminated), naming the cgroup as
+ * cgstream_shown_path() does, saying which controller the kernel or the
+ * cgroup lacks and the way out.  Returns the exit status for it (enum
+ * cgstream_exit; 0 for @err 0), -EINVAL for an unknown @what.
+ */
+int cgstream_explain(int err, int what, const char *arg, const struct cgstream_opts *opts,
+		     char *buf, size_t size);
+/*
+ * The shared options' values: @what MODE ("auto", "subtree", "kernel",
+ * "fallback": an enum cgstream_mode), CONTROLLERS ("cpu,memory,io",
+ * names between commas, or "all": a mask), FALLBACK_INTERVAL
+ * (CGSTREAM_INTERVAL_MIN_MS..MAX_MS), INTERVAL (0 or that range); strict
+ * decimal.  0 and *@value; -EINVAL (cgstream_explain() says why).
+ */
+int cgstream_parse_option(int what, const char *text, uint32_t *value);
+
+/* the notices cgstream_notices() gives */
+#define CGSTREAM_NOTICE_EMULATION	(1u << 0)	/* a controller is emulated */
+#define CGSTREAM_NOTICE_STREAMING_OFF	(1u << 1)	/* a streamed one's interval is 0 */
+/*
+ * What a front end says once when it starts reading @controllers, each
+ * in @modes[bit number] (as cgstream_*_ctrl_mode() give them): of
+ * @which, that some are emulated (fallback mode: their *.stat read on a
+ * timer, at what period) and that the kernel's interval of a streamed
+ * one is 0 (no new values until it is set).  Lines, each ending in '\n',
+ * into @buf (NUL-terminated); their length (0: nothing to say); -ERANGE
+ * when @size cannot hold them; -ENODEV without a cgroup2 mount, -EINVAL.
+ */
+int cgstream_notices(uint32_t controllers, const int *modes, const struct cgstream_opts *opts,
+		     unsigned int which, char *buf, size_t size);
+/*
+ * Of the canonical absolute paths @paths (cgstream_resolve_path()), the
+ * roots of distinct subtrees: @keep[i] is 1 unless paths[i] is below
+ * another one, or the same as an earlier one.  Returns how many are kept.
+ */
+size_t cgstream_distinct_subtrees(const char *const *paths, size_t n, uint8_t *keep);
+/*
+ * The soft limit of open files raised to the hard one (trees and groups
+ * in kernel and fallback mode hold files per cgroup, within a budget):
+ * 0 and the limit now in *@limit, or -errno.
+ */
+int cgstream_raise_fd_limit(uint64_t *limit);
+/*
+ * systemd's sd_notify(): @state ("READY=1", "STOPPING=1", ...) in one
+ * datagram to $NOTIFY_SOCKET.  1 sent; 0 when $NOTIFY_SOCKET is not set
+ * (not run by systemd); -errno.
+ */
+int cgstream_sd_notify(const char *state);
+
+/*
+ * --- names are data (since 1.3) ---
+ *
+ * A cgroup may be named with any bytes a directory may have, chosen by
+ * any user who may make a cgroup.  Whatever shows a cgroup's path to a
+ * person or a program (the cgstream command's lines, JSON and tables,
+ * top, pycgstream, the exporter's labels, messages) shows it through
+ * this one rule, so that no name breaks a format, reaches a terminal as a
+ * control sequence, or makes two cgroups look alike:
+ *
+ *  - printable, valid UTF-8 passes through as it is;
+ *  - each byte that is not part of valid UTF-8, each C0 control
+ *    (U+0000-001F), DEL, and each of the two bytes of a C1 control
+ *    (U+0080-009F) becomes "\xHH" (two lowercase hex digits);
+ *  - a backslash is doubled when what follows it would otherwise read as
+ *    such an escape or as "\\" ("\x2d" in systemd's names stays as it is).
+ *
+ * To read it back: "\\" is one backslash, "\xHH" naming a byte the rule
+ * escapes is that byte, any other character is itself.  The result is
+ * printable UTF-8 without controls; each format then applies its own
+ * syntax on top (JSON's \" and \\, Prometheus' label escaping).
+ */
+/* the escaped form of one name, at most 4 x its length + 1 bytes */
+#define CGSTREAM_ESCAPED_SIZE(len)	(4 * (len) + 1)
+/*
+ * @name escaped by the rule above into @buf (NUL-terminated): its length;
+ * -ERANGE when @size cannot hold it, -EINVAL for a NULL @name.
+ */
+int cgstream_escape_name(const char *name, char *buf, size_t size);
+/*
+ * The one form in which a cgroup's path is shown: relative to the cgroup2
+ * mount @mount ("/" for the mount's root, "/a/b" below it; @path as it is
+ * when it is not below @mount), escaped as cgstream_escape_name() does.
+ * @path as the library hands it out (events, cgstream_tree_path()), @mount
+ * as cgstream_resolve_path("/") gives it.  Returns as cgstream_escape_name().
+ */
+int cgstream_shown_path(const char *path, const char *mount, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

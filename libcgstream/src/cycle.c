@@ -49,6 +49,19 @@ void cgs_set_end(struct cgs_set *s, int err)
 static const int cgs_read_order[] = {
 	CGSTREAM_MODE_SUBTREE, CGSTREAM_MODE_KERNEL, CGSTREAM_MODE_FALLBACK,
 };
+#define CGS_NR_MODES	(sizeof(cgs_read_order) / sizeof(cgs_read_order[0]))
+
+/* the @i-th mode in read order, when the set reads some controller in it */
+static const struct cgs_mode *cgs_used_mode(const struct cgs_set *s, size_t i)
+{
+	return s->by_mode[cgs_read_order[i]] && s->mode_state[cgs_read_order[i]] ?
+	       cgs_mode_of(cgs_read_order[i]) : NULL;
+}
+
+static void *cgs_state(const struct cgs_set *s, const struct cgs_mode *mode)
+{
+	return s->mode_state[mode->mode];
+}
 
 /* phase READ begins: the owner's refresh, then the modes' reads; true
  * when the cycle is read (or ended) already */
@@ -59,28 +72,44 @@ static bool cgs_cycle_begin(struct cgs_set *s, bool sync)
 
 	s->cycle++;
 	s->sync = sync;
-	s->tick_usec = cgs_now_usec();
 	s->phase = CGS_PHASE_READ;
 	r = s->ops->refresh ? s->ops->refresh(s) : 0;
 	if (r < 0) {
 		cgs_set_end(s, r);
 		return true;
 	}
-	for (size_t i = 0; i < sizeof(cgs_read_order) / sizeof(cgs_read_order[0]) && !s->err; i++)
-		if (s->by_mode[cgs_read_order[i]])
-			done &= cgs_mode_of(cgs_read_order[i])->read(s);
+	for (size_t i = 0; i < CGS_NR_MODES && !s->err; i++) {
+		const struct cgs_mode *mode = cgs_used_mode(s, i);
+
+		if (mode)
+			done &= mode->read(s, cgs_state(s, mode));
+	}
 	return done || s->err;
 }
 
-/* only the emulation's reads go on over several calls */
+/* each mode's reads under way go on; true once all are done */
 static bool cgs_cycle_read_more(struct cgs_set *s)
 {
-	return !s->by_mode[CGSTREAM_MODE_FALLBACK] || cgs_mode_emulation.read_more(s);
+	bool done = true;
+
+	for (size_t i = 0; i < CGS_NR_MODES; i++) {
+		const struct cgs_mode *mode = cgs_used_mode(s, i);
+
+		if (mode)
+			done &= mode->read_more(s, cgs_state(s, mode));
+	}
+	return done;
 }
 
 static bool cgs_cycle_read_needs_calls(const struct cgs_set *s)
 {
-	return s->by_mode[CGSTREAM_MODE_FALLBACK] && cgs_mode_emulation.read_needs_calls(s);
+	for (size_t i = 0; i < CGS_NR_MODES; i++) {
+		const struct cgs_mode *mode = cgs_used_mode(s, i);
+
+		if (mode && mode->read_needs_calls(s, cgs_state(s, mode)))
+			return true;
+	}
+	return false;
 }
 
 /* the end of phase READ: the batch */
@@ -182,7 +211,7 @@ int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max
 	if (!read_done) {
 		bool reading = s->phase == CGS_PHASE_READ;
 
-		r = s->err ? 0 : s->src->tick(s, reading);
+		r = s->err ? 0 : s->src->tick(s, cgs_state(s, s->src), reading);
 		if (r < 0) {
 			cgs_set_end(s, s->ops->tick_failed ? s->ops->tick_failed(s, r) : r);
 			read_done = !reading;	/* what the cycle has is told */
@@ -250,7 +279,6 @@ int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops,
 	for (int i = 0; i < CGS_NR_CTRL; i++) {
 		const struct cgs_controller *c = cgs_controllers[i];
 
-		s->subtree_fds[i] = -1;
 		if (!(conf->ctrls & c->bit))
 			continue;
 		s->modes[i] = conf->modes[i];
@@ -269,19 +297,19 @@ int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops,
 	s->tick_fd = tick_fd;
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	s->buf_size = CGS_TEXT_BUF;
-	s->buf = malloc(s->buf_size);
-	s->aux_buf = malloc(CGS_READ_BUF * CGS_NR_FILES);
-	if (s->epoll_fd < 0 || s->wake_fd < 0 || !s->buf || !s->aux_buf) {
-		r = s->buf && s->aux_buf ? -errno : -ENOMEM;
+	if (s->epoll_fd < 0 || s->wake_fd < 0) {
+		r = -errno;
 		goto fail;
 	}
 	r = cgs_epoll_add(s->epoll_fd, s->wake_fd);
 	if (r == 0)
 		r = cgs_epoll_add(s->epoll_fd, tick_fd);
-	for (size_t i = 0; i < sizeof(cgs_read_order) / sizeof(cgs_read_order[0]) && r == 0; i++)
-		if (s->by_mode[cgs_read_order[i]])
-			r = cgs_mode_of(cgs_read_order[i])->init(s, conf->dir);
+	for (size_t i = 0; i < CGS_NR_MODES && r == 0; i++) {
+		int mode = cgs_read_order[i];
+
+		if (s->by_mode[mode])
+			r = cgs_mode_of(mode)->init(s, conf->dir, &s->mode_state[mode]);
+	}
 	if (r < 0)
 		goto fail;
 	return 0;
@@ -294,13 +322,15 @@ void cgs_set_fini(struct cgs_set *s)
 {
 	if (!s->ops)
 		return;	/* never set up, or finished */
-	for (size_t i = 0; i < sizeof(cgs_read_order) / sizeof(cgs_read_order[0]); i++)
-		if (s->by_mode[cgs_read_order[i]])
-			cgs_mode_of(cgs_read_order[i])->fini(s);	/* waits, bounded, for reads */
-	cgs_set_free_members(s, s->uring == NULL);
+	for (size_t i = 0; i < CGS_NR_MODES; i++) {
+		const struct cgs_mode *mode = cgs_used_mode(s, i);
+
+		if (mode)	/* waits, bounded, for reads under way */
+			mode->fini(s, cgs_state(s, mode));
+	}
+	/* a member whose read is still out (the mode could not wait it out) leaks */
+	cgs_set_free_members(s);
 	cgs_memio_free_set(s);
-	free(s->buf);
-	free(s->aux_buf);
 	if (s->epoll_fd >= 0)
 		close(s->epoll_fd);
 	if (s->wake_fd >= 0)

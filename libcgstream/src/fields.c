@@ -82,6 +82,19 @@ const struct cgs_controller cgs_memory = {
 	.n_aux = sizeof(cgs_memory_aux) / sizeof(cgs_memory_aux[0]),
 };
 
+#define DEV_OFF(m)	offsetof(struct cgstream_io_device, m)
+#define DEV_REC_OFF(m)	offsetof(struct cgroup_stat_stream_io_device, m)
+
+/* in struct cgstream_io_device's order, after major and minor */
+static const struct cgs_io_field cgs_io_dev_fields[] = {
+	{ "rbytes", "bytes", DEV_OFF(rbytes), DEV_REC_OFF(rbytes) },
+	{ "wbytes", "bytes", DEV_OFF(wbytes), DEV_REC_OFF(wbytes) },
+	{ "rios", "count", DEV_OFF(rios), DEV_REC_OFF(rios) },
+	{ "wios", "count", DEV_OFF(wios), DEV_REC_OFF(wios) },
+	{ "dbytes", "bytes", DEV_OFF(dbytes), DEV_REC_OFF(dbytes) },
+	{ "dios", "count", DEV_OFF(dios), DEV_REC_OFF(dios) },
+};
+
 const struct cgs_controller cgs_io = {
 	.name = "io",
 	.bit = CGSTREAM_CTRL_IO,
@@ -93,6 +106,8 @@ const struct cgs_controller cgs_io = {
 	.interval_file = "io.stat.stream_interval",
 	.record_type = CGROUP_STAT_STREAM_RECORD_IO,
 	.record_min_size = offsetof(struct cgroup_stat_stream_io, devices),
+	.dev_fields = cgs_io_dev_fields,
+	.n_dev_fields = sizeof(cgs_io_dev_fields) / sizeof(cgs_io_dev_fields[0]),
 };
 
 const struct cgs_controller *const cgs_controllers[CGS_NR_CTRL] = {
@@ -134,6 +149,36 @@ const struct cgs_field *cgs_field_by_key(const struct cgs_controller *c, const c
 			return &c->fields[i];
 	}
 	return NULL;
+}
+
+const struct cgs_io_field *cgs_io_field_by_key(const char *key, size_t len)
+{
+	for (size_t i = 0; i < cgs_io.n_dev_fields; i++) {
+		const char *k = cgs_io.dev_fields[i].name;
+
+		if (strlen(k) == len && memcmp(k, key, len) == 0)
+			return &cgs_io.dev_fields[i];
+	}
+	return NULL;
+}
+
+CGS_EXPORT int cgstream_io_field(unsigned int i, struct cgstream_io_field_info *out,
+				 size_t out_size)
+{
+	struct cgstream_io_field_info info;
+	const struct cgs_io_field *f;
+
+	if (!out || out_size < sizeof(info))
+		return -EINVAL;
+	if (i >= cgs_io.n_dev_fields)
+		return -ENOENT;
+	f = &cgs_io.dev_fields[i];
+	info = (struct cgstream_io_field_info){ .name = f->name, .unit = f->unit,
+						 .offset = f->dev_off };
+	memcpy(out, &info, sizeof(info));
+	if (out_size > sizeof(info))
+		memset((char *)out + sizeof(info), 0, out_size - sizeof(info));
+	return 0;
 }
 
 #define CGS_FIELD_INFO_SIZE_1_2	cgs_offsetofend(struct cgstream_field_info, offset)

@@ -35,6 +35,18 @@ struct cgs_field {
 	uint32_t record_flag;	/* the record flag without which it is absent; 0: always */
 };
 
+/*
+ * One counter of an io device: io.stat's key (struct cgstream_io_device's
+ * member, JSON's and Python's name), where it lives in the library's
+ * struct and in the kernel's IO record.
+ */
+struct cgs_io_field {
+	const char *name;	/* "rbytes" */
+	const char *unit;	/* "bytes", "count" */
+	uint16_t dev_off;	/* of its u64 in struct cgstream_io_device */
+	uint16_t record_off;	/* in struct cgroup_stat_stream_io_device */
+};
+
 /* the controllers, in lead order: an object's lead is the first it reads */
 enum cgs_ctrl {
 	CGS_CPU,
@@ -84,6 +96,8 @@ struct cgs_controller {
 	size_t n_aux;
 	const struct cgs_field *fields;	/* cpu: the fixed fields */
 	size_t n_fields;
+	const struct cgs_io_field *dev_fields;	/* io: each device's counters */
+	size_t n_dev_fields;
 };
 
 extern const struct cgs_controller cgs_cpu, cgs_memory, cgs_io;
@@ -99,6 +113,8 @@ extern const struct cgs_controller *const cgs_controllers[CGS_NR_CTRL];
 const struct cgs_controller *cgs_controller_of_record(unsigned int type);
 /* the controller of one CGSTREAM_CTRL_* bit; NULL for anything else */
 const struct cgs_controller *cgs_controller_of_bit(unsigned int bit);
+/* io's device counter named @key[0..@len); NULL: not one */
+const struct cgs_io_field *cgs_io_field_by_key(const char *key, size_t len);
 /* @c's field whose text key is @key[0..@len); NULL: a key it does not know */
 const struct cgs_field *cgs_field_by_key(const struct cgs_controller *c, const char *key,
 					 size_t len);

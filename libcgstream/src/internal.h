@@ -35,7 +35,14 @@ struct cgs_opts {
 	uint32_t fallback_interval_ms;
 	const char *cgroup_root;
 	uint32_t controllers;		/* CGSTREAM_CTRL_*, never 0 */
+	bool defaults;			/* CGSTREAM_CTRL_DEFAULT: .controllers where enabled */
 };
+
+/* an interval in range (0 is its default: the kernel's off) */
+static inline bool cgs_interval_valid(uint32_t ms)
+{
+	return ms == 0 || (ms >= CGSTREAM_INTERVAL_MIN_MS && ms <= CGSTREAM_INTERVAL_MAX_MS);
+}
 
 int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out);
 
@@ -155,7 +162,10 @@ struct cgs_cg {
 	void *userdata;
 	uint64_t id, parent_id;
 	int fds[CGS_NR_FILES];		/* KERNEL, FALLBACK: its files; -1: none */
-	bool opened;			/* its files are open (or absent) */
+	bool opened;			/* its files are open (or absent, or transient) */
+	bool transient;			/* over the fd budget: opened at each read */
+	bool temp_open;			/* transient, and its files open for a read */
+	uint8_t held;			/* files counted against the fd budget */
 	int wd;				/* tree: inotify watch; -1: none */
 	int error;			/* tree: the error last reported, 0 */
 	uint64_t cycle;			/* the set's cycle of .got; 0: none */
@@ -211,25 +221,28 @@ struct cgs_set_ops {
 /*
  * A mode: where a set's cycle comes from (the lead controller's mode) and
  * how the controllers the set reads in it are read (s->by_mode[mode]).
+ * Every slot is called through this table, for every mode the set uses;
+ * each mode keeps its own state (init makes it, the other slots get it).
  */
 struct cgs_mode {
 	int mode;			/* CGSTREAM_MODE_* */
 	/* the tick fd of an object at @dir led by @lead: the file its flush
 	 * makes readable, or a timer of @ms; -errno */
 	int (*open_tick)(const char *dir, uint32_t ms, const struct cgs_controller *lead);
-	/* its buffers and files; 0 or -errno */
-	int (*init)(struct cgs_set *s, const char *dir);
-	void (*fini)(struct cgs_set *s);
+	/* its state (buffers, files) into *@state; 0 or -errno */
+	int (*init)(struct cgs_set *s, const char *dir, void **state);
+	/* its state freed (it waits, bounded, for reads under way) */
+	void (*fini)(struct cgs_set *s, void *state);
 	/* the lead's mode: 1: a cycle begins; 0: not yet; -errno: the tick fd
 	 * failed.  @reading: the last cycle's reads are still under way */
-	int (*tick)(struct cgs_set *s, bool reading);
+	int (*tick)(struct cgs_set *s, void *state, bool reading);
 	/* this cycle's reads of its controllers, decoded into the members:
 	 * true once all are done; -errno in s->err ends the set (cgs_set_end) */
-	bool (*read)(struct cgs_set *s);
+	bool (*read)(struct cgs_set *s, void *state);
 	/* reads under way go on: true once all are done */
-	bool (*read_more)(struct cgs_set *s);
-	/* reads go on only in process calls: the caller is woken for them */
-	bool (*read_needs_calls)(const struct cgs_set *s);
+	bool (*read_more)(struct cgs_set *s, void *state);
+	/* reads under way go on only in process calls: the caller is woken */
+	bool (*read_needs_calls)(const struct cgs_set *s, const void *state);
 };
 
 extern const struct cgs_mode cgs_mode_subtree;
@@ -246,12 +259,36 @@ extern const struct cgs_mode cgs_mode_emulation;
  * controller is not enabled there), -ENOENT when @dir is no directory.
  */
 int cgs_mode_pick(const char *dir, int asked, bool subtree_ok, const struct cgs_controller *c);
+/*
+ * What an object at @dir with @o reads (cgstream_probe()): every
+ * controller's cgs_mode_pick(), the controllers read (with o->defaults,
+ * those enabled, cpu always), and the error opening would fail with.
+ */
+void cgs_probe(const char *dir, const struct cgs_opts *o, bool subtree_ok,
+	       struct cgstream_probe *p);
 const struct cgs_mode *cgs_mode_of(int mode);
 /* the tick fd polled now (1: readable or in error, 0, -errno) */
 int cgs_mode_poll_tick(const struct cgs_set *s);
-/* pread() of a text file into s->buf at 0, s->buf grown while a read fills
- * it (up to CGS_TEXT_MAX): bytes, or -errno */
-ssize_t cgs_mode_pread_text(struct cgs_set *s, int fd);
+/* the slots of a mode that reads a cycle within one call */
+bool cgs_mode_read_done(struct cgs_set *s, void *state);
+bool cgs_mode_no_calls(const struct cgs_set *s, const void *state);
+
+/*
+ * Plain reads of text files, for the modes that read each member's files
+ * (streams, emulation): each keeps one of these in its state.
+ */
+struct cgs_reader {
+	char *buf;			/* the *.stat(.stream) file: CGS_TEXT_BUF, grows */
+	size_t size;
+	char *aux;			/* memory's other files: CGS_READ_BUF each */
+};
+
+/* a reader's buffers: 0 or -ENOMEM; freed by cgs_reader_fini() */
+int cgs_reader_init(struct cgs_reader *rd);
+void cgs_reader_fini(struct cgs_reader *rd);
+/* pread() of a text file into rd->buf at 0, grown while a read fills it
+ * (up to CGS_TEXT_MAX): bytes, or -errno */
+ssize_t cgs_reader_pread(struct cgs_reader *rd, int fd);
 
 /* one read of a member's file; .buf NULL: the member has no such file */
 struct cgs_text {
@@ -262,17 +299,16 @@ struct cgs_text {
 
 /*
  * Decode controller @c's text of @m (its files' reads in @t, by enum
- * cgs_file; @stream: the stream files, whose keys say the flush, else the
- * emulation's, whose cycle does): 0 (values stored, or none this cycle);
- * 1: a KERNEL lead's flush did not move, @m has no sample this cycle;
- * -errno: told to s->ops->failed() (@m may be dropped).
+ * cgs_file; @own NULL: the stream files, whose keys say the flush; else
+ * the emulation's own flush the values are as of): 0 (values stored, or
+ * none this cycle); 1: a KERNEL lead's flush did not move, @m has no
+ * sample this cycle; -errno: told to s->ops->failed() (@m may be dropped).
  */
 int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
-			 const struct cgs_text t[CGS_NR_FILES], bool stream);
-/* @c's files of @m read with pread() now, then decoded: as above */
-int cgs_mode_read_plain(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
-			bool stream);
-bool cgs_mode_reads_at_once(const struct cgs_set *s);
+			 const struct cgs_text t[CGS_NR_FILES], const struct cgs_flush *own);
+/* @c's files of @m read with pread() now (@rd's buffers), then decoded: as above */
+int cgs_mode_read_plain(struct cgs_set *s, struct cgs_reader *rd, struct cgs_cg *m,
+			const struct cgs_controller *c, const struct cgs_flush *own);
 
 enum cgs_phase {
 	CGS_PHASE_WAIT,			/* for the tick that begins a cycle */
@@ -326,17 +362,11 @@ struct cgs_set {
 	struct cgs_names *layouts;
 	struct cgs_kvs kvs;
 
-	/* the modes' own (mode-*.c) */
-	char *buf;			/* plain text reads (CGS_TEXT_BUF, grows) */
-	size_t buf_size;
-	char *aux_buf;			/* memory's other files, plain reads */
-	char *snap;			/* subtree: a snapshot */
-	size_t snap_size;
-	int subtree_fds[CGS_NR_CTRL];	/* subtree files (the lead's: tick_fd) */
-	struct cgs_cg *cursor;		/* plain reads: the next member */
-	struct cgs_uring *uring;	/* emulation: NULL: plain syscalls */
-	bool emu_reading;		/* emulation: reads under way */
-	uint64_t missed, tick_usec;	/* emulation: its own flush count */
+	/* each mode's own state (mode-*.c), by CGSTREAM_MODE_* */
+	void *mode_state[4];
+	/* plain reads (streams, emulation): the next member, moved on by a
+	 * drop of the member it names */
+	struct cgs_cg *cursor;
 };
 
 /* --- cycle.c --- */
@@ -364,12 +394,24 @@ void cgs_cg_free(struct cgs_cg *m);
  * Open @m's files for the controllers @s reads in KERNEL and FALLBACK
  * mode, and tell its id (its directory's inode number) in @id: 0; -ENOENT
  * when the cgroup does not exist; -ENOMEDIUM when it has none of the
- * files of @s's controllers; other -errno (EMFILE, EACCES) with nothing
- * left open.  A file the cgroup lacks (its controller is not enabled
- * there, memory.current of the root) is no error: no values of it.
+ * files of @s's controllers; other -errno (EACCES) with nothing left
+ * open.  A file the cgroup lacks (its controller is not enabled there,
+ * memory.current of the root) is no error: no values of it.  Over the
+ * process's fd budget (members.c) the member is transient: its files are
+ * checked, not kept open.
  */
 int cgs_cg_open(const struct cgs_set *s, struct cgs_cg *m, uint64_t *id);
 void cgs_cg_close(struct cgs_cg *m);
+/*
+ * A transient member's files opened for this cycle's reads (nothing to
+ * do for one that keeps them): 0; -ENODEV once its cgroup is gone; -errno.
+ * Closed again by cgs_cg_close_transient() once they are read.
+ */
+int cgs_cg_open_transient(const struct cgs_set *s, struct cgs_cg *m);
+void cgs_cg_close_transient(struct cgs_cg *m);
+/* how many transient members may have their files open at once (a read
+ * wave of the emulation): within the headroom the budget leaves */
+unsigned int cgs_fd_spare_members(const struct cgs_set *s);
 /* a member's data for this cycle begins (its .got emptied once per cycle) */
 void cgs_cg_touch(const struct cgs_set *s, struct cgs_cg *m);
 /* put @m on the live list; -ENOMEM (then @m is the caller's to free) */
@@ -387,8 +429,8 @@ void cgs_set_collect(struct cgs_set *s);
 void cgs_set_uncollect(struct cgs_set *s);
 /* free the dead that no event names and no read writes into */
 void cgs_set_reap(struct cgs_set *s);
-/* every member dropped and freed (@quiet: no read is in flight) */
-void cgs_set_free_members(struct cgs_set *s, bool quiet);
+/* every member dropped and freed, but those a read is still out for */
+void cgs_set_free_members(struct cgs_set *s);
 
 /* --- parse.c --- */
 /*
@@ -416,7 +458,7 @@ int cgs_kvs_push(struct cgs_kvs *kvs, const char *prefix, const char *key, size_
 int cgs_parse_value(const char *buf, size_t len, uint64_t *v);
 /*
  * io.stat text: a line per device, "MAJ:MIN" then "key=value" fields, of
- * which rbytes, wbytes, rios, wios, dbytes and dios are read and the rest
+ * which the counters of fields.c's io table are read and the rest
  * (policies' fields: cost.*, depth=max, ...) skipped; a device without
  * counts has zeros; a line whose device is no "MAJ:MIN" (io.stat's
  * "(unknown)" for a disk being removed) is skipped.  With @fl the

@@ -62,6 +62,7 @@ struct cgs_uring {
 	size_t wave_n, wave_cap;	/* cgroups per wave: CGS_WAVE_BYTES of slots */
 	unsigned int reads;		/* READs in flight */
 	unsigned int fences;		/* eventfd writes in flight */
+	unsigned int transient;		/* members of the wave over the fd budget */
 	uint64_t one;			/* what the fence writes */
 };
 
@@ -86,7 +87,15 @@ static unsigned int cgs_emu_files(const struct cgs_set *s)
 	return mask;
 }
 
-static bool cgs_emu_read_plain(struct cgs_set *s);
+/* the mode's own */
+struct cgs_emu {
+	struct cgs_reader rd;		/* plain reads, and full io_uring slots again */
+	struct cgs_uring *uring;	/* NULL: plain syscalls */
+	struct cgs_flush own;		/* the cycle's: seq, time of its reads, missed ticks */
+	unsigned int transient_max;	/* members over the fd budget per wave */
+};
+
+static bool cgs_emu_read_plain(struct cgs_set *s, struct cgs_emu *e);
 
 /* --- reads through io_uring --- */
 
@@ -195,9 +204,8 @@ static bool cgs_uring_free(struct cgs_uring *u)
  * memory stays bounded whatever the number of cgroups, and few waves
  * (each a round trip through the caller) are needed.
  */
-static bool cgs_uring_arenas(struct cgs_set *s)
+static bool cgs_uring_arenas(struct cgs_uring *u)
 {
-	struct cgs_uring *u = s->uring;
 	size_t sizes[CGS_NR_FILES] = { 0 }, per = 0, cap;
 	bool changed = !u->wave;
 
@@ -241,48 +249,83 @@ static bool cgs_uring_arenas(struct cgs_set *s)
 }
 
 /*
- * Queue a READ of every emulated file of the next members from s->cursor
- * (up to a wave) and the fence; false if it could not be (then the reads
- * go on plainly).
+ * Queue a READ of each emulated file of @m into slot @i: 1 queued, 0
+ * nothing to read, -1 the ring is broken.  u->wave[@i] names @m before
+ * any read goes out: a completion finds its member there.
  */
-static bool cgs_uring_wave(struct cgs_set *s)
+static int cgs_uring_queue(struct cgs_uring *u, struct cgs_cg *m, size_t i)
 {
-	struct cgs_uring *u = s->uring;
 	struct io_uring_sqe *sqe;
+	int queued = 0;
+
+	u->wave[i] = m;
+	for (int f = 0; f < CGS_NR_FILES; f++) {
+		struct cgs_arena *a = &u->arenas[f];
+
+		if (!(u->files & (1u << f)))
+			continue;
+		a->res[i] = CGS_NOT_READ;
+		if (m->fds[f] < 0)
+			continue;
+		sqe = cgs_sqe(&u->ring);
+		if (!sqe)
+			return -1;
+		io_uring_prep_read(sqe, m->fds[f], a->mem + i * a->slot_size,
+				   (unsigned int)a->slot_size, 0);
+		/* straight to a kernel worker: the caller's thread does not read */
+		io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+		io_uring_sqe_set_data64(sqe, ((uint64_t)f << 32) | i);
+		m->reading++;
+		u->reads++;
+		queued = 1;
+	}
+	return queued;
+}
+
+/* the wave's transient members' files closed again (their reads are in) */
+static void cgs_uring_close_transient(struct cgs_uring *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cgs_cg_close_transient(u->wave[i]);
+	u->transient = 0;
+}
+
+/*
+ * Queue a READ of every emulated file of the next members from s->cursor
+ * (up to a wave; members over the fd budget, whose files are opened for
+ * the wave, up to the spare fds) and the fence; false if it could not be
+ * (then the reads go on plainly).
+ */
+static bool cgs_uring_wave(struct cgs_set *s, struct cgs_emu *e)
+{
+	struct cgs_uring *u = e->uring;
+	struct io_uring_sqe *sqe;
+	int r;
 
 	u->wave_n = 0;
-	if (!cgs_uring_arenas(s))
+	if (!cgs_uring_arenas(u))
 		goto fail;
 	while (s->cursor && u->wave_n < u->wave_cap) {
 		struct cgs_cg *m = s->cursor;
-		size_t i = u->wave_n;
-		bool queued = false;
 
-		s->cursor = m->next;
+		if (m->transient && u->transient >= e->transient_max)
+			break;	/* the next wave: the spare fds are in use */
+		s->cursor = m->next;	/* (a drop of @m below moves it on too) */
 		if (m->skip_cycle == s->cycle)
 			continue;
-		for (int f = 0; f < CGS_NR_FILES; f++) {
-			struct cgs_arena *a = &u->arenas[f];
-
-			if (!(u->files & (1u << f)))
-				continue;
-			a->res[i] = CGS_NOT_READ;
-			if (m->fds[f] < 0)
-				continue;
-			sqe = cgs_sqe(&u->ring);
-			if (!sqe)
-				goto fail;	/* the ring is broken: plain reads */
-			io_uring_prep_read(sqe, m->fds[f], a->mem + i * a->slot_size,
-					   (unsigned int)a->slot_size, 0);
-			/* straight to a kernel worker: the caller's thread does not read */
-			io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
-			io_uring_sqe_set_data64(sqe, ((uint64_t)f << 32) | i);
-			m->reading++;
-			u->reads++;
-			queued = true;
+		if ((r = cgs_cg_open_transient(s, m)) < 0) {
+			s->ops->failed(s, m, r);
+			continue;
 		}
-		if (queued)
-			u->wave[u->wave_n++] = m;
+		u->transient += m->transient;
+		r = cgs_uring_queue(u, m, u->wave_n);
+		if (r > 0) {
+			u->wave_n++;
+			continue;
+		}
+		cgs_cg_close_transient(m);
+		if (r < 0)
+			goto fail;	/* the ring is broken: plain reads */
 	}
 	sqe = cgs_sqe(&u->ring);
 	if (sqe) {
@@ -297,17 +340,19 @@ fail:
 	/*
 	 * Nothing would wake the caller: collect what was queued and go on
 	 * with plain syscalls (a read that never completes keeps its member
-	 * and the arenas, leaked rather than freed under it).
+	 * and the arenas, leaked rather than freed under it; the kernel holds
+	 * the files it reads, closed here or not).
 	 */
+	cgs_uring_close_transient(u, u->wave_n);
 	cgs_uring_free(u);
-	s->uring = NULL;
+	e->uring = NULL;
 	return false;
 }
 
 /* the wave's reads, decoded */
-static void cgs_uring_decode(struct cgs_set *s)
+static void cgs_uring_decode(struct cgs_set *s, struct cgs_emu *e)
 {
-	struct cgs_uring *u = s->uring;
+	struct cgs_uring *u = e->uring;
 
 	for (size_t i = 0; i < u->wave_n; i++) {
 		struct cgs_cg *m = u->wave[i];
@@ -335,19 +380,20 @@ static void cgs_uring_decode(struct cgs_set *s)
 			if (!t[ctl->slot].buf)
 				continue;	/* its read could not be queued */
 			/* a full slot may be cut: read it again with the full buffer */
-			r = cut ? cgs_mode_read_plain(s, m, ctl, false)
-				: cgs_mode_decode_text(s, m, ctl, t, false);
+			r = cut ? cgs_mode_read_plain(s, &e->rd, m, ctl, &e->own)
+				: cgs_mode_decode_text(s, m, ctl, t, &e->own);
 			if (r != 0)
 				break;
 		}
 	}
+	cgs_uring_close_transient(u, u->wave_n);
 	u->wave_n = 0;
 }
 
 /* the completions so far; true once the cycle's last wave is decoded */
-static bool cgs_uring_harvest(struct cgs_set *s)
+static bool cgs_uring_harvest(struct cgs_set *s, struct cgs_emu *e)
 {
-	struct cgs_uring *u = s->uring;
+	struct cgs_uring *u = e->uring;
 	struct io_uring_cqe *cqe;
 
 	while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
@@ -356,18 +402,38 @@ static bool cgs_uring_harvest(struct cgs_set *s)
 	}
 	if (u->reads || u->fences)
 		return false;
-	cgs_uring_decode(s);
+	cgs_uring_decode(s, e);
 	if (!s->cursor)
 		return true;
-	if (cgs_uring_wave(s))
+	if (cgs_uring_wave(s, e))
 		return false;	/* the next wave */
-	return cgs_emu_read_plain(s);	/* io_uring failed: the rest plainly */
+	return cgs_emu_read_plain(s, e);	/* io_uring failed: the rest plainly */
 }
 
 /* --- plain reads --- */
 
 /* from s->cursor on, within the budget; true once every member is read */
-static bool cgs_emu_read_plain(struct cgs_set *s)
+/* @m's emulated controllers read plainly (its files opened for it when
+ * it is over the fd budget) */
+static void cgs_emu_read_member(struct cgs_set *s, struct cgs_emu *e, struct cgs_cg *m)
+{
+	int r = cgs_cg_open_transient(s, m);
+
+	if (r < 0) {
+		s->ops->failed(s, m, r);
+		return;
+	}
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		if (s->modes[i] != CGSTREAM_MODE_FALLBACK)
+			continue;
+		if (cgs_mode_read_plain(s, &e->rd, m, cgs_controllers[i], &e->own) != 0)
+			break;
+	}
+	cgs_cg_close_transient(m);
+}
+
+/* from s->cursor on, within the budget; true once every member is read */
+static bool cgs_emu_read_plain(struct cgs_set *s, struct cgs_emu *e)
 {
 	uint64_t deadline = cgs_now_usec() + CGS_PLAIN_BUDGET_US;
 	unsigned int k = 0;
@@ -376,14 +442,8 @@ static bool cgs_emu_read_plain(struct cgs_set *s)
 		struct cgs_cg *m = s->cursor;
 
 		s->cursor = m->next;	/* a drop of @m moves it on too */
-		if (m->skip_cycle != s->cycle) {
-			for (int i = 0; i < CGS_NR_CTRL; i++) {
-				if (s->modes[i] != CGSTREAM_MODE_FALLBACK)
-					continue;
-				if (cgs_mode_read_plain(s, m, cgs_controllers[i], false) != 0)
-					break;
-			}
-		}
+		if (m->skip_cycle != s->cycle)
+			cgs_emu_read_member(s, e, m);
 		if ((++k % 16) == 0 && cgs_now_usec() >= deadline)
 			break;
 	}
@@ -399,53 +459,81 @@ static int cgs_emu_open_tick(const char *dir, uint32_t ms, const struct cgs_cont
 	return cgs_timerfd(ms);
 }
 
-static int cgs_emu_init(struct cgs_set *s, const char *dir)
+static int cgs_emu_init(struct cgs_set *s, const char *dir, void **state)
 {
+	struct cgs_emu *e = calloc(1, sizeof(*e));
+
 	(void)dir;
-	s->uring = cgs_uring_new(s);	/* NULL: plain syscalls */
+	if (!e || cgs_reader_init(&e->rd) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->uring = cgs_uring_new(s);	/* NULL: plain syscalls */
+	e->transient_max = cgs_fd_spare_members(s);
+	*state = e;
 	return 0;
 }
 
-/* s->uring stays set when reads are still in flight: their members leak */
-static void cgs_emu_fini(struct cgs_set *s)
+/*
+ * When reads are still in flight after the bounded wait, the ring's arenas
+ * and the members they write into leak (cgs_set_free_members() keeps the
+ * members whose reads are out) rather than being freed under the kernel.
+ */
+static void cgs_emu_fini(struct cgs_set *s, void *state)
 {
-	if (cgs_uring_free(s->uring))
-		s->uring = NULL;
+	struct cgs_emu *e = state;
+
+	(void)s;
+	if (!cgs_uring_free(e->uring))
+		return;
+	cgs_reader_fini(&e->rd);
+	free(e);
 }
 
-static int cgs_emu_tick(struct cgs_set *s, bool reading)
+static int cgs_emu_tick(struct cgs_set *s, void *state, bool reading)
 {
+	struct cgs_emu *e = state;
 	uint64_t expirations;
 
 	if (read(s->tick_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (reading) {
-		s->missed += expirations;	/* the last cycle is still out */
+		e->own.missed += expirations;	/* the last cycle is still out */
 		return 0;
 	}
-	s->missed += expirations - 1;
+	e->own.missed += expirations - 1;
 	return 1;
 }
 
-static bool cgs_emu_read(struct cgs_set *s)
+static bool cgs_emu_read(struct cgs_set *s, void *state)
 {
+	struct cgs_emu *e = state;
+
+	/* the library's own flush: the cycle, as of now */
+	e->own.seq = s->cycle;
+	e->own.time_usec = cgs_now_usec();
 	s->cursor = s->head;
-	if (s->uring && cgs_uring_wave(s))
+	if (e->uring && cgs_uring_wave(s, e))
 		return false;	/* the fence wakes the caller when the wave is in */
 	s->cursor = s->head;
-	return cgs_emu_read_plain(s);
+	return cgs_emu_read_plain(s, e);
 }
 
-static bool cgs_emu_read_more(struct cgs_set *s)
+static bool cgs_emu_read_more(struct cgs_set *s, void *state)
 {
-	if (!s->uring)
-		return cgs_emu_read_plain(s);
-	return cgs_uring_harvest(s);
+	struct cgs_emu *e = state;
+
+	if (!e->uring)
+		return cgs_emu_read_plain(s, e);
+	return cgs_uring_harvest(s, e);
 }
 
-static bool cgs_emu_read_needs_calls(const struct cgs_set *s)
+static bool cgs_emu_read_needs_calls(const struct cgs_set *s, const void *state)
 {
-	return s->uring == NULL;
+	const struct cgs_emu *e = state;
+
+	(void)s;
+	return e->uring == NULL;
 }
 
 const struct cgs_mode cgs_mode_emulation = {

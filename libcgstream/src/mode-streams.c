@@ -25,9 +25,15 @@
  *         stream answers ENODEV: REMOVED in that cycle's batch.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+/* the mode's own: its plain reads' buffers */
+struct cgs_streams {
+	struct cgs_reader rd;
+};
 
 static int cgs_streams_open_tick(const char *dir, uint32_t ms, const struct cgs_controller *lead)
 {
@@ -38,33 +44,48 @@ static int cgs_streams_open_tick(const char *dir, uint32_t ms, const struct cgs_
 	return fd == -ENOENT ? -EOPNOTSUPP : fd;
 }
 
-static int cgs_streams_init(struct cgs_set *s, const char *dir)
+static int cgs_streams_init(struct cgs_set *s, const char *dir, void **state)
 {
+	struct cgs_streams *st = calloc(1, sizeof(*st));
+
 	(void)s;
 	(void)dir;
+	if (!st || cgs_reader_init(&st->rd) < 0) {
+		free(st);
+		return -ENOMEM;
+	}
+	*state = st;
 	return 0;
 }
 
-static void cgs_streams_fini(struct cgs_set *s)
+static void cgs_streams_fini(struct cgs_set *s, void *state)
 {
+	struct cgs_streams *st = state;
+
 	(void)s;
+	cgs_reader_fini(&st->rd);
+	free(st);
 }
 
-static int cgs_streams_tick(struct cgs_set *s, bool reading)
+static int cgs_streams_tick(struct cgs_set *s, void *state, bool reading)
 {
+	struct cgs_streams *st = state;
 	int r = cgs_mode_poll_tick(s);
 
 	(void)reading;	/* a cycle is read within one call */
 	if (r <= 0)
 		return r;
 	/* the read marks the flush seen, so that the fd polls quiet again */
-	if (pread(s->tick_fd, s->buf, s->buf_size, 0) < 0)
+	if (pread(s->tick_fd, st->rd.buf, st->rd.size, 0) < 0)
 		return errno == EINTR ? 0 : cgs_read_errno(errno);
 	return 1;
 }
 
-static bool cgs_streams_read(struct cgs_set *s)
+static bool cgs_streams_read(struct cgs_set *s, void *state)
 {
+	struct cgs_streams *st = state;
+	int r;
+
 	s->cursor = s->head;
 	while (s->cursor) {
 		struct cgs_cg *m = s->cursor;
@@ -72,12 +93,18 @@ static bool cgs_streams_read(struct cgs_set *s)
 		s->cursor = m->next;	/* a drop of @m moves it on too */
 		if (m->skip_cycle == s->cycle)
 			continue;
+		/* a member over the fd budget: its files for this read only */
+		if ((r = cgs_cg_open_transient(s, m)) < 0) {
+			s->ops->failed(s, m, r);
+			continue;
+		}
 		for (int i = 0; i < CGS_NR_CTRL; i++) {
 			if (s->modes[i] != CGSTREAM_MODE_KERNEL)
 				continue;
-			if (cgs_mode_read_plain(s, m, cgs_controllers[i], true) != 0)
+			if (cgs_mode_read_plain(s, &st->rd, m, cgs_controllers[i], NULL) != 0)
 				break;	/* no new flush of the lead, or dropped */
 		}
+		cgs_cg_close_transient(m);
 	}
 	return true;
 }
@@ -89,6 +116,6 @@ const struct cgs_mode cgs_mode_streams = {
 	.fini = cgs_streams_fini,
 	.tick = cgs_streams_tick,
 	.read = cgs_streams_read,
-	.read_more = cgs_streams_read,
-	.read_needs_calls = cgs_mode_reads_at_once,
+	.read_more = cgs_mode_read_done,
+	.read_needs_calls = cgs_mode_no_calls,
 };

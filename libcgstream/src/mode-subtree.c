@@ -37,6 +37,13 @@
 #define CGS_SNAP_MIN		(1u << 17)
 #define CGS_SNAP_MAX		(1u << 28)	/* beyond: several reads per cycle */
 
+/* the mode's own: a snapshot's buffer, the other controllers' files */
+struct cgs_subtree {
+	char *snap;
+	size_t snap_size;
+	int fds[CGS_NR_CTRL];		/* subtree files but the lead's (the tick) */
+};
+
 static int cgs_subtree_open(const char *dir, const struct cgs_controller *c)
 {
 	int fd = cgs_open_in(dir, c->subtree_file);
@@ -50,33 +57,42 @@ static int cgs_subtree_open_tick(const char *dir, uint32_t ms, const struct cgs_
 	return cgs_subtree_open(dir, lead);
 }
 
-static int cgs_subtree_init(struct cgs_set *s, const char *dir)
+static void cgs_subtree_fini(struct cgs_set *s, void *state)
 {
+	struct cgs_subtree *st = state;
+
+	(void)s;
+	for (int i = 0; i < CGS_NR_CTRL; i++)
+		if (st->fds[i] >= 0)
+			close(st->fds[i]);
+	free(st->snap);
+	free(st);
+}
+
+static int cgs_subtree_init(struct cgs_set *s, const char *dir, void **state)
+{
+	struct cgs_subtree *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	for (int i = 0; i < CGS_NR_CTRL; i++)
+		st->fds[i] = -1;
+	*state = st;
 	for (int i = 0; i < CGS_NR_CTRL; i++) {
 		if (s->modes[i] != CGSTREAM_MODE_SUBTREE || cgs_controllers[i] == s->lead)
 			continue;
-		s->subtree_fds[i] = cgs_subtree_open(dir, cgs_controllers[i]);
-		if (s->subtree_fds[i] < 0)
-			return s->subtree_fds[i];
+		st->fds[i] = cgs_subtree_open(dir, cgs_controllers[i]);
+		if (st->fds[i] < 0)
+			return st->fds[i];	/* the set's fini frees it */
 	}
-	s->snap_size = CGS_SNAP_MIN;
-	s->snap = malloc(s->snap_size);
-	return s->snap ? 0 : -ENOMEM;
+	st->snap_size = CGS_SNAP_MIN;
+	st->snap = malloc(st->snap_size);
+	return st->snap ? 0 : -ENOMEM;
 }
 
-static void cgs_subtree_fini(struct cgs_set *s)
+static int cgs_subtree_tick(struct cgs_set *s, void *state, bool reading)
 {
-	for (int i = 0; i < CGS_NR_CTRL; i++) {
-		if (s->subtree_fds[i] >= 0)
-			close(s->subtree_fds[i]);
-		s->subtree_fds[i] = -1;
-	}
-	free(s->snap);
-	s->snap = NULL;
-}
-
-static int cgs_subtree_tick(struct cgs_set *s, bool reading)
-{
+	(void)state;
 	(void)reading;	/* a cycle is read within one call */
 	return cgs_mode_poll_tick(s);	/* POLLERR: the read hears of it */
 }
@@ -138,33 +154,34 @@ static int cgs_subtree_decode(struct cgs_set *s, const struct cgs_controller *c,
 	return 0;
 }
 
-static int cgs_subtree_snapshot(struct cgs_set *s, const struct cgs_controller *c, int fd)
+static int cgs_subtree_snapshot(struct cgs_set *s, struct cgs_subtree *st,
+				const struct cgs_controller *c, int fd)
 {
 	const struct cgs_names *layout = NULL;
 	off_t pos = 0;
 
 	for (;;) {
-		ssize_t n = pread(fd, s->snap, s->snap_size, pos);
+		ssize_t n = pread(fd, st->snap, st->snap_size, pos);
 		int r;
 
 		if (n < 0)
 			return errno == ENODEV || errno == ENOENT ? -ENODEV : -errno;
 		if (n == 0)
 			return 0;
-		r = cgs_subtree_decode(s, c, s->snap, (size_t)n, &layout);
+		r = cgs_subtree_decode(s, c, st->snap, (size_t)n, &layout);
 		if (r < 0)
 			return r;
 		pos += n;
-		if (s->snap_size - (size_t)n >= CGS_SNAP_SLACK)
+		if (st->snap_size - (size_t)n >= CGS_SNAP_SLACK)
 			return 0;	/* the next record would have fit */
-		if (s->snap_size < CGS_SNAP_MAX) {
+		if (st->snap_size < CGS_SNAP_MAX) {
 			/* the next cycles read it all at once */
-			char *b = malloc(s->snap_size * 2);
+			char *b = malloc(st->snap_size * 2);
 
 			if (b) {
-				free(s->snap);
-				s->snap = b;
-				s->snap_size *= 2;
+				free(st->snap);
+				st->snap = b;
+				st->snap_size *= 2;
 			}
 		}
 	}
@@ -180,15 +197,17 @@ static bool cgs_subtree_gone(const struct cgs_set *s, const struct cgs_cg *m)
 	return stat(m->path, &st) < 0 || (uint64_t)st.st_ino != m->id;
 }
 
-static bool cgs_subtree_read(struct cgs_set *s)
+static bool cgs_subtree_read(struct cgs_set *s, void *state)
 {
+	struct cgs_subtree *st = state;
+
 	for (int i = 0; i < CGS_NR_CTRL; i++) {
 		const struct cgs_controller *c = cgs_controllers[i];
 		int r;
 
 		if (s->modes[i] != CGSTREAM_MODE_SUBTREE)
 			continue;
-		r = cgs_subtree_snapshot(s, c, c == s->lead ? s->tick_fd : s->subtree_fds[i]);
+		r = cgs_subtree_snapshot(s, st, c, c == s->lead ? s->tick_fd : st->fds[i]);
 		if (r < 0) {
 			/* no cgroup is taken for gone on a bad read */
 			cgs_set_end(s, s->ops->tick_failed ? s->ops->tick_failed(s, r) : r);
@@ -212,6 +231,6 @@ const struct cgs_mode cgs_mode_subtree = {
 	.fini = cgs_subtree_fini,
 	.tick = cgs_subtree_tick,
 	.read = cgs_subtree_read,
-	.read_more = cgs_subtree_read,
-	.read_needs_calls = cgs_mode_reads_at_once,
+	.read_more = cgs_mode_read_done,
+	.read_needs_calls = cgs_mode_no_calls,
 };

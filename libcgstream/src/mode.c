@@ -54,28 +54,73 @@ int cgs_mode_pick(const char *dir, int asked, bool subtree_ok, const struct cgs_
 	return r ? r : CGSTREAM_MODE_FALLBACK;
 }
 
+void cgs_probe(const char *dir, const struct cgs_opts *o, bool subtree_ok,
+	       struct cgstream_probe *p)
+{
+	*p = (struct cgstream_probe){ .controllers = o->controllers };
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+
+		p->modes[i] = cgs_mode_pick(dir, o->mode, subtree_ok, c);
+		/* the default set: a controller not enabled here is left out */
+		if (o->defaults && c != &cgs_cpu && p->modes[i] == -ENOMEDIUM)
+			p->controllers &= ~c->bit;
+	}
+	for (int i = 0; i < CGS_NR_CTRL && !p->error; i++)
+		if ((p->controllers & cgs_controllers[i]->bit) && p->modes[i] < 0)
+			p->error = p->modes[i];
+}
+
 int cgs_set_conf_pick(struct cgs_set_conf *conf, const char *dir, const char *mount,
 		      const struct cgs_opts *o, bool subtree_ok)
 {
 	const struct cgs_controller *lead = NULL;
+	struct cgstream_probe p;
 
-	*conf = (struct cgs_set_conf){ .dir = dir, .ctrls = o->controllers };
+	cgs_probe(dir, o, subtree_ok, &p);
+	if (p.error)
+		return p.error;
+	*conf = (struct cgs_set_conf){ .dir = dir, .ctrls = p.controllers };
 	for (int i = 0; i < CGS_NR_CTRL; i++) {
-		const struct cgs_controller *c = cgs_controllers[i];
-		int r;
-
-		if (!(o->controllers & c->bit))
+		if (!(p.controllers & cgs_controllers[i]->bit))
 			continue;
-		r = cgs_mode_pick(dir, o->mode, subtree_ok, c);
-		if (r < 0)
-			return r;
-		conf->modes[i] = r;
+		conf->modes[i] = p.modes[i];
 		if (!lead)
-			lead = c;
+			lead = cgs_controllers[i];
 	}
 	if (!lead)
 		return -EINVAL;
 	conf->fallback_ms = cgs_fallback_ms(mount, o->fallback_interval_ms, lead);
+	return 0;
+}
+
+#define CGS_PROBE_SIZE_1_3	sizeof(struct cgstream_probe)
+
+CGS_EXPORT int cgstream_probe(const char *cgroup, const struct cgstream_opts *opts,
+			      unsigned int flags, struct cgstream_probe *out, size_t out_size)
+{
+	struct cgstream_probe p = { 0 };
+	char *mount = NULL, *path = NULL;
+	struct cgs_opts o;
+	bool tree = flags & CGSTREAM_PROBE_TREE;
+	int r;
+
+	if (!cgroup || !out || out_size < CGS_PROBE_SIZE_1_3 || (flags & ~CGSTREAM_PROBE_TREE))
+		return -EINVAL;
+	r = cgs_opts_root(opts, &o, &mount);
+	if (r == 0)
+		r = cgs_resolve(mount, cgroup, &path);
+	if (r == 0 && !tree && o.mode == CGSTREAM_MODE_SUBTREE)
+		r = -EINVAL;	/* a tree's mode */
+	if (r == 0)
+		cgs_probe(path, &o, tree, &p);
+	else
+		p.error = r;
+	free(mount);
+	free(path);
+	memcpy(out, &p, sizeof(p));
+	if (out_size > sizeof(p))
+		memset((char *)out + sizeof(p), 0, out_size - sizeof(p));
 	return 0;
 }
 
@@ -102,38 +147,64 @@ int cgs_mode_poll_tick(const struct cgs_set *s)
 	return pfd.revents ? 1 : 0;	/* POLLERR too: the read hears of it */
 }
 
-bool cgs_mode_reads_at_once(const struct cgs_set *s)
+bool cgs_mode_read_done(struct cgs_set *s, void *state)
 {
 	(void)s;
+	(void)state;
+	return true;	/* read() read the whole cycle */
+}
+
+bool cgs_mode_no_calls(const struct cgs_set *s, const void *state)
+{
+	(void)s;
+	(void)state;
 	return false;
 }
 
-ssize_t cgs_mode_pread_text(struct cgs_set *s, int fd)
+int cgs_reader_init(struct cgs_reader *rd)
+{
+	rd->size = CGS_TEXT_BUF;
+	rd->buf = malloc(rd->size);
+	rd->aux = malloc(CGS_READ_BUF * CGS_NR_FILES);
+	if (rd->buf && rd->aux)
+		return 0;
+	cgs_reader_fini(rd);
+	return -ENOMEM;
+}
+
+void cgs_reader_fini(struct cgs_reader *rd)
+{
+	free(rd->buf);
+	free(rd->aux);
+	*rd = (struct cgs_reader){ 0 };
+}
+
+ssize_t cgs_reader_pread(struct cgs_reader *rd, int fd)
 {
 	for (;;) {
-		ssize_t n = pread(fd, s->buf, s->buf_size, 0);
+		ssize_t n = pread(fd, rd->buf, rd->size, 0);
 		char *b;
 
 		if (n < 0)
 			return -errno;
-		if ((size_t)n < s->buf_size || s->buf_size >= CGS_TEXT_MAX)
+		if ((size_t)n < rd->size || rd->size >= CGS_TEXT_MAX)
 			return n;	/* all of it, or -EOVERFLOW for the decoder */
-		b = malloc(2 * s->buf_size);
+		b = malloc(2 * rd->size);
 		if (!b)
 			return n;
-		free(s->buf);
-		s->buf = b;
-		s->buf_size *= 2;
+		free(rd->buf);
+		rd->buf = b;
+		rd->size *= 2;
 	}
 }
 
 /* the stream's own keys, or the emulation's: the flush the values are as of */
-static int cgs_text_flush(const struct cgs_set *s, bool stream, const struct cgs_flush *fl,
+static int cgs_text_flush(const struct cgs_flush *own, const struct cgs_flush *fl,
 			  uint64_t *seq, uint64_t *time_usec)
 {
-	if (!stream) {
-		*seq = s->cycle;
-		*time_usec = s->tick_usec;
+	if (own) {
+		*seq = own->seq;
+		*time_usec = own->time_usec;
 		return 0;
 	}
 	if (!(fl->present & CGSTREAM_F_SEQ))
@@ -144,23 +215,23 @@ static int cgs_text_flush(const struct cgs_set *s, bool stream, const struct cgs
 }
 
 static int cgs_decode_cpu(struct cgs_set *s, struct cgs_cg *m, const struct cgs_text *t,
-			  bool stream)
+			  const struct cgs_flush *own)
 {
 	struct cgstream_sample smp;
 	int r = cgs_parse_read(t->buf, t->res, t->size, &smp);
 
 	if (r < 0)
 		return r;
-	if (stream) {
+	if (!own) {
 		if (!(smp.present & CGSTREAM_F_SEQ))
 			return -EBADMSG;
 		if (s->lead == &cgs_cpu && smp.seq == m->last_seq && !s->sync)
 			return 1;	/* no flush since its last read */
 		m->last_seq = smp.seq;
 	} else {
-		smp.seq = s->cycle;
-		smp.flush_time_usec = s->tick_usec;
-		smp.flush_missed = s->missed;
+		smp.seq = own->seq;
+		smp.flush_time_usec = own->time_usec;
+		smp.flush_missed = own->missed;
 		smp.present |= CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME | CGSTREAM_F_FLUSH_MISSED;
 	}
 	cgs_set_sampled(s, m, &smp);
@@ -168,7 +239,7 @@ static int cgs_decode_cpu(struct cgs_set *s, struct cgs_cg *m, const struct cgs_
 }
 
 static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
-			     const struct cgs_text t[CGS_NR_FILES], bool stream)
+			     const struct cgs_text t[CGS_NR_FILES], const struct cgs_flush *own)
 {
 	const struct cgs_text *main = &t[CGS_FILE_MEMORY];
 	struct cgs_flush fl = { 0 };
@@ -177,7 +248,7 @@ static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
 
 	s->kvs.n = 0;
 	if (r == 0)
-		r = cgs_parse_keyed(main->buf, (size_t)main->res, "", &s->kvs, stream ? &fl : NULL);
+		r = cgs_parse_keyed(main->buf, (size_t)main->res, "", &s->kvs, own ? NULL : &fl);
 	for (size_t k = 0; k < cgs_memory.n_aux && r == 0; k++) {
 		const struct cgs_aux_file *a = &cgs_memory.aux[k];
 		const struct cgs_text *x = &t[a->slot];
@@ -197,8 +268,8 @@ static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
 		}
 	}
 	if (r == 0)
-		r = cgs_text_flush(s, stream, &fl, &seq, &time_usec);
-	if (r == 0 && stream && s->lead == &cgs_memory && seq == m->last_seq && !s->sync)
+		r = cgs_text_flush(own, &fl, &seq, &time_usec);
+	if (r == 0 && !own && s->lead == &cgs_memory && seq == m->last_seq && !s->sync)
 		return 1;
 	if (r == 0)
 		r = cgs_memory_store(s, m, &s->kvs);
@@ -214,19 +285,19 @@ static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
 }
 
 static int cgs_decode_io(struct cgs_set *s, struct cgs_cg *m, const struct cgs_text *t,
-			 bool stream)
+			 const struct cgs_flush *own)
 {
 	struct cgs_flush fl = { 0 };
 	uint64_t seq = 0, time_usec = 0;
 	int r = cgs_read_result(t->res, t->size);
 
 	if (r == 0)
-		r = cgs_parse_io(t->buf, (size_t)t->res, &m->devs, stream ? &fl : NULL);
+		r = cgs_parse_io(t->buf, (size_t)t->res, &m->devs, own ? NULL : &fl);
 	if (r == 0)
-		r = cgs_text_flush(s, stream, &fl, &seq, &time_usec);
+		r = cgs_text_flush(own, &fl, &seq, &time_usec);
 	if (r < 0)
 		return r;
-	if (stream && s->lead == &cgs_io && seq == m->last_seq && !s->sync)
+	if (!own && s->lead == &cgs_io && seq == m->last_seq && !s->sync)
 		return 1;
 	if (s->lead == &cgs_io)
 		m->last_seq = seq;
@@ -238,7 +309,7 @@ static int cgs_decode_io(struct cgs_set *s, struct cgs_cg *m, const struct cgs_t
 }
 
 int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
-			 const struct cgs_text t[CGS_NR_FILES], bool stream)
+			 const struct cgs_text t[CGS_NR_FILES], const struct cgs_flush *own)
 {
 	int r;
 
@@ -246,13 +317,13 @@ int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_c
 		return 0;	/* the cgroup lacks the controller */
 	switch (c->index) {
 	case CGS_CPU:
-		r = cgs_decode_cpu(s, m, &t[c->slot], stream);
+		r = cgs_decode_cpu(s, m, &t[c->slot], own);
 		break;
 	case CGS_MEMORY:
-		r = cgs_decode_memory(s, m, t, stream);
+		r = cgs_decode_memory(s, m, t, own);
 		break;
 	default:
-		r = cgs_decode_io(s, m, &t[c->slot], stream);
+		r = cgs_decode_io(s, m, &t[c->slot], own);
 		break;
 	}
 	if (r == 1) {
@@ -269,26 +340,26 @@ int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_c
 	return 0;
 }
 
-int cgs_mode_read_plain(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
-			bool stream)
+int cgs_mode_read_plain(struct cgs_set *s, struct cgs_reader *rd, struct cgs_cg *m,
+			const struct cgs_controller *c, const struct cgs_flush *own)
 {
 	struct cgs_text t[CGS_NR_FILES] = { { 0 } };
 	int fd = m->fds[c->slot];
+	ssize_t n;
 
 	if (fd < 0)
 		return 0;
-	t[c->slot] = (struct cgs_text){ s->buf, cgs_mode_pread_text(s, fd), s->buf_size };
-	t[c->slot].buf = s->buf;	/* the read may have grown it */
-	t[c->slot].size = s->buf_size;
+	n = cgs_reader_pread(rd, fd);
+	/* the read may have grown the buffer */
+	t[c->slot] = (struct cgs_text){ rd->buf, n, rd->size };
 	for (size_t k = 0; k < c->n_aux; k++) {
 		uint8_t slot = c->aux[k].slot;
-		char *b = s->aux_buf + (size_t)slot * CGS_READ_BUF;
-		ssize_t n;
+		char *b = rd->aux + (size_t)slot * CGS_READ_BUF;
 
 		if (m->fds[slot] < 0)
 			continue;
 		n = pread(m->fds[slot], b, CGS_READ_BUF, 0);
 		t[slot] = (struct cgs_text){ b, n < 0 ? -errno : n, CGS_READ_BUF };
 	}
-	return cgs_mode_decode_text(s, m, c, t, stream);
+	return cgs_mode_decode_text(s, m, c, t, own);
 }

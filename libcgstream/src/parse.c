@@ -213,33 +213,25 @@ static int cgs_parse_devno(const char *p, size_t len, uint32_t *major, uint32_t 
 	return 1;
 }
 
-/* one "key=value" of a device's line: its counter set, or skipped */
+/* one "key=value" of a device's line: its counter set (fields.c's io
+ * table), or skipped */
 static int cgs_parse_io_field(const char *p, size_t len, struct cgstream_io_device *d)
 {
-	static const struct { const char *key; size_t off; } counters[] = {
-		{ "rbytes", offsetof(struct cgstream_io_device, rbytes) },
-		{ "wbytes", offsetof(struct cgstream_io_device, wbytes) },
-		{ "rios", offsetof(struct cgstream_io_device, rios) },
-		{ "wios", offsetof(struct cgstream_io_device, wios) },
-		{ "dbytes", offsetof(struct cgstream_io_device, dbytes) },
-		{ "dios", offsetof(struct cgstream_io_device, dios) },
-	};
 	const char *eq = memchr(p, '=', len);
+	const struct cgs_io_field *f;
 	size_t klen;
 	uint64_t v;
 
 	if (!eq || eq == p)
 		return -EBADMSG;
 	klen = (size_t)(eq - p);
-	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
-		if (strlen(counters[i].key) != klen || memcmp(counters[i].key, p, klen))
-			continue;
-		if (cgs_parse_u64(eq + 1, len - klen - 1, &v) < 0)
-			return -EBADMSG;
-		memcpy((char *)d + counters[i].off, &v, sizeof(v));
-		return 0;
-	}
-	return 0;	/* a policy's field: "cost.vrate=1.00", "depth=max" */
+	f = cgs_io_field_by_key(p, klen);
+	if (!f)
+		return 0;	/* a policy's field: "cost.vrate=1.00", "depth=max" */
+	if (cgs_parse_u64(eq + 1, len - klen - 1, &v) < 0)
+		return -EBADMSG;
+	memcpy((char *)d + f->dev_off, &v, sizeof(v));
+	return 0;
 }
 
 int cgs_parse_io(const char *buf, size_t len, struct cgs_devs *devs, struct cgs_flush *fl)

@@ -121,10 +121,16 @@ int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out)
 			o.controllers = in->controllers;
 #undef HAS
 	}
+	if (o.controllers == CGSTREAM_CTRL_DEFAULT) {
+		o.defaults = true;	/* those not enabled are left out (cgs_probe) */
+		o.controllers = CGSTREAM_CTRL_ALL;
+	}
 	if (o.controllers & ~(uint32_t)CGSTREAM_CTRL_ALL)
 		return -EINVAL;
 	if (!o.controllers)
 		o.controllers = CGSTREAM_CTRL_CPU;	/* 1.1's behaviour */
+	if (!cgs_interval_valid(o.fallback_interval_ms))
+		return -EINVAL;
 	/* SUBTREE is a tree's mode: the stream and the group refuse it */
 	if (o.mode != CGSTREAM_MODE_AUTO && o.mode != CGSTREAM_MODE_KERNEL &&
 	    o.mode != CGSTREAM_MODE_FALLBACK && o.mode != CGSTREAM_MODE_SUBTREE)

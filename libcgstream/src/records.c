@@ -165,15 +165,19 @@ CGS_EXPORT int cgstream_record_device(const struct cgstream_record *rec, unsigne
 				      struct cgstream_io_device *dev)
 {
 	struct cgroup_stat_stream_io_device d;
+	struct cgstream_io_device out = { 0 };
 
 	if (!rec || !dev || rec->type != CGROUP_STAT_STREAM_RECORD_IO || !rec->decoded)
 		return -EINVAL;
 	if (i >= rec->count)
 		return -ENOENT;
 	memcpy(&d, (const unsigned char *)rec->items + (size_t)i * sizeof(d), sizeof(d));
-	*dev = (struct cgstream_io_device){
-		.major = d.major, .minor = d.minor, .rbytes = d.rbytes, .wbytes = d.wbytes,
-		.rios = d.rios, .wios = d.wios, .dbytes = d.dbytes, .dios = d.dios,
-	};
+	out.major = d.major;
+	out.minor = d.minor;
+	/* the counters by fields.c's io table */
+	for (size_t k = 0; k < cgs_io.n_dev_fields; k++)
+		memcpy((char *)&out + cgs_io.dev_fields[k].dev_off,
+		       (const char *)&d + cgs_io.dev_fields[k].record_off, sizeof(uint64_t));
+	*dev = out;
 	return 0;
 }

@@ -1,7 +1,9 @@
 #!/bin/bash
 # The cgstream command on the host: exit codes, messages, --json lines
-# (with cgroup ids), plain lines, --output, --recursive (a tree: added and
-# removed events), sd_notify READY/STOPPING, SIGTERM; --controllers and
+# (with cgroup ids; paths below the cgroup2 mount), plain lines, --output,
+# --recursive (a tree: added and removed events), names that break formats
+# (names.py: JSON that a parser reads back to each name, plain lines without
+# control bytes), sd_notify READY/STOPPING, SIGTERM; --controllers and
 # interval's per-controller forms and their errors; memory and io (JSON
 # keys, plain lines) where the host's cgroup2 has those controllers.
 # Fallback mode only (the host kernel has no cpu.stat.stream).
@@ -17,6 +19,7 @@ cgs=()
 nobody_dir=
 cleanup() {
 	local d
+	[[ -n ${names_dir:-} ]] && find "$names_dir" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
 	for ((i = ${#cgs[@]} - 1; i >= 0; i--)); do rmdir "${cgs[i]}" 2>/dev/null; done
 	rm -rf "$tmp" ${nobody_dir:+"$nobody_dir"}
 }
@@ -24,7 +27,7 @@ trap cleanup EXIT
 
 
 expect 0 '' "$cgstream" --version
-grep -Eq '^cgstream 1\.2 \(libcgstream 1\.2\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
+grep -Eq '^cgstream 1\.3 \(libcgstream 1\.3\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
 expect 0 '' "$cgstream" --help
 grep -q 'cgstream watch' "$tmp/out" || fail "--help lacks the watch usage"
 expect 2 'Usage' "$cgstream"
@@ -37,11 +40,12 @@ expect 2 '3600001 is not a valid interval' "$cgstream" interval 3600001
 expect 2 'at most one interval for all controllers' "$cgstream" interval 1 2
 # the per-controller forms: bad names, bad values, all refused before
 # anything is written
-expect 2 "^cgstream: --controller is a comma-separated list of cpu, memory and io, not 'disk'$" \
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io \(or all\), not 'disk'$" \
 	"$cgstream" interval --controller disk
+expect 2 "not 'disk'" "$cgstream" interval --controllers=disk
 expect 2 "not 'cpu,,'" "$cgstream" interval --controller cpu,,
 expect 2 'not ' "$cgstream" interval --controller ''
-expect 2 '^cgstream: --controller wants cpu, memory or io$' "$cgstream" interval --controller
+expect 2 '^cgstream: --controllers wants cpu, memory or io$' "$cgstream" interval --controller
 expect 2 '^cgstream: abc is not a valid interval' "$cgstream" interval memory=abc
 expect 2 '^cgstream: -5 is not a valid interval' "$cgstream" interval io=-5
 expect 2 '^cgstream: \+5 is not a valid interval' "$cgstream" interval cpu=+5
@@ -50,7 +54,7 @@ expect 2 '^cgstream: 4294967296 is not a valid interval' "$cgstream" interval 42
 expect 2 '^cgstream: disk=5 is not a valid interval' "$cgstream" interval disk=5
 expect 2 "^cgstream: interval: unknown option '--bogus'$" "$cgstream" interval --bogus
 expect 2 "^cgstream: 5 is not a valid interval" "$cgstream" interval 1000 memory=5
-expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io, not 'mem'$" \
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io \(or all\), not 'mem'$" \
 	"$cgstream" watch --controllers mem /
 expect 2 "not ''" "$cgstream" watch --controllers '' /
 expect 2 'at least one cgroup' "$cgstream" watch
@@ -67,14 +71,16 @@ if ! grep -q ' cgroup2 ' /proc/self/mountinfo; then
 fi
 root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 
-expect 3 "^cgstream: $root/cgstest-none: no such cgroup$" "$cgstream" watch --mode fallback cgstest-none
+expect 3 "^cgstream: /cgstest-none: no such cgroup$" "$cgstream" watch --mode fallback cgstest-none
 expect 3 'no such cgroup' "$cgstream" watch --mode fallback / cgstest-none
 expect 2 'not a cgroup path' "$cgstream" watch ../etc
 
 if [[ -e $root/cpu.stat.stream ]]; then
 	echo "note: this kernel has cpu.stat.stream; the exit-5 checks do not apply"
 else
-	expect 5 '^cgstream: this kernel has no cpu.stat.stream \(cgroup stat streaming\); use --mode fallback or a kernel with the cgstream patches$' "$cgstream" interval
+	# interval has no --mode: its message offers none
+	expect 5 '^cgstream: this kernel has no cpu.stat.stream_interval \(cgroup stat streaming needs a kernel with the cgstream patches\)$' "$cgstream" interval
+	expect 5 '^cgstream: this kernel has no cpu.stat.stream \(cgroup stat streaming\); use --mode fallback or a kernel with the cgstream patches$' "$cgstream" watch --mode kernel /
 	expect 5 'no cpu.stat.stream' "$cgstream" interval 100
 	[[ $(grep -c . "$tmp/err") == 1 ]] || fail "interval 100: more than one message: $(cat "$tmp/err")"
 	expect 5 'no cpu.stat.stream' "$cgstream" interval cpu=100 memory=
@@ -115,7 +121,7 @@ for c in sys.argv[3].split():
 objs = [json.loads(l) for l in lines]
 for i, o in enumerate(objs):
     assert list(o) == keys, list(o)
-    assert o["cgroup"] == sys.argv[2], o
+    assert o["cgroup"] == "/", o	# below the cgroup2 mount
     assert o["cgroup_id"] == os.stat(sys.argv[2]).st_ino, o
     assert o["mode"] == "fallback", o
     assert o["seq"] == i + 1, o
@@ -126,6 +132,15 @@ assert all(isinstance(o["cpu_percent"], float) for o in objs[1:]), objs
 assert objs[2]["flush_time_usec"] > objs[1]["flush_time_usec"] > objs[0]["flush_time_usec"]
 print("ok: --json lines parse, keys and values as specified")
 PY
+# plain watch says once that it emulates the stream (and how often)
+if [[ ! -e $root/cpu.stat.stream ]]; then
+	expect 0 '^cgstream: this kernel has no cpu.stat.stream: fallback mode \(the stream emulated: cpu.stat read every 100 ms\)$' \
+		"$cgstream" watch --controllers cpu --count 2 --fallback-interval 100 /
+	[[ $(grep -c . "$tmp/err") == 1 ]] || fail "more than one line on stderr: $(cat "$tmp/err")"
+	expect 0 '^cgstream: fallback mode, as asked: cpu.stat read every 100 ms$' \
+		"$cgstream" watch --mode fallback --controllers cpu --count 1 --fallback-interval 100 /
+	echo "ok: watch says once that it runs in fallback mode"
+fi
 # --controllers cpu: the keys of before
 expect 0 '' "$cgstream" watch --json --controllers cpu --count 1 --fallback-interval 100 /
 python3 -c 'import json, sys; o = json.loads(open(sys.argv[1]).read()); assert list(o)[-2:] == ["cpu_percent", "mode"], o' \
@@ -187,6 +202,7 @@ expect 1 'cgstest-nodir' "$cgstream" watch --count 1 --output "$tmp/cgstest-nodi
 
 # child cgroups: removal, --recursive, permission denied
 parent=$root/cgstest-cli-$$
+rel=${parent#"$root"}	# as every output shows it
 if ! mkdir "$parent" 2>/dev/null; then
 	echo "note: cannot create cgroups under $root: removal/recursive checks skipped"
 else
@@ -203,11 +219,11 @@ else
 	kill -TERM $pid
 	wait $pid; rc=$?
 	[[ $rc == 0 ]] || fail "watch exited $rc after SIGTERM: $(cat "$tmp/rm.err")"
-	n=$(grep -c "\"cgroup\": \"$parent/a\", \"cgroup_id\": $a_id, \"event\": \"removed\"" "$tmp/rm")
+	n=$(grep -c "\"cgroup\": \"$rel/a\", \"cgroup_id\": $a_id, \"event\": \"removed\"" "$tmp/rm")
 	[[ $n == 1 ]] || fail "$n removal events: $(cat "$tmp/rm")"
-	after=$(sed -n "/\"event\": \"removed\"/,\$p" "$tmp/rm" | grep -c "\"cgroup\": \"$parent/a\"")
+	after=$(sed -n "/\"event\": \"removed\"/,\$p" "$tmp/rm" | grep -c "\"cgroup\": \"$rel/a\"")
 	[[ $after == 1 ]] || fail "samples of $parent/a after its removal"
-	grep -q "\"cgroup\": \"$parent/b\", \"cgroup_id\": $(stat -c %i "$parent/b"), \"seq\"" "$tmp/rm" ||
+	grep -q "\"cgroup\": \"$rel/b\", \"cgroup_id\": $(stat -c %i "$parent/b"), \"seq\"" "$tmp/rm" ||
 		fail "no samples of $parent/b"
 	echo "ok: removal event once, SIGTERM exits 0"
 
@@ -236,10 +252,10 @@ else
 	new_id=$(stat -c %i "$parent/b/c/d")
 	sleep 0.5
 	kill -TERM $pid; wait $pid
-	python3 - "$tmp/rec" "$parent" "$old_id" "$new_id" <<'PY' || fail "--recursive: see above"
+	python3 - "$tmp/rec" "$parent" "$old_id" "$new_id" "$rel" <<'PY' || fail "--recursive: see above"
 import json, os, sys
 lines = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
-parent, old_id, new_id = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+parent, old_id, new_id, rel = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 added, removed, sampled, ids = {}, {}, {}, {}
 for o in lines:
     i = o["cgroup_id"]
@@ -259,7 +275,7 @@ want = [parent, parent + "/b", parent + "/b/c", parent + "/b/c/d", parent + "/ne
 for c in want:
     i = os.stat(c).st_ino if os.path.exists(c) else None
     assert i is None or i in sampled, ("no samples", c)
-assert ids[old_id] == ids[new_id] == parent + "/b/c/d", ids
+assert ids[old_id] == ids[new_id] == rel + "/b/c/d", ids
 assert old_id in removed and new_id in added, (removed.keys(), added.keys())
 assert lines.index(removed[old_id]) < lines.index(added[new_id]), "removed after added"
 assert added[os.stat(parent + "/b/c").st_ino]["parent_id"] == os.stat(parent + "/b").st_ino
@@ -271,9 +287,48 @@ PY
 	# two arguments, one below the other: one tree, each cgroup once
 	"$cgstream" watch --recursive --json --count 2 --fallback-interval 100 \
 		"$parent" "$parent/b" >"$tmp/rec2" 2>/dev/null || fail "watch of nested arguments"
-	n=$(grep -c "\"cgroup\": \"$parent/b\", .*\"seq\": 1," "$tmp/rec2")
+	n=$(grep -c "\"cgroup\": \"$rel/b\", .*\"seq\": 1," "$tmp/rec2")
 	[[ $n == 1 ]] || fail "$parent/b sampled $n times in cycle 1"
 	echo "ok: nested arguments watched once"
+
+	# more cgroups than fds: 2,000 cgroups under a limit of 256 open files
+	# (the library's fd budget: some keep their files open, the rest are
+	# opened, read and closed each cycle): every cgroup in every cycle, no
+	# error
+	many=$parent/many
+	mkdir "$many" && cgs+=("$many") || fail "mkdir $many"
+	(cd "$many" && mkdir c{1..2000}) || fail "mkdir 2,000 cgroups"
+	for mode in io_uring plain; do
+		(ulimit -n 256 && if [[ $mode == plain ]]; then export CGSTREAM_NO_IO_URING=1; fi &&
+			exec "$cgstream" watch --recursive --json --count 3 --fallback-interval 500 "$many") \
+			>"$tmp/many" 2>"$tmp/many.err" || fail "watch of 2,000 cgroups under ulimit -n 256 ($mode): $(tail -3 "$tmp/many.err")"
+		python3 - "$tmp/many" <<'PY' || fail "2,000 cgroups under ulimit -n 256 ($mode): see above"
+import collections, json, sys
+seqs = collections.Counter()
+for o in map(json.loads, open(sys.argv[1])):
+    assert o.get("event") in (None, "added"), o
+    if "event" not in o:
+        seqs[o["seq"]] += 1
+assert sorted(seqs.values()) == [2001, 2001, 2001], seqs
+PY
+		grep -v 'fallback mode' "$tmp/many.err" && fail "said on stderr: $(cat "$tmp/many.err")"
+		echo "ok: 2,000 cgroups under ulimit -n 256 ($mode): all of them in each of 3 cycles"
+	done
+	find "$many" -mindepth 1 -maxdepth 1 -type d -exec rmdir {} +
+
+	# names that break formats: the JSON a parser reads back to each name,
+	# plain lines without a control byte
+	names_dir=$parent/names
+	mkdir "$names_dir" && cgs+=("$names_dir") || fail "mkdir $names_dir"
+	python3 "$build/tests/names.py" mkdirs "$names_dir" || fail "making the names"
+	expect 0 '' "$cgstream" watch --recursive --json --count 2 --fallback-interval 100 "$names_dir"
+	python3 "$build/tests/names.py" json "$tmp/out" "$root" "$names_dir" || fail "--json of the names"
+	expect 0 '' "$cgstream" watch --recursive --count 2 --fallback-interval 100 "$names_dir"
+	python3 "$build/tests/names.py" text "$tmp/out" || fail "plain lines of the names"
+	[[ $(grep -c "^seq 2 $rel/names/" "$tmp/out") == $(find "$names_dir" -mindepth 1 -type d | wc -l) ]] ||
+		fail "not a line per cgroup: $(cat "$tmp/out")"
+	expect 3 "^cgstream: $rel/names/bad\\\\xff-none: no such cgroup$" "$cgstream" watch "$names_dir/bad"$'\xff'"-none"
+	echo "ok: names that break formats: JSON, lines, messages"
 
 	# permission denied: a cgroup the nobody user may not open (it runs a
 	# copy of the command: the checkout may be out of its reach)

@@ -22,7 +22,9 @@ cleanup() {
 	[[ -n $bg ]] && kill "$bg" 2>/dev/null && wait "$bg" 2>/dev/null
 	burners_stop
 	if [[ -n $parent ]]; then
-		for d in "$parent/cache-idle/nested" "$parent/cache-idle" "$parent/app-idle" "$parent/busy" \
+		[[ -d $parent/names ]] && find "$parent/names" -mindepth 1 -depth -type d -exec rmdir {} +
+		for d in "$parent/names" \
+			 "$parent/cache-idle/nested" "$parent/cache-idle" "$parent/app-idle" "$parent/busy" \
 			"$parent/priv" "$parent/gone/sub" "$parent/gone" "$parent"; do
 			rmdir "$d" 2>/dev/null
 		done
@@ -40,7 +42,7 @@ grep -q 'cgstream top' "$tmp/out" || fail "--help lacks top"
 expect 2 "^cgstream: --iterations wants a number >= 1, not '0'$" "$cgstream" top -b -n 0
 expect 2 'iterations' "$cgstream" top -b --iterations x
 expect 2 "^cgstream: --sort is cpu, user, sys, throttled, mem, io or name, not 'disk'$" "$cgstream" top -b --sort disk
-expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io, not 'cpu,disk'$" \
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io \(or all\), not 'cpu,disk'$" \
 	"$cgstream" top -b --controllers cpu,disk
 expect 2 '^cgstream: top shows one subtree: give at most one cgroup$' "$cgstream" top -b a b
 expect 2 '--mode is auto, subtree, kernel or fallback' "$cgstream" top -b --mode bogus
@@ -55,7 +57,7 @@ if ! grep -q ' cgroup2 ' /proc/self/mountinfo; then
 	exit 77
 fi
 root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-expect 3 "^cgstream: $root/cgstest-none: no such cgroup$" "$cgstream" top -b cgstest-none
+expect 3 "^cgstream: /cgstest-none: no such cgroup$" "$cgstream" top -b cgstest-none
 expect 2 'not a cgroup path' "$cgstream" top -b ../etc
 has_stream=false
 [[ -e $root/cpu.stat.stream ]] && has_stream=true
@@ -68,6 +70,7 @@ if [[ ! -e $root/cpu.stat.stream.subtree ]]; then
 fi
 
 parent=$root/cgstest-top-$$
+rel=${parent#"$root"}	# as every output shows it
 if ! mkdir "$parent" 2>/dev/null; then
 	echo "SKIP: cannot create cgroups under $root"
 	exit 77
@@ -86,7 +89,7 @@ $has_stream || mode="emulation (this kernel has no $names.stat.stream)"
 tables "$tmp/out" 2 "mode=$mode" interval=200 first=busy idle=busy nothr=1 seqs=1 "cols=$ctrl_cols" \
 	"sort=CPU% (highest first)" rows=busy,app-idle,cache-idle,cache-idle/nested ||
 	fail "top -b -n 2"
-grep -q "^cgstream top: $parent\$" "$tmp/out" || fail "no title with $parent"
+grep -q "^cgstream top: $rel\$" "$tmp/out" || fail "no title with $rel"
 echo "ok: two tables, busy first, idle rows 0.0, no throttling columns, the mode said"
 sed -n '1,/^$/p' "$tmp/out" | sed 's/^/  | /'
 
@@ -105,6 +108,14 @@ expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 --sort throttled "$p
 tables "$tmp/out" 1 "sort=THR-MS (highest first)" rows=app-idle,busy,cache-idle,cache-idle/nested ||
 	fail "--sort throttled"
 echo "ok: --sort name, --reverse, --sort user, --sort throttled"
+# --sort by a column that is not shown: said, not done
+for c in memory io; do
+	k=mem col=MEM
+	[[ $c == io ]] && k=io col=IO/s
+	[[ $ctrl_cols == *"$col"* ]] && continue
+	expect 2 "^cgstream: --sort $k: no $col column \\(the $c controller is not read\\)$" \
+		"$cgstream" top -b -n 1 --sort $k "$parent"
+done
 
 # wait_for FILE REGEX: until a line of FILE matches (a slow host only waits longer)
 wait_for() {
@@ -154,20 +165,29 @@ for _ in $(seq 600); do kill -0 $bg 2>/dev/null || break; sleep 0.1; done
 wait $bg; rc=$?
 bg=
 [[ $rc == 3 ]] || fail "top of a removed cgroup exited $rc, want 3"
-[[ $(cat "$tmp/gone.err") == "cgstream: $parent/gone: the watched cgroup was removed" ]] ||
+[[ $(cat "$tmp/gone.err") == "cgstream: $rel/gone: the watched cgroup was removed" ]] ||
 	fail "message: $(cat "$tmp/gone.err")"
 echo "ok: the watched cgroup removed: exit 3, 'the watched cgroup was removed'"
 
 # permission denied, as uid 65534 (a copy of the command it can run)
 nobody_dir=$(nobody_copy "$build") || fail "no copy of cgstream that uid 65534 can run"
 mkdir "$parent/priv" && chmod 700 "$parent/priv" || fail "mkdir $parent/priv"
-expect 4 "^cgstream: $parent/priv: permission denied$" \
+expect 4 "^cgstream: $rel/priv: permission denied$" \
 	as_nobody "$nobody_dir/cgstream" top -b -n 1 "$parent/priv"
 expect 0 '' as_nobody "$nobody_dir/cgstream" top -b -n 1 --fallback-interval 200 "$parent"
 tables "$tmp/out" 1 'note=^flush_seq [0-9]+: cannot read priv \(Permission denied\)$' unreadable=1 \
 	rows=busy,app-idle,cache-idle || fail "an unreadable cgroup below"
 chmod 755 "$parent/priv"
 echo "ok: permission denied: exit 4; a cgroup below: noted and counted"
+
+# names that break formats: printable lines, a row per cgroup, aligned
+mkdir "$parent/names" || fail "mkdir $parent/names"
+python3 "$build/tests/names.py" mkdirs "$parent/names" || fail "making the names"
+expect 0 '' "$cgstream" top -b -n 2 --fallback-interval 200 "$parent/names"
+python3 "$build/tests/names.py" table "$tmp/out" "$parent/names" || fail "top -b of the names"
+expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 -s name "$parent/names"
+python3 "$build/tests/names.py" table "$tmp/out" "$parent/names" || fail "top -b -s name of the names"
+echo "ok: names that break formats"
 
 # the kernel's modes, against fake-kernel.so (an emulation of the cpu
 # files: --controllers cpu, where the host has memory or io)

@@ -112,6 +112,24 @@ tmux_keys r
 pane_wait_check 30 80 24 first=busy "sort=CPU% (highest first)" || fail "r: busy not first again"
 echo "ok: keys n, r, c, r sort as the header says"
 
+# m and i sort by MEM and IO/s only where those columns are shown
+for k in m i; do
+	col=MEM
+	[[ $k == i ]] && col=IO/s
+	if pane | grep -q "^CGROUP .* $col"; then
+		tmux_keys $k
+		pane_wait_check 30 80 24 "sort=$col (highest first)" || fail "$k: not sorted by $col"
+		tmux_keys c
+		pane_wait_check 30 80 24 first=busy "sort=CPU% (highest first)" || fail "c after $k"
+	else
+		tmux_keys $k
+		sleep 0.5
+		pane_check 80 24 "sort=CPU% (highest first)" >/dev/null ||
+			fail "$k without a $col column changed the sort: $(pane | sed -n 4p)"
+	fi
+done
+echo "ok: keys m and i sort only by a column that is shown"
+
 # a resized pane: redrawn to fit; too small: says so
 tm resize-window -t top -x 60 -y 14
 pane_wait_check 30 60 14 first=busy cut=.scope joined=0 || fail "not redrawn for 60x14"
@@ -177,7 +195,7 @@ pane_wait_check 60 80 24 'text=^cgroups 0/0 shown' text='^interval 200 ms  flush
 	fail "no table for the victim"
 rmdir "$parent/victim" || fail "rmdir $parent/victim"
 exited 3
-pane_wait "^cgstream: $parent/victim: the watched cgroup was removed\$" 5 ||
+pane_wait "^cgstream: ${parent#"$root"}/victim: the watched cgroup was removed\$" 5 ||
 	fail "no message for the removed cgroup"
 restored "the watched cgroup removed (exit 3)"
 

@@ -243,8 +243,12 @@ def check_no_growth(model: TreeModel, tree: pycgstream.Tree, batches: int = 1000
 
 
 def raise_fd_limit(needed: int) -> None:
-    """Kernel and fallback trees hold an fd per cgroup: the soft limit up
-    to the hard one, or a skip (as root in the VM, the hard one too)."""
+    """Kernel and fallback trees read a file per cgroup, and libcgstream
+    keeps them open within the limit less a quarter of it (its fd budget;
+    beyond it they are opened at each cycle): the soft limit up to what
+    keeps @needed open, or to the hard one, or a skip (as root in the VM,
+    the hard one too)."""
+    needed = needed * 4 // 3 + 512
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft >= needed:
         return

@@ -21,6 +21,7 @@ root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 
 tmp=$(mktemp -d /tmp/cgstream-vmcli.XXXXXX)
 parent=$root/cgstest-vmcli-$$
+rel=${parent#"$root"}	# as every output shows it: below the cgroup2 mount
 saved=()
 for c in cpu memory io; do saved+=("$c" "$(cat "$root/$c.stat.stream_interval")"); done
 burner= nobody_dir=
@@ -78,7 +79,7 @@ expect 4 '^cgstream: setting the interval needs root \(CAP_SYS_ADMIN\)$' \
 	as_nobody "$nobody_dir/cgstream" interval memory=200
 [[ $(intervals) == "300 300 300" ]] || fail "nobody changed $(intervals)"
 echo "ok: intervals per controller"
-expect 3 "^cgstream: $root/cgstest-none: no such cgroup$" "$cgstream" watch cgstest-none
+expect 3 "^cgstream: /cgstest-none: no such cgroup$" "$cgstream" watch cgstest-none
 
 # cgroups: a throttled burner (cpu controller, cpu.max) and an idle one
 mkdir "$parent" "$parent/a" "$parent/b" || fail "mkdir under $root"
@@ -93,7 +94,7 @@ grep -q . "$parent/bw/cgroup.procs" || fail "the burner did not join $parent/bw"
 # --json, auto mode picks the kernel
 mkdir "$parent/a/x" || fail "mkdir $parent/a/x"
 expect 0 '' "$cgstream" watch --json --count 4 "$parent/bw" "$parent/a" "$parent/a/x" /
-"$python" - "$tmp/out" "$parent" "$root" <<'PY' || fail "--json in kernel mode"
+"$python" - "$tmp/out" "$rel" "/" <<'PY' || fail "--json in kernel mode"
 import json, sys
 out, parent, root = sys.argv[1:]
 objs = [json.loads(l) for l in open(out).read().splitlines()]
@@ -126,12 +127,13 @@ PY
 # through a stream per cgroup with --mode kernel; ids and parents
 for mode in auto kernel; do
 	expect 0 '' "$cgstream" watch --recursive --json --count 3 --mode $mode "$parent"
-	"$python" - "$tmp/out" "$parent" "$mode" <<'PY' || fail "--recursive --mode $mode"
+	"$python" - "$tmp/out" "$parent" "$mode" "$root" <<'PY' || fail "--recursive --mode $mode"
 import json, os, sys
-out, parent, mode = sys.argv[1:]
+out, parent, mode, root = sys.argv[1:]
 want = {parent, parent + "/a", parent + "/a/x", parent + "/b", parent + "/bw"}
 added, seen = {}, {}
 for o in map(json.loads, open(out).read().splitlines()):
+    o["cgroup"] = os.path.normpath(root + o["cgroup"])     # shown below the mount
     assert o["cgroup_id"] == os.stat(o["cgroup"]).st_ino, o
     if o.get("event") == "added":
         added[o["cgroup"]] = o
@@ -156,7 +158,7 @@ echo "ok: plain lines with throttling"
 # removal while watched
 "$cgstream" watch --json "$parent/a/x" "$parent/b" >"$tmp/rm" 2>"$tmp/rm.err" &
 pid=$!
-wait_for 600 grep -qs "\"cgroup\": \"$parent/b\", .*\"seq\"" "$tmp/rm" ||
+wait_for 600 grep -qs "\"cgroup\": \"$rel/b\", .*\"seq\"" "$tmp/rm" ||
 	fail "no sample of $parent/b in 60 s: $(cat "$tmp/rm" "$tmp/rm.err")"
 rmdir "$parent/b"
 wait_for 600 grep -qs '"event": "removed"' "$tmp/rm" ||
@@ -169,9 +171,9 @@ wait_for 600 more_lines || fail "no sample of $parent/a/x after the removal in 6
 kill -TERM $pid
 wait $pid; rc=$?
 [[ $rc == 0 ]] || fail "watch exited $rc on SIGTERM"
-n=$(grep -Ec "\"cgroup\": \"$parent/b\", \"cgroup_id\": [0-9]+, \"event\": \"removed\"" "$tmp/rm")
+n=$(grep -Ec "\"cgroup\": \"$rel/b\", \"cgroup_id\": [0-9]+, \"event\": \"removed\"" "$tmp/rm")
 [[ $n == 1 ]] || fail "$n removal events: $(cat "$tmp/rm")"
-n=$(sed -n '/"event": "removed"/,$p' "$tmp/rm" | grep -c "\"cgroup\": \"$parent/b\"")
+n=$(sed -n '/"event": "removed"/,$p' "$tmp/rm" | grep -c "\"cgroup\": \"$rel/b\"")
 [[ $n == 1 ]] || fail "samples of $parent/b after its removal"
 echo "ok: removal event once"
 
@@ -197,13 +199,14 @@ echo "loads: mem holds $(($(cat "$parent/mio/mem/memory.current") >> 20)) MiB, i
 # and seq; null where a cgroup lacks the controller
 for mode in auto kernel fallback; do
 	expect 0 '' "$cgstream" watch --recursive --json --count 3 --mode $mode "$parent/mio"
-	"$python" - "$tmp/out" "$parent/mio" "$mode" "$loop_majmin" <<'PY' || fail "memory and io, --mode $mode"
+	"$python" - "$tmp/out" "$parent/mio" "$mode" "$loop_majmin" "$root" <<'PY' || fail "memory and io, --mode $mode"
 import json, os, sys
-out, top, mode, majmin = sys.argv[1:]
+out, top, mode, majmin, root = sys.argv[1:]
 want = {"auto": "subtree", "kernel": "kernel", "fallback": "fallback"}[mode]
 major, minor = map(int, majmin.split(":"))
 by = {}
 for o in map(json.loads, open(out).read().splitlines()):
+    o["cgroup"] = os.path.normpath(root + o["cgroup"])     # shown below the mount
     if "event" in o:
         continue
     assert o["mode"] == o["memory_mode"] == o["io_mode"] == want, o
@@ -251,7 +254,7 @@ for o in map(json.loads, open(sys.argv[1]).read().splitlines()):
     assert o["mode"] == o["memory_mode"] == "kernel", o
 print("ok: --controllers memory: memory's keys only, kernel mode")
 PY
-expect 5 "^cgstream: $parent/mio/plain/leaf: the memory controller is not enabled for this cgroup" \
+expect 5 "^cgstream: $rel/mio/plain/leaf: the memory controller is not enabled for this cgroup" \
 	"$cgstream" watch --controllers cpu,memory "$parent/mio/plain/leaf"
 expect 5 'the io controller is not enabled' "$cgstream" watch --recursive --controllers io "$parent/mio/plain/leaf"
 expect 5 'the io controller is not enabled' "$cgstream" top -b --controllers io "$parent/mio/plain/leaf"

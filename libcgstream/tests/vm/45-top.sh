@@ -87,7 +87,7 @@ for _ in $(seq 1200); do kill -0 $bg 2>/dev/null || break; sleep 0.1; done
 wait $bg; rc=$?
 bg=
 [[ $rc == 3 ]] || fail "top of a removed cgroup exited $rc, want 3"
-[[ $(cat "$tmp/gone.err") == "cgstream: $parent/victim: the watched cgroup was removed" ]] ||
+[[ $(cat "$tmp/gone.err") == "cgstream: ${parent#"$root"}/victim: the watched cgroup was removed" ]] ||
 	fail "message: $(cat "$tmp/gone.err")"
 echo "ok: the watched cgroup removed: exit 3"
 

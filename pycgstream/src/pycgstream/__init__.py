@@ -39,16 +39,20 @@ from ._stream import (
     Io,
     IoDevice,
     Memory,
+    Probe,
     Removed,
     Sample,
     Stream,
     Tree,
     cpu_percent,
+    escape_name,
     get_interval,
     library_version,
     parse,
+    probe,
     resolve_path,
     set_interval,
+    shown_path,
 )
 
 __all__ = [
@@ -62,17 +66,21 @@ __all__ = [
     "IoDevice",
     "LibraryNotFoundError",
     "Memory",
+    "Probe",
     "Removed",
     "Sample",
     "Stream",
     "Tree",
     "cpu_percent",
+    "escape_name",
     "get_interval",
     "library_version",
     "load_library",
     "parse",
+    "probe",
     "resolve_path",
     "set_interval",
+    "shown_path",
 ]
 
-__version__ = "1.2.0"
+__version__ = "1.3.0"

@@ -52,12 +52,28 @@ F_FLUSH_MISSED = 1 << 11
 F_CGROUP_ID = 1 << 12
 
 # enum cgstream_controller (since 1.2): the controllers an object reads, in
-# the library's order (the first one an object reads leads its cycles)
+# the library's order (the first one an object reads leads its cycles);
+# load() checks them against the library's (cgstream_controller_name())
 CTRL_CPU = 1 << 0
 CTRL_MEMORY = 1 << 1
 CTRL_IO = 1 << 2
 CONTROLLERS: tuple[tuple[str, int], ...] = (("cpu", CTRL_CPU), ("memory", CTRL_MEMORY),
                                            ("io", CTRL_IO))
+# (since 1.3) cpu, and memory and io where enabled: the front ends' default
+CTRL_DEFAULT = 1 << 31
+CTRL_SLOTS = 8
+
+# enum cgstream_what (since 1.3): what cgstream_explain() explains
+WHAT_OPEN = 0
+WHAT_GET_INTERVAL = 1
+WHAT_SET_INTERVAL = 2
+WHAT_MODE = 3
+WHAT_CONTROLLERS = 4
+WHAT_FALLBACK_INTERVAL = 5
+WHAT_INTERVAL = 6
+PROBE_TREE = 1 << 0
+NOTICE_EMULATION = 1 << 0
+NOTICE_STREAMING_OFF = 1 << 1
 
 # enum cgstream_event_type
 EVENT_SAMPLE = 1
@@ -129,7 +145,10 @@ class MemoryStruct(Structure):
     ]
 
 
-# struct cgstream_io_device's counters after major and minor, in its order
+# The one Python table of struct cgstream_io_device's counters after major
+# and minor, in its order: IoDeviceStruct is made from it, the exporter's io
+# metrics follow it, and load() checks it against the library's own table
+# (cgstream_io_field()).
 IO_FIELDS = ("rbytes", "wbytes", "rios", "wios", "dbytes", "dios")
 
 
@@ -198,6 +217,28 @@ class EventStruct(Structure):
         ("memory", POINTER(MemoryStruct)),
         ("io", POINTER(IoStruct)),
     ]
+
+
+class IoFieldInfoStruct(Structure):
+    """struct cgstream_io_field_info (since 1.3)"""
+
+    _fields_ = [("name", c_char_p), ("unit", c_char_p), ("offset", c_size_t)]
+
+
+class ProbeStruct(Structure):
+    """struct cgstream_probe (since 1.3)"""
+
+    _fields_ = [
+        ("error", c_int),
+        ("controllers", c_uint32),
+        ("modes", ctypes.c_int32 * CTRL_SLOTS),
+    ]
+
+
+class ExitInfoStruct(Structure):
+    """struct cgstream_exit_info (since 1.3)"""
+
+    _fields_ = [("status", c_int), ("name", c_char_p), ("text", c_char_p)]
 
 
 class StreamHandle(Structure):
@@ -324,6 +365,21 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
         [c_char_p, POINTER(OptsStruct), c_char_p, c_size_t],
         0,
     ),
+    "cgstream_escape_name": (c_int, [c_char_p, c_char_p, c_size_t], None),
+    "cgstream_shown_path": (c_int, [c_char_p, c_char_p, c_char_p, c_size_t], None),
+    "cgstream_probe": (c_int, [c_char_p, POINTER(OptsStruct), ctypes.c_uint,
+                               POINTER(ProbeStruct), c_size_t], 0),
+    "cgstream_exit_status": (c_int, [ctypes.c_uint, POINTER(ExitInfoStruct), c_size_t], _RAW),
+    "cgstream_explain": (c_int, [c_int, c_int, c_char_p, POINTER(OptsStruct), c_char_p,
+                                 c_size_t], None),
+    "cgstream_parse_option": (c_int, [c_int, c_char_p, POINTER(c_uint32)], _RAW),
+    "cgstream_notices": (c_int, [c_uint32, POINTER(c_int), POINTER(OptsStruct), ctypes.c_uint,
+                                 c_char_p, c_size_t], None),
+    "cgstream_distinct_subtrees": (c_size_t, [POINTER(c_char_p), c_size_t,
+                                              POINTER(ctypes.c_uint8)], _RAW),
+    "cgstream_raise_fd_limit": (c_int, [POINTER(c_uint64)], None),
+    "cgstream_sd_notify": (c_int, [c_char_p], None),
+    "cgstream_io_field": (c_int, [ctypes.c_uint, POINTER(IoFieldInfoStruct), c_size_t], _RAW),
 }
 
 _HOW_TO_GET_IT = (
@@ -387,15 +443,26 @@ def _bind(lib: ctypes.CDLL, where: str) -> None:
 
 
 def _check_fields(lib: ctypes.CDLL, where: str) -> None:
-    """SAMPLE_FIELDS is the library's table of sample fields, in its order."""
+    """SAMPLE_FIELDS and IO_FIELDS are the library's tables of a sample's
+    fields and of an io device's counters, in its order."""
     theirs: list[tuple[str, int, int]] = []
     info = FieldInfoStruct()
     while lib.cgstream_sample_field(len(theirs), ctypes.byref(info), ctypes.sizeof(info)) == 0:
         theirs.append((info.name.decode(), info.bit, info.offset))
     ours = [(name, bit, getattr(SampleStruct, name).offset) for name, bit in SAMPLE_FIELDS]
-    if theirs != ours:
+    io_theirs: list[tuple[str, int]] = []
+    io_info = IoFieldInfoStruct()
+    while lib.cgstream_io_field(len(io_theirs), ctypes.byref(io_info),
+                                ctypes.sizeof(io_info)) == 0:
+        io_theirs.append((io_info.name.decode(), io_info.offset))
+    io_ours = [(name, getattr(IoDeviceStruct, name).offset) for name in IO_FIELDS]
+    # CONTROLLERS: the library's controllers, by bit
+    ctrl_theirs = [(name.decode(), 1 << i) for i in range(CTRL_SLOTS)
+                   if (name := lib.cgstream_controller_name(1 << i))]
+    if theirs != ours or io_theirs != io_ours or ctrl_theirs != list(CONTROLLERS):
         raise LibraryNotFoundError(
-            f"{where}: its sample fields {theirs} are not pycgstream's {ours}; "
+            f"{where}: its sample fields {theirs}, io counters {io_theirs} and controllers "
+            f"{ctrl_theirs} are not pycgstream's {ours}, {io_ours}, {list(CONTROLLERS)}; "
             f"{_HOW_TO_GET_IT}", name=SONAME, path=where)
 
 

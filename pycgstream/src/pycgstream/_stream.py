@@ -268,8 +268,7 @@ class Removed:
 class Failed:
     """Reading the cgroup failed with ``error`` (an OSError subclass
     carrying the errno).  A Group drops the cgroup; a Tree keeps it and its
-    samples come back once it can be read again (EMFILE: the tree holds an
-    fd per cgroup in kernel and fallback mode)."""
+    samples come back once it can be read again."""
 
     cgroup: str
     error: OSError
@@ -317,7 +316,11 @@ _CONTROLLER_BITS = dict(_lib.CONTROLLERS)
 CONTROLLERS = tuple(name for name, _ in _lib.CONTROLLERS)
 
 
-def _controller_bits(controllers: Iterable[str]) -> int:
+def _controller_bits(controllers: Optional[Iterable[str]]) -> int:
+    """The library's bits of @controllers; None: its default set (cpu, and
+    memory and io where enabled)."""
+    if controllers is None:
+        return _lib.CTRL_DEFAULT
     if isinstance(controllers, (str, bytes)):
         raise TypeError("controllers is a collection of names, e.g. ('cpu', 'memory'), "
                         f"not {controllers!r}")
@@ -334,7 +337,7 @@ def _controller_bits(controllers: Iterable[str]) -> int:
 
 def _make_opts(mode: str, fallback_interval_ms: int, cgroup_root: Optional[StrPath],
                allowed: Iterable[str] = _STREAM_MODES,
-               controllers: Iterable[str] = ("cpu",)) -> _lib.OptsStruct:
+               controllers: Optional[Iterable[str]] = None) -> _lib.OptsStruct:
     root = os.fsencode(cgroup_root) if cgroup_root is not None else None
     return _lib.make_opts(_mode_number(mode, allowed),
                           _u32(fallback_interval_ms, "fallback_interval_ms"),
@@ -489,8 +492,12 @@ class _Pollable(Generic[_Item]):
         mode and each controller's (``ctrl_mode(handle, bit)``)."""
         self._fd = fd
         self._mode = _mode_name(mode)
-        self._modes = {name: _mode_name(ctrl_mode(handle, bit))
-                       for name, bit in _lib.CONTROLLERS if opts.controllers & bit}
+        self._modes = {}
+        for name, bit in _lib.CONTROLLERS:
+            try:
+                self._modes[name] = _mode_name(ctrl_mode(handle, bit))
+            except OSError:
+                pass    # ENOENT: not read (not asked for, or not in the default set here)
         self._handle = handle
 
     @property
@@ -727,10 +734,14 @@ class Stream(_Rooted, _Pollable[Sample]):
     reads cpu.stat on a timer every ``fallback_interval_ms``; 0 means the
     kernel's interval if set, else 1000).
 
-    ``controllers`` names what to read: "cpu" (the default), "memory"
-    (:attr:`Sample.memory`), "io" (:attr:`Sample.io`), any of them;
-    OSError EOPNOTSUPP when a mode other than "auto" is not there for one
-    of them, FileNotFoundError... as for a missing cgroup.
+    ``controllers`` names what to read: "cpu", "memory"
+    (:attr:`Sample.memory`), "io" (:attr:`Sample.io`), any of them; None
+    (the default) is every cgstream front end's default set: cpu, and
+    memory and io where they are enabled for the cgroup (a Group: in the
+    cgroup2 hierarchy; :attr:`controllers` says which).  OSError
+    ENOMEDIUM when a controller named is not enabled for the cgroup,
+    EOPNOTSUPP when a mode other than "auto" is not there for one of them,
+    FileNotFoundError... as for a missing cgroup.
 
     Iterating (``for sample in stream`` or ``async for``) yields one
     :class:`Sample` per cycle and ends when the cgroup is removed
@@ -741,7 +752,7 @@ class Stream(_Rooted, _Pollable[Sample]):
     def __init__(self, cgroup: StrPath, mode: str = "auto",
                  fallback_interval_ms: int = 0,
                  cgroup_root: Optional[StrPath] = None,
-                 controllers: Iterable[str] = ("cpu",)) -> None:
+                 controllers: Optional[Iterable[str]] = None) -> None:
         super().__init__()
         lib = _lib.load()
         # the library may keep opts->cgroup_root: keep it alive with us
@@ -858,7 +869,7 @@ class Group(_Batches):
     def __init__(self, cgroups: Iterable[StrPath] = (), mode: str = "auto",
                  fallback_interval_ms: int = 0,
                  cgroup_root: Optional[StrPath] = None,
-                 controllers: Iterable[str] = ("cpu",)) -> None:
+                 controllers: Optional[Iterable[str]] = None) -> None:
         super().__init__()
         lib = _lib.load()
         self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root,
@@ -935,7 +946,7 @@ class Tree(_Rooted, _Batches):
     def __init__(self, cgroup: StrPath, mode: str = "auto",
                  fallback_interval_ms: int = 0,
                  cgroup_root: Optional[StrPath] = None,
-                 controllers: Iterable[str] = ("cpu",)) -> None:
+                 controllers: Optional[Iterable[str]] = None) -> None:
         super().__init__()
         lib = _lib.load()
         self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root, _MODES, controllers)
@@ -1032,6 +1043,42 @@ class Tree(_Rooted, _Batches):
         return self.wait(left)
 
 
+@dataclass(frozen=True)
+class Probe:
+    """What a cgroup offers (:func:`probe`): ``error`` is None when an
+    object opened with those options works there, else the OSError its
+    open would raise; ``controllers`` what it would read; ``modes`` each
+    controller the library knows (asked for or not) and the mode it would
+    be read in there ("subtree", "kernel", "fallback"), or the OSError
+    (ENOMEDIUM: the cgroup lacks it; EOPNOTSUPP: the kernel lacks the
+    file of the mode asked for)."""
+
+    error: Optional[OSError]
+    controllers: tuple[str, ...]
+    modes: dict[str, Union[str, OSError]]
+
+
+def probe(cgroup: StrPath, mode: str = "auto", controllers: Optional[Iterable[str]] = None,
+          tree: bool = False, cgroup_root: Optional[StrPath] = None) -> Probe:
+    """What @cgroup offers a Stream (or with ``tree`` a Tree; a Group: the
+    cgroup2 root) opened with these options, the library's own choices
+    (cgstream_probe()), without opening anything that stays open."""
+    lib = _lib.load()
+    opts = _make_opts(mode, 0, cgroup_root, _MODES, controllers)
+    p = _lib.ProbeStruct()
+    lib.cgstream_probe(os.fsencode(cgroup), ctypes.byref(opts), _lib.PROBE_TREE if tree else 0,
+                       ctypes.byref(p), ctypes.sizeof(p))
+
+    def error(err: int) -> OSError:
+        return OSError(-err, os.strerror(-err), os.fsdecode(cgroup))
+
+    modes: dict[str, Union[str, OSError]] = {
+        name: _mode_name(p.modes[i]) if p.modes[i] > 0 else error(p.modes[i])
+        for i, (name, _) in enumerate(_lib.CONTROLLERS)}
+    return Probe(error(p.error) if p.error else None,
+                 tuple(name for name, bit in _lib.CONTROLLERS if p.controllers & bit), modes)
+
+
 def get_interval(cgroup_root: Optional[StrPath] = None, controller: str = "cpu") -> int:
     """The kernel's flush interval of @controller ("cpu", "memory", "io";
     the root's <controller>.stat.stream_interval) in ms (0: streaming
@@ -1074,6 +1121,31 @@ def resolve_path(cgroup: StrPath, cgroup_root: Optional[StrPath] = None) -> str:
                 continue
             raise
         return os.fsdecode(buf.value)
+
+
+def escape_name(name: StrPath) -> str:
+    """@name (a str as the library's paths are decoded, surrogates and
+    all, or bytes) as every cgstream output shows it: printable UTF-8 where
+    each byte that is not valid UTF-8 and each control character is
+    ``\\xHH`` (the library's rule, cgstream.h "names are data"), so that
+    it can go into JSON, a Prometheus label or a terminal whatever the
+    cgroup is called."""
+    raw = os.fsencode(name)
+    buf = ctypes.create_string_buffer(4 * len(raw) + 1)
+    n = _lib.load().cgstream_escape_name(raw, buf, len(buf))
+    return buf.raw[:n].decode()
+
+
+def shown_path(path: StrPath, mount: Optional[StrPath] = None) -> str:
+    """The one form in which cgstream shows a cgroup's path: below the
+    cgroup2 mount (``mount``; None: the one the library finds), "/" for
+    its root, escaped as :func:`escape_name` does.  ``path`` as the
+    library hands it out (``Sample.cgroup``, ``Tree.path``)."""
+    raw = os.fsencode(path)
+    where = os.fsencode(mount if mount is not None else resolve_path("/"))
+    buf = ctypes.create_string_buffer(4 * len(raw) + 1)
+    n = _lib.load().cgstream_shown_path(raw, where, buf, len(buf))
+    return buf.raw[:n].decode()
 
 
 def parse(text: Union[str, bytes], cgroup: str = "") -> Sample:

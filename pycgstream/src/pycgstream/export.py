@@ -32,7 +32,6 @@ import gc
 import gzip
 import ipaddress
 import os
-import resource
 import select
 import signal
 import socket
@@ -45,6 +44,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequence
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
+from . import _front, _lib
 from ._lib import LibraryNotFoundError
 from ._stream import (
     CONTROLLERS,
@@ -54,8 +54,10 @@ from ._stream import (
     Removed,
     Sample,
     Tree,
-    get_interval,
+    _make_opts,
+    _MODES,
     resolve_path,
+    shown_path,
 )
 
 PROG = "pycgstream"
@@ -71,15 +73,31 @@ DEFAULT_PORT = 10340
 DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
 METRICS_PATH = "/metrics"
 
-# The exporter's exit statuses (cgstream-exporter.service's
-# RestartPreventExitStatus= lists the configuration errors, 2-6)
-EXIT_OK = 0
-EXIT_RUNTIME = 1        # the port in use, every subtree removed, ...
-EXIT_USAGE = 2
-EXIT_NO_CGROUP = 3
-EXIT_PERMISSION = 4
-EXIT_NO_KERNEL = 5      # a mode the kernel does not have for a controller
-EXIT_NO_CLIENT = 6      # prometheus_client is not installed
+# The exit statuses are the cgstream command's, read through libcgstream
+# (its table: _front.exit_statuses(); EXIT_OK, EXIT_FAILURE, EXIT_USAGE,
+# EXIT_NO_CGROUP, EXIT_PERMISSION, EXIT_NO_KERNEL as attributes of this
+# module), plus the exporter's own: prometheus_client is not installed.
+# cgstream-exporter.service's RestartPreventExitStatus= lists the
+# configuration errors, 2-6.
+EXIT_NO_CLIENT = 6
+# When libcgstream itself cannot be loaded its table cannot be read: the
+# failure status every Unix command has
+EXIT_NO_LIBRARY = 1
+
+
+def __getattr__(name: str) -> int:
+    """EXIT_OK, EXIT_USAGE, ...: the library's exit statuses by name."""
+    if name.startswith("EXIT_"):
+        try:
+            return _front.exit_status(name[5:].lower().replace("_", "-"))
+        except KeyError:
+            pass
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def status(name: str) -> int:
+    """The exit status the library's table names @name."""
+    return _front.exit_status(name)
 
 NO_CLIENT = ("the exporter needs the Python package prometheus_client (>= 0.16): "
              "apt-get install python3-prometheus-client, or pip install prometheus_client")
@@ -135,28 +153,35 @@ class Metric:
     default: bool = True
 
 
-# cpu.stat's fields, in seconds where they are times; by default usage and
-# throttling (which exists only where the cpu controller is enabled)
-CPU_METRICS = (
-    Metric("cgroup_cpu_usage_seconds", "CPU time the cgroup's tasks used (cpu.stat usage_usec)",
-           "seconds", True, "usage_usec", 1_000_000),
-    Metric("cgroup_cpu_user_seconds", "CPU time the cgroup's tasks used in user mode "
-           "(cpu.stat user_usec)", "seconds", True, "user_usec", 1_000_000, False),
-    Metric("cgroup_cpu_system_seconds", "CPU time the cgroup's tasks used in kernel mode "
-           "(cpu.stat system_usec)", "seconds", True, "system_usec", 1_000_000, False),
-    Metric("cgroup_cpu_nice_seconds", "CPU time the cgroup's tasks used at a positive nice "
-           "value (cpu.stat nice_usec)", "seconds", True, "nice_usec", 1_000_000, False),
-    Metric("cgroup_cpu_periods", "Bandwidth enforcement periods elapsed (cpu.stat nr_periods; "
-           "cpu controller on)", "", True, "nr_periods"),
-    Metric("cgroup_cpu_throttled_periods", "Enforcement periods in which the cgroup was "
-           "throttled (cpu.stat nr_throttled)", "", True, "nr_throttled"),
-    Metric("cgroup_cpu_throttled_seconds", "Time the cgroup's tasks were throttled "
-           "(cpu.stat throttled_usec)", "seconds", True, "throttled_usec", 1_000_000),
-    Metric("cgroup_cpu_bursts", "Enforcement periods in which the cgroup used burst time "
-           "(cpu.stat nr_bursts)", "", True, "nr_bursts", default=False),
-    Metric("cgroup_cpu_burst_seconds", "Burst time the cgroup used (cpu.stat burst_usec)",
-           "seconds", True, "burst_usec", 1_000_000, False),
-)
+# cpu.stat's fields: the library's table (_lib.SAMPLE_FIELDS, checked against
+# cgstream_sample_field() at load), those that are statistics each with the
+# name and help Prometheus shows it under, in seconds where it is a time; by
+# default usage and throttling (which exists only where the cpu controller is
+# enabled).  (The table's seq, flush times and id are the exporter's own
+# metrics or labels.)
+_CPU_NAMES = {
+    "usage_usec": ("cgroup_cpu_usage_seconds", "CPU time the cgroup's tasks used", True),
+    "user_usec": ("cgroup_cpu_user_seconds", "CPU time the cgroup's tasks used in user mode",
+                  False),
+    "system_usec": ("cgroup_cpu_system_seconds", "CPU time the cgroup's tasks used in kernel "
+                    "mode", False),
+    "nice_usec": ("cgroup_cpu_nice_seconds", "CPU time the cgroup's tasks used at a positive "
+                  "nice value", False),
+    "nr_periods": ("cgroup_cpu_periods", "Bandwidth enforcement periods elapsed (cpu "
+                   "controller on)", True),
+    "nr_throttled": ("cgroup_cpu_throttled_periods", "Enforcement periods in which the cgroup "
+                     "was throttled", True),
+    "throttled_usec": ("cgroup_cpu_throttled_seconds", "Time the cgroup's tasks were "
+                       "throttled", True),
+    "nr_bursts": ("cgroup_cpu_bursts", "Enforcement periods in which the cgroup used burst "
+                  "time", False),
+    "burst_usec": ("cgroup_cpu_burst_seconds", "Burst time the cgroup used", False),
+}
+CPU_METRICS = tuple(
+    Metric(name, f"{what} (cpu.stat {field})", "seconds" if field.endswith("_usec") else "",
+           True, field, 1_000_000 if field.endswith("_usec") else 1, default)
+    for field, _ in _lib.SAMPLE_FIELDS if field in _CPU_NAMES
+    for name, what, default in [_CPU_NAMES[field]])
 
 # The memory values served by default: what fleet dashboards chart (usage,
 # the working set's inputs, swap, OOM kills and limit hits, page faults).
@@ -191,17 +216,21 @@ def memory_metric(key: str) -> Metric:
     return Metric(base, what + " (bytes)", "bytes", False, key)
 
 
-# io.stat's fields, per device; by default bytes and operations read and written
-IO_METRICS = (
-    Metric("cgroup_io_read_bytes", "Bytes read (io.stat rbytes)", "bytes", True, "rbytes"),
-    Metric("cgroup_io_written_bytes", "Bytes written (io.stat wbytes)", "bytes", True, "wbytes"),
-    Metric("cgroup_io_reads", "Read operations (io.stat rios)", "", True, "rios"),
-    Metric("cgroup_io_writes", "Write operations (io.stat wios)", "", True, "wios"),
-    Metric("cgroup_io_discarded_bytes", "Bytes discarded (io.stat dbytes)", "bytes", True,
-           "dbytes", default=False),
-    Metric("cgroup_io_discards", "Discard operations (io.stat dios)", "", True, "dios",
-           default=False),
-)
+# io.stat's counters, per device: the library's table (_lib.IO_FIELDS, checked
+# against cgstream_io_field() at load), each with the name, help and unit
+# Prometheus shows it under; by default bytes and operations read and written
+_IO_NAMES = {
+    "rbytes": ("cgroup_io_read_bytes", "Bytes read", "bytes", True),
+    "wbytes": ("cgroup_io_written_bytes", "Bytes written", "bytes", True),
+    "rios": ("cgroup_io_reads", "Read operations", "", True),
+    "wios": ("cgroup_io_writes", "Write operations", "", True),
+    "dbytes": ("cgroup_io_discarded_bytes", "Bytes discarded", "bytes", False),
+    "dios": ("cgroup_io_discards", "Discard operations", "", False),
+}
+IO_METRICS = tuple(
+    Metric(name, f"{what} (io.stat {field})", unit, True, field, default=default)
+    for field in _lib.IO_FIELDS
+    for name, what, unit, default in [_IO_NAMES[field]])
 
 
 # --- state: one snapshot per subtree, replaced whole at every cycle ---------
@@ -241,7 +270,7 @@ class Subtree:
         self.tree = tree
         self.modes = tree.modes
         self.on_scrape = "fallback" not in self.modes.values()
-        self._mount_len = len(mount) if mount != "/" else 0
+        self._mount = mount
         self.label = self.cgroup_label(tree.path)
         self.snapshot = Snapshot()
         self.gone = False
@@ -251,7 +280,9 @@ class Subtree:
         self._synced_from = -1.0            # when the latest sync began (monotonic)
 
     def cgroup_label(self, path: str) -> str:
-        return path[self._mount_len:] or "/"
+        """A cgroup's path as every cgstream output shows it (below the
+        mount, escaped: a name of any bytes makes a valid label)."""
+        return shown_path(path, self._mount)
 
     def apply(self, batch: Sequence[Event]) -> None:
         """A new snapshot from one cycle's events (several cycles' in a
@@ -282,7 +313,7 @@ class Subtree:
                 errors += 1
                 if key not in self._failing:    # not a line per cycle
                     self._failing.add(key)
-                    log(f"{ev.cgroup}: {os.strerror(ev.error.errno or 0)} (left out "
+                    log(f"{self.cgroup_label(ev.cgroup)}: {os.strerror(ev.error.errno or 0)} (left out "
                         "until it can be read)")
         flushes: dict[str, tuple[int, int]] = {}
         missed = None
@@ -316,11 +347,11 @@ class Subtree:
                 batch = self.tree.sync(SYNC_TIMEOUT)
             except CgroupRemovedError:
                 self.gone = True
-                log(f"{self.tree.path}: removed; no longer served")
+                log(f"{self.label}: removed; no longer served")
                 return
             except (OSError, ValueError) as e:
                 self.gone = True
-                log(f"{self.tree.path}: {getattr(e, 'strerror', None) or e}; no longer served")
+                log(f"{self.label}: {getattr(e, 'strerror', None) or e}; no longer served")
                 return
             self.apply(batch)
             self._synced_from = began
@@ -541,8 +572,10 @@ def _addresses(listen: Listen) -> list[tuple[int, str, bool]]:
         infos = socket.getaddrinfo(listen.host, listen.port, type=socket.SOCK_STREAM,
                                    flags=socket.AI_PASSIVE)
     except socket.gaierror as e:
-        raise Exit(EXIT_USAGE, f"--listen {listen}: cannot resolve "
+        raise Exit(status("usage"), f"--listen {listen}: cannot resolve "
                    f"'{listen.host}': {e.strerror}") from None
+    except OSError as e:    # EMFILE, ENOMEM: said in one line, not a traceback
+        raise Exit(status("failure"), f"--listen {listen}: {e.strerror}") from None
     return [(fam, str(addr[0]), False) for fam, _, _, _, addr in infos
             if fam in (socket.AF_INET, socket.AF_INET6)]
 
@@ -565,14 +598,15 @@ def bind(listen: Listen, app: Callable[..., Any]) -> WSGIServer:
     where = f"cannot listen on {listen}"
     code = err.errno if err is not None else None
     if code == errno.EADDRINUSE:
-        raise Exit(EXIT_RUNTIME, f"{where}: the port is in use (another exporter "
+        raise Exit(status("failure"), f"{where}: the port is in use (another exporter "
                    "running?); choose another with --listen")
     if code in (errno.EACCES, errno.EPERM):
-        raise Exit(EXIT_PERMISSION, f"{where}: permission denied (ports below 1024 "
+        raise Exit(status("permission"), f"{where}: permission denied (ports below 1024 "
                    "need CAP_NET_BIND_SERVICE)")
     if code == errno.EADDRNOTAVAIL:
-        raise Exit(EXIT_RUNTIME, f"{where}: not an address of this host")
-    raise Exit(EXIT_RUNTIME, f"{where}: {err.strerror if err is not None else 'no usable address'}")
+        raise Exit(status("failure"), f"{where}: not an address of this host")
+    raise Exit(status("failure"),
+               f"{where}: {err.strerror if err is not None else 'no usable address'}")
 
 
 LANDING = (b"<html><head><title>cgstream exporter</title></head><body>"
@@ -756,10 +790,10 @@ class Exporter:
                     st.gone = True
                     del by_fd[fd]
                     poller.unregister(fd)
-                    log(f"{st.tree.path}: removed; no longer served")
+                    log(f"{st.label}: removed; no longer served")
                     continue
                 except OSError as e:
-                    raise Exit(EXIT_RUNTIME, f"reading {st.tree.path}: {e.strerror}") from None
+                    raise Exit(status("failure"), f"reading {st.label}: {e.strerror}") from None
                 if batch:
                     st.apply(batch)
         return self._stopping
@@ -781,58 +815,28 @@ class Exporter:
 
 def sd_notify(state: str) -> None:
     """Tell systemd (Type=notify) about @state, when it asked to know."""
-    path = os.environ.get("NOTIFY_SOCKET", "")
-    if not path.startswith(("/", "@")):
-        return
-    address = "\0" + path[1:] if path[0] == "@" else path
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as s:
-            s.sendto(state.encode(), address)
-    except OSError as e:
-        log(f"telling systemd '{state}': {e.strerror}")
+    err = _front.sd_notify(state)
+    if err is not None:
+        log(f"telling systemd '{state}': {err.strerror}")
+
+
+def tree_opts(args: argparse.Namespace) -> _lib.OptsStruct:
+    """The options the trees are opened with, for the library's messages."""
+    return _make_opts(args.mode, args.fallback_interval, None, _MODES, args.controllers)
 
 
 def open_error(arg: str, e: OSError, args: argparse.Namespace) -> Exit:
     """The exit status and message for a cgroup (or tree) that could not
-    be opened."""
-    try:
-        shown = resolve_path(arg)
-    except OSError:
-        shown = arg
-    if e.errno in (errno.ENOENT, errno.ENOTDIR):
-        return Exit(EXIT_NO_CGROUP, f"{shown}: no such cgroup")
-    if e.errno in (errno.EACCES, errno.EPERM):
-        return Exit(EXIT_PERMISSION, f"{shown}: permission denied")
-    if e.errno == errno.EINVAL:
-        return Exit(EXIT_USAGE, f'{arg}: not a cgroup path (".." is not allowed)')
-    if e.errno == errno.EOPNOTSUPP:
-        return Exit(EXIT_NO_KERNEL, f"--mode {args.mode}: this kernel does not stream "
-                    f"{' or '.join(args.controllers)} that way (--mode auto takes what it has, "
-                    "the emulation where it has nothing)")
-    if e.errno == errno.ENODEV:
-        return Exit(EXIT_RUNTIME, "no cgroup2 file system is mounted")
-    return Exit(EXIT_RUNTIME, f"{shown}: {e.strerror}")
-
-
-def _under(path: str, root: str) -> bool:
-    return root == "/" or path == root or path.startswith(root + "/")
-
-
-def controllers_of(path: str, wanted: Sequence[str]) -> tuple[str, ...]:
-    """The controllers of @wanted that the subtree's root cgroup has (its
-    <controller>.stat file; a tree cannot read one its root lacks): the
-    others are left out, said once."""
-    have = tuple(c for c in wanted if c == "cpu" or os.path.exists(f"{path}/{c}.stat"))
-    for c in wanted:
-        if c not in have:
-            log(f"{path}: no {c}.stat (the {c} controller is not enabled for it): "
-                f"{c} not served there")
-    return have or ("cpu",)
+    be opened: the library's, as the cgstream command says them."""
+    code, message = _front.explain(e.errno or errno.EIO, "open", arg, tree_opts(args))
+    return Exit(code, message)
 
 
 def open_trees(args: argparse.Namespace) -> list[Tree]:
     """A tree for each argument not inside another one's; closed again on
-    failure."""
+    failure.  Each reads the controllers asked for (each must be enabled
+    there: the cgstream command's rule), else the default set (cpu, and
+    memory and io where enabled)."""
     paths = []
     for arg in args.cgroups:
         try:
@@ -841,14 +845,11 @@ def open_trees(args: argparse.Namespace) -> list[Tree]:
             raise open_error(arg, e, args) from None
     trees: list[Tree] = []
     try:
-        for i, (arg, path) in enumerate(zip(args.cgroups, paths)):
-            # a cgroup below another argument is in that one's tree
-            if any(j != i and _under(path, other) and (path != other or j < i)
-                   for j, other in enumerate(paths)):
-                continue
-            controllers = controllers_of(path, args.controllers)
+        for arg, path, keep in zip(args.cgroups, paths, _front.distinct_subtrees(paths)):
+            if not keep:
+                continue    # a cgroup below another argument is in that one's tree
             try:
-                trees.append(Tree(path, mode=args.mode, controllers=controllers,
+                trees.append(Tree(path, mode=args.mode, controllers=args.controllers,
                                   fallback_interval_ms=args.fallback_interval))
             except OSError as e:
                 raise open_error(arg, e, args) from None
@@ -859,28 +860,18 @@ def open_trees(args: argparse.Namespace) -> list[Tree]:
         raise
 
 
-def raise_fd_limit() -> None:
-    """Trees in kernel and fallback mode hold an fd per cgroup."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != hard:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        except (ValueError, OSError):
-            pass
-
-
-def warn_if_streaming_off(subtrees: Sequence[Subtree]) -> None:
-    """A streamed controller whose kernel interval is 0 serves values that
-    do not move: say so."""
-    streamed = {c for st in subtrees for c, mode in st.modes.items() if mode != "fallback"}
-    for controller in (c for c in CONTROLLERS if c in streamed):
-        try:
-            off = get_interval(controller=controller) == 0
-        except OSError:
-            off = False
-        if off:
-            log(f"the kernel's {controller}.stat.stream_interval is 0 (streaming off): "
-                f"the {controller} values served do not change until it is set")
+def say_notices(subtrees: Sequence[Subtree], args: argparse.Namespace) -> None:
+    """The library's notices, once: a controller emulated (how often it is
+    read), a streamed one whose kernel interval is 0 (its values do not
+    change until it is set)."""
+    modes: dict[str, str] = {}
+    for st in subtrees:
+        for controller, how in st.modes.items():
+            if modes.get(controller) != "fallback":
+                modes[controller] = how
+    for line in _front.notices(modes, _lib.NOTICE_EMULATION | _lib.NOTICE_STREAMING_OFF,
+                               args.mode, args.fallback_interval):
+        log(line)
 
 
 def _on_sigterm(signum: int, frame: object) -> NoReturn:
@@ -893,7 +884,7 @@ def run(args: argparse.Namespace) -> int:
         mount = resolve_path("/")
     except OSError as e:
         raise open_error("/", e, args) from None
-    raise_fd_limit()
+    _front.raise_fd_limit()
     trees = open_trees(args)
     try:
         exporter = Exporter(trees, mount, args.stats == "all")
@@ -903,7 +894,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     previous_term = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        warn_if_streaming_off(exporter.subtrees)
+        say_notices(exporter.subtrees, args)
         # The serving threads (and the thread per request they start)
         # inherit a mask without SIGTERM and SIGINT, so these come to this
         # thread: a signal taken by another thread would leave this one
@@ -922,37 +913,44 @@ def run(args: argparse.Namespace) -> int:
             f"{', '.join(st.label for st in exporter.subtrees)}")
         sd_notify(f"READY=1\nSTATUS=serving {where}{METRICS_PATH}")
         if exporter.run():
-            return EXIT_OK
+            return status("ok")
         log("no cgroups left to watch")
-        return EXIT_RUNTIME
+        return status("failure")
     except (KeyboardInterrupt, Stop):
-        return EXIT_OK
+        return status("ok")
     finally:
         signal.signal(signal.SIGTERM, previous_term)
         sd_notify("STOPPING=1")
         exporter.close()
 
 
+def _option(what: str) -> Callable[[str], int]:
+    """An argparse type for a shared option: the library parses it, and
+    says what is wrong as the cgstream command does."""
+    def parse(text: str) -> int:
+        try:
+            return _front.parse_option(what, text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    parse.__name__ = what
+    return parse
+
+
 def _mode(text: str) -> str:
-    if text not in ("auto", "subtree", "kernel", "fallback"):
-        raise argparse.ArgumentTypeError(
-            f"--mode is auto, subtree, kernel or fallback, not '{text}'")
-    return text
+    return _front.mode_name(_option("mode")(text))
 
 
 def _controllers(text: str) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(n.strip() for n in text.split(",")))
-    if not names or any(n not in CONTROLLERS for n in names):
-        raise argparse.ArgumentTypeError(
-            f"--controllers is a comma-separated list of {', '.join(CONTROLLERS)}, not '{text}'")
-    return names
+    return _front.controller_names(_option("controllers")(text))
 
 
-def _interval(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or not 0 < int(text) <= 0xFFFFFFFF:
-        raise argparse.ArgumentTypeError(
-            f"--fallback-interval wants a number of milliseconds >= 1, not '{text}'")
-    return int(text)
+def _epilog() -> str:
+    try:
+        statuses = ", ".join(f"{n} {text}" for n, _, text in _front.exit_statuses())
+    except LibraryNotFoundError:
+        statuses = "see cgstream(1)"
+    return (f"Exit status: {statuses}; {EXIT_NO_CLIENT} prometheus_client missing. Also 0: "
+            "stopped (SIGTERM, Ctrl-C); 1: every subtree removed, the port in use.")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -968,16 +966,15 @@ def parser() -> argparse.ArgumentParser:
         "OpenMetrics (as the scraper asks). A scrape takes the latest completed flush of "
         "each subtree, in one read per controller where the kernel has the subtree files; "
         "between scrapes the exporter does nothing (the emulation keeps its timer).",
-        epilog="Exit status: 0 stopped (SIGTERM, Ctrl-C), 1 failure (also: every subtree "
-        "removed, the port in use), 2 usage error, 3 no such cgroup, 4 permission denied, "
-        "5 the kernel lacks the mode asked for, 6 prometheus_client missing.")
+        epilog=_epilog())
     e.add_argument("--listen", type=parse_listen, default=parse_listen(DEFAULT_LISTEN),
                    metavar="HOST:PORT",
                    help=f"where to serve (default {DEFAULT_LISTEN}, loopback only; "
                    f":{DEFAULT_PORT} for every address; port 0 picks a free one)")
-    e.add_argument("--controllers", type=_controllers, default=CONTROLLERS,
-                   metavar="LIST", help=f"what to serve, of {','.join(CONTROLLERS)} "
-                   "(default: all)")
+    e.add_argument("--controllers", type=_controllers, default=None,
+                   metavar="LIST", help=f"what to serve, of {','.join(CONTROLLERS)} (or "
+                   "all); each must be enabled for every CGROUP (default: cpu, and memory "
+                   "and io where they are enabled)")
     e.add_argument("--stats", choices=("default", "all"), default="default",
                    help="default: the set for a fleet (cpu usage and throttling; memory "
                    "usage, anon, file, inactive_file, swap, OOM kills and limit events, page "
@@ -987,7 +984,7 @@ def parser() -> argparse.ArgumentParser:
                    metavar="auto|subtree|kernel|fallback",
                    help="auto (default): per controller, the subtree file, else a stream per "
                    "cgroup, else the emulation (fallback)")
-    e.add_argument("--fallback-interval", type=_interval, default=0,
+    e.add_argument("--fallback-interval", type=_option("fallback-interval"), default=0,
                    metavar="MS", help="timer period of the emulation (default: the kernel's "
                    "interval if set, else 1000)")
     e.add_argument("cgroups", nargs="+", metavar="CGROUP",
@@ -997,8 +994,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = parser().parse_args(argv)
     try:
+        args = parser().parse_args(argv)
         return run(args)
     except Exit as e:
         if e.message:
@@ -1006,6 +1003,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return e.status
     except LibraryNotFoundError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
-        return EXIT_RUNTIME
+        return EXIT_NO_LIBRARY
     except KeyboardInterrupt:
-        return EXIT_OK
+        return 0

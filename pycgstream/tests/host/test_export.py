@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import resource
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -26,7 +29,7 @@ from prometheus_client.parser import text_string_to_metric_families as parse_tex
 
 import pycgstream  # noqa: E402
 from pycgstream import Added, Failed, Io, IoDevice, Memory, Removed, Sample, export  # noqa: E402
-from conftest import Cgroups, as_nobody  # noqa: E402
+from conftest import Cgroups, as_nobody, python_env  # noqa: E402
 from promcheck import CliExporter, fetch, in_process, promtool_check  # noqa: E402,F401 (a fixture)
 
 pytestmark = pytest.mark.usefixtures("library")
@@ -62,7 +65,7 @@ def test_bad_listen_addresses(text: str, why: str) -> None:
 def test_default_listen_is_loopback() -> None:
     args = export.parser().parse_args(["export", "/"])
     assert args.listen == export.Listen("127.0.0.1", export.DEFAULT_PORT)
-    assert args.mode == "auto" and args.controllers == ("cpu", "memory", "io")
+    assert args.mode == "auto" and args.controllers is None, "the library's default set"
     assert args.stats == "default"
 
 
@@ -90,7 +93,9 @@ def test_help_names_the_c_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_controllers_option() -> None:
     args = export.parser().parse_args(["export", "--controllers", "memory,cpu,memory", "/"])
-    assert args.controllers == ("memory", "cpu")
+    assert args.controllers == ("cpu", "memory")
+    assert export.parser().parse_args(["export", "--controllers", "all", "/"]).controllers == (
+        "cpu", "memory", "io")
 
 
 # --- snapshots and the collector, from made-up cycles ------------------------
@@ -590,20 +595,66 @@ def run_main(*args: str) -> int:
         return int(e.code or 0)
 
 
+def test_more_cgroups_than_fds(cgroups: Cgroups, tmp_path: Path) -> None:
+    """2,000 cgroups under a limit of 256 open files (issue 42: 30,000
+    under 20,000 killed the exporter at start, EMFILE in getaddrinfo()
+    after the emulated tree took every fd): the library keeps within its fd
+    budget, the exporter starts, listens and serves every cgroup."""
+    top = cgroups.make("many")
+    for i in range(2000):
+        (top / f"c{i}").mkdir()
+    try:
+        def low_limit() -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+        log = tmp_path / "exporter.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "pycgstream", "export", "--listen", "127.0.0.1:0",
+                 "--fallback-interval", "500", str(top)], env=python_env(),
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out, preexec_fn=low_limit)
+        try:
+            deadline = time.monotonic() + 120
+            port = None
+            while port is None:
+                m = re.search(r"serving http://127.0.0.1:(\d+)/metrics", log.read_text())
+                port = int(m[1]) if m else None
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+            while True:
+                status, _, body = fetch(f"http://127.0.0.1:{port}/metrics")
+                assert status == 200
+                fams = {f.name: f for f in parse_text(body.decode())}
+                usage = fams.get("cgroup_cpu_usage_seconds")
+                if usage is not None and len(usage.samples) == 2001:
+                    break
+                assert time.monotonic() < deadline, f"{len(usage.samples) if usage else 0} served"
+                time.sleep(0.2)
+        finally:
+            proc.terminate()
+            assert proc.wait(60) == 0, log.read_text()
+        text = log.read_text()
+        assert "Traceback" not in text and "Too many open files" not in text, text
+    finally:
+        for i in range(2000):
+            (top / f"c{i}").rmdir()
+
+
 def test_port_in_use(cgroup: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         assert run_main("--listen", f"127.0.0.1:{port}", "--mode", "fallback",
-                        str(cgroup)) == export.EXIT_RUNTIME
+                        str(cgroup)) == export.EXIT_FAILURE
     err = capsys.readouterr().err
     assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in err, err
 
 
 @pytest.mark.parametrize("listen, status, message", [
     ("127.0.0.1", export.EXIT_USAGE, "argument --listen: --listen wants HOST:PORT"),
-    ("192.0.2.1:10340", export.EXIT_RUNTIME, "not an address of this host"),
+    ("192.0.2.1:10340", export.EXIT_FAILURE, "not an address of this host"),
     ("no-such-host.invalid:10340", export.EXIT_USAGE, "cannot resolve 'no-such-host.invalid'"),
 ])
 def test_bad_addresses(listen: str, status: int, message: str, cgroup: Path,
@@ -615,7 +666,59 @@ def test_bad_addresses(listen: str, status: int, message: str, cgroup: Path,
 
 def test_missing_cgroup(mount: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_main("--listen", "127.0.0.1:0", "pycgstream-no-such-cgroup") == export.EXIT_NO_CGROUP
-    assert f"{mount}/pycgstream-no-such-cgroup: no such cgroup" in capsys.readouterr().err
+    assert "pycgstream: /pycgstream-no-such-cgroup: no such cgroup\n" == capsys.readouterr().err
+
+
+CGSTREAM = Path(os.environ.get("CGSTREAM_LIBRARY", "/nonexistent")).parent / "cgstream"
+
+
+def same_as_cgstream(cli: list[str], exporter: list[str],
+                     capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The exporter's exit status and message are the cgstream command's
+    (one table, the library's): both, and the message."""
+    if not CGSTREAM.exists():
+        pytest.skip(f"no {CGSTREAM} (libcgstream's build) to compare with")
+    r = subprocess.run([str(CGSTREAM), *cli], capture_output=True, text=True, timeout=60)
+    status = run_main("--listen", "127.0.0.1:0", *exporter)
+    err = capsys.readouterr().err
+    assert err.startswith("pycgstream: ") and r.stderr.startswith("cgstream: "), (err, r.stderr)
+    assert (status, err[len("pycgstream: "):]) == (r.returncode, r.stderr[len("cgstream: "):])
+    return status, err
+
+
+@pytest.mark.parametrize("controller", ["memory", "io"])
+def test_controllers_the_hierarchy_lacks(controller: str, mount: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """--controllers memory where cgroup2 has no memory: exit 5 and the
+    CLI's message (it used to serve cpu and exit 0)."""
+    if (mount / f"{controller}.stat").exists():
+        pytest.skip(f"this cgroup2 has {controller}")
+    status, err = same_as_cgstream(["watch", "--controllers", controller, "/"],
+                                   ["--controllers", controller, "/"], capsys)
+    assert status == export.EXIT_NO_KERNEL == 5
+    assert f"the {controller} controller is not available" in err
+
+
+def test_errors_as_cgstream_says_them(capsys: pytest.CaptureFixture[str]) -> None:
+    same_as_cgstream(["watch", "--recursive", "pycgstream-no-such-cgroup"],
+                     ["pycgstream-no-such-cgroup"], capsys)
+    same_as_cgstream(["watch", "--recursive", "../x"], ["../x"], capsys)
+    if not Path("/sys/fs/cgroup/unified/cpu.stat.stream").exists():
+        same_as_cgstream(["watch", "--recursive", "--mode", "kernel", "/"],
+                         ["--mode", "kernel", "/"], capsys)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--fallback-interval", "5", "--fallback-interval wants 10..3600000 ms, not '5'"),
+    ("--fallback-interval", "3600001", "not '3600001'"),
+    ("--controllers", "cpu,,io", "--controllers is a comma-separated list of cpu, memory and io "
+     "(or all), not 'cpu,,io'"),
+    ("--mode", "streams", "--mode is auto, subtree, kernel or fallback, not 'streams'"),
+])
+def test_shared_options_are_the_libraries(option: str, value: str, message: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_main(option, value, "/") == export.EXIT_USAGE
+    assert message in capsys.readouterr().err
 
 
 def test_without_prometheus_client(cgroup: Path, monkeypatch: pytest.MonkeyPatch,

@@ -104,7 +104,7 @@ def test_make_install_destdir_for_the_system_python(tmp_path: Path) -> None:
                       staged)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(staged / "pycgstream" / "__init__.py"), "/usr/local/lib",
-                                "1.2.0"]
+                                "1.3.0"]
     # again: replaced, not doubled
     make_install(tmp_path, f"DESTDIR={tmp_path}")
     assert len(list(staged.glob("pycgstream-*.dist-info"))) == 1
