@@ -27,7 +27,7 @@ DESTDIR     ?=
 
 .PHONY: all deps kernel kernel-bench kernel-tree kernel-tree-kcsan kernel-series kernel-sync vm-run vm-shell \
 	check check-host check-vm check-systemd userspace demo bench install uninstall clean distclean \
-	kernel-kasan kernel-kcsan stress
+	kernel-kasan kernel-kcsan kernel-irqoff stress
 
 all: userspace
 
@@ -53,6 +53,11 @@ kernel-bench: kernel-tree
 # plus KCSAN (scripts/vm/kasan.config, kcsan.config)
 kernel-kasan: kernel-tree
 	@scripts/kernel-build.sh $(KTREE) $(KOBJ_KASAN) scripts/vm/kernel.config:scripts/vm/kasan.config $(CACHE)/ccache
+
+# the interrupts-off measurement kernel: the bench kernel plus the irqsoff
+# tracer (bench/irqoff/measure.sh)
+kernel-irqoff: kernel-tree
+	@scripts/kernel-build.sh $(KTREE) $(BUILD)/obj-irqoff scripts/vm/kernel.config:scripts/vm/bench.config:bench/irqoff/irqoff.config $(CACHE)/ccache
 
 kernel-kcsan: kernel-tree-kcsan
 	@scripts/kernel-build.sh $(KTREE)-kcsan $(KOBJ_KCSAN) scripts/vm/kernel.config:scripts/vm/kcsan.config $(CACHE)/ccache

@@ -1,45 +1,56 @@
 #!/bin/bash
-# The longest interrupts-off section of the stream flusher's publish, with
-# N cgroups (default 20,000) changed in one cycle, for the first version's
-# lock-break policy and for the bounded one, side by side in one boot.
+# The longest interrupts-off section while the cpu stream publishes, with
+# 0, 10,000 and 100,000 open stream files polled through one epoll set
+# (a thread waiting in epoll_wait, so that every wake-up does its work),
+# and with every one of N cgroups changed in one publication; one boot,
+# side by side.  Needs the measurement kernel (make kernel-irqoff):
 #
-# Needs a test kernel with rstat-irqoff-measure.patch applied on top of the
-# series (measurement only; the patch is not part of the series):
+#   make kernel-irqoff
+#   scripts/vm/vm-run.sh --kernel build/obj-irqoff/arch/x86/boot/bzImage \
+#       --memory 4G -- bench/irqoff/measure.sh
 #
-#   git -C build/linux apply ../../bench/irqoff/rstat-irqoff-measure.patch
-#   scripts/kernel-build.sh build/linux build/obj scripts/vm/kernel.config \
-#       ~/.cache/cgstream/ccache   # builds the tree as checked out
-#   make vm-run CMD=bench/irqoff/measure.sh
-#   git -C build/linux checkout kernel/cgroup/rstat.c
-#
-# Each cgroup changes because this shell moves itself through all of them
-# while the flusher waits out a long interval; a short interval then makes
-# the next cycle publish them all at once.
+# The irqsoff tracer keeps the longest section system-wide, with the
+# functions where it began and ended: each phase resets it, runs ten
+# publications, and prints it with those two places, so that a long
+# section of something else (the emulated timer, say) is told apart.
 set -eu
-N=${N:-20000}
+N=${N:-1000} FILES=${FILES:-"0 10000 100000"}
 root=/sys/fs/cgroup
-param=/sys/module/kernel/parameters/rstat_publish_unbounded
-[[ -w $param ]] || { echo "no $param: kernel without the measurement patch" >&2; exit 1; }
+tr=/sys/kernel/tracing
+[[ -d $tr/events ]] || mount -t tracefs tracefs $tr
+grep -qw irqsoff $tr/available_tracers || { echo "no irqsoff tracer: not the measurement kernel" >&2; exit 1; }
+here=$(cd "$(dirname "$0")" && pwd)
 top=$root/irqoff-measure
 mkdir -p "$top"
-for ((i = 0; i < N / 100; i++)); do mkdir -p "$top/p$i/c"{0..99}; done
+for ((i = 0; i < N; i++)); do mkdir -p "$top/c$i"; done
 echo "$N cgroups made"
-echo 3600000 >"$root/cpu.stat.stream_interval"
-exec 3<"$root/cpu.stat.stream"
-sleep 3	# the first cycle publishes every cgroup
-for mode in Y N; do
-	echo $mode >"$param"
+echo 0 >$tr/tracing_on
+echo irqsoff >$tr/current_tracer
+echo 200 >"$root/cpu.stat.stream_interval"
+
+phase() {	# NAME: reset, ten publications, print
+	echo 0 >$tr/tracing_max_latency
+	echo 1 >$tr/tracing_on
+	sleep 2.2
+	echo 0 >$tr/tracing_on
+	printf '%-36s longest irqs-off %6s us, from %s\n' "$1" "$(cat $tr/tracing_max_latency)" \
+		"$(grep -E '=> (started|ended) at:' $tr/trace | sed 's/.*at: *//' | paste -sd' ' | sed 's/ / to /')"
+}
+for f in $FILES; do
+	python3 "$here/pollers.py" "$top" "$f" &
+	pid=$!
+	while [[ ! -e /tmp/irqoff-ready.$pid ]]; do sleep 0.5; done
+	phase "$f polled files, idle cgroups"
+	# every cgroup changes in one interval: a task visits each of them
 	echo 3600000 >"$root/cpu.stat.stream_interval"
-	start=$SECONDS
-	for d in "$top"/p[0-9]*/c[0-9]*; do echo $BASHPID >"$d/cgroup.procs"; done
+	for ((i = 0; i < N; i++)); do echo $BASHPID >"$top/c$i/cgroup.procs"; done
 	echo $BASHPID >"$root/cgroup.procs"
-	echo "visited $N cgroups in $((SECONDS - start)) s (unbounded=$mode)"
-	echo 10 >"$root/cpu.stat.stream_interval"
-	sleep 2
-	echo 3600000 >"$root/cpu.stat.stream_interval"
-	dmesg | grep 'rstat publish:' | tail -1
+	echo 200 >"$root/cpu.stat.stream_interval"
+	phase "$f polled files, $N cgroups changed"
+	kill $pid; wait $pid 2>/dev/null || true
+	rm -f /tmp/irqoff-ready.$pid
 done
-exec 3<&-
 echo 0 >"$root/cpu.stat.stream_interval"
-for ((i = 0; i < N / 100; i++)); do rmdir "$top/p$i/c"{0..99} "$top/p$i"; done
+echo nop >$tr/current_tracer
+for ((i = 0; i < N; i++)); do rmdir "$top/c$i"; done
 rmdir "$top"
