@@ -69,10 +69,14 @@ struct cgroup_stat_rec {
 	__u16 flags;		/* per type */
 };
 
-/* cgroup_stat_snapshot flags */
-#define CGROUP_STAT_SNAPSHOT_F_CHANGES	(1U << 0) /* a change snapshot: @base_seq set */
-#define CGROUP_STAT_SNAPSHOT_F_LOST	(1U << 1) /* removals since the base were dropped */
-#define CGROUP_STAT_SNAPSHOT_F_STOPPED	(1U << 2) /* the interval is 0: no new publications */
+/*
+ * cgroup_stat_snapshot flags: STOPPED: the interval is 0, no publication
+ * follows; CHANGES: a change snapshot (@base_seq set); LOST: removals
+ * after the base were dropped.
+ */
+#define CGROUP_STAT_SNAPSHOT_F_STOPPED	(1U << 0)
+#define CGROUP_STAT_SNAPSHOT_F_CHANGES	(1U << 1)
+#define CGROUP_STAT_SNAPSHOT_F_LOST	(1U << 2)
 
 /*
  * SNAPSHOT, at offset 0 of every snapshot: 48 bytes.
@@ -116,10 +120,15 @@ struct cgroup_stat_schema {
 	char names[];
 };
 
-/* cgroup_stat_cgroup flags */
-#define CGROUP_STAT_CGROUP_F_NEW	(1U << 0) /* change snapshot: created since the base */
-#define CGROUP_STAT_CGROUP_F_LATER	(1U << 1) /* values of a later publication than the snapshot's */
-#define CGROUP_STAT_CGROUP_F_PARTIAL	(1U << 2) /* devices missing: the kernel was out of memory */
+/*
+ * cgroup_stat_cgroup flags: LATER: the values are those of a later
+ * publication than the snapshot's (the read took longer than two
+ * intervals); PARTIAL: devices left out, the kernel was out of memory;
+ * NEW, in a change snapshot: created since the base.
+ */
+#define CGROUP_STAT_CGROUP_F_LATER	(1U << 0)
+#define CGROUP_STAT_CGROUP_F_PARTIAL	(1U << 1)
+#define CGROUP_STAT_CGROUP_F_NEW	(1U << 2)
 
 /*
  * CGROUP (a listed cgroup) and REMOVED (a removed one, with its values as
