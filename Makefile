@@ -54,10 +54,12 @@ kernel-bench: kernel-tree
 kernel-kasan: kernel-tree
 	@scripts/kernel-build.sh $(KTREE) $(KOBJ_KASAN) scripts/vm/kernel.config:scripts/vm/kasan.config $(CACHE)/ccache
 
-# the interrupts-off measurement kernel: the bench kernel plus the irqsoff
-# tracer (bench/irqoff/measure.sh)
+# the interrupts-off measurement kernel (bench/irqoff/measure.sh): the
+# series plus a measurement-only patch, in a tree of its own, built as
+# the bench kernel plus the irqsoff tracer
 kernel-irqoff: kernel-tree
-	@scripts/kernel-build.sh $(KTREE) $(BUILD)/obj-irqoff scripts/vm/kernel.config:scripts/vm/bench.config:bench/irqoff/irqoff.config $(CACHE)/ccache
+	@scripts/kernel-tree-measure.sh $(KTREE) $(KTREE)-irqoff bench/irqoff/stream-irqoff-measure.patch
+	@scripts/kernel-build.sh $(KTREE)-irqoff $(BUILD)/obj-irqoff scripts/vm/kernel.config:scripts/vm/bench.config:bench/irqoff/irqoff.config $(CACHE)/ccache
 
 kernel-kcsan: kernel-tree-kcsan
 	@scripts/kernel-build.sh $(KTREE)-kcsan $(KOBJ_KCSAN) scripts/vm/kernel.config:scripts/vm/kcsan.config $(CACHE)/ccache

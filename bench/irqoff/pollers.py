@@ -6,7 +6,7 @@ import os, resource, select, sys, threading
 
 top, count = sys.argv[1], int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_NOFILE, (count + 1024, count + 1024))
-dirs = sorted(d for d in os.listdir(top) if d.startswith("c"))
+dirs = sorted(d for d in os.listdir(top) if os.path.isdir(os.path.join(top, d)))
 ep = select.epoll()
 fds = []
 for i in range(count):
