@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 		char self[PATH_MAX], so[PATH_MAX + 32];
 		ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
-		if (getenv("FAKE_RECORD_SIZE"))
+		if (getenv("FAKE_RECORD_PAD"))
 			T_FAIL("fake-kernel.so did not load");
 		if (t_kernel_has_stream())
 			t_skip("this kernel has the stream files: the VM tests cover it");
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 		if (access(so, R_OK) < 0)
 			T_FAIL("%s: %s", so, strerror(errno));
 		T_EQ(setenv("LD_PRELOAD", so, 1), 0);
-		T_EQ(setenv("FAKE_RECORD_SIZE", "120", 1), 0);
+		T_EQ(setenv("FAKE_RECORD_PAD", "16", 1), 0);
 		execv("/proc/self/exe", argv);
 		T_FAIL("execv: %s", strerror(errno));
 	}
