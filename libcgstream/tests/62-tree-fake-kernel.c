@@ -6,7 +6,11 @@
  * records longer than today's and unknown kinds among them.  The checks
  * of treecheck.h: SUBTREE on 2,000 cgroups (the first snapshot is larger
  * than the tree's first buffer: several reads, then one per cycle),
- * KERNEL on 1,000.  The VM tests run the same checks on the real kernel.
+ * KERNEL on 1,000, each with a SAMPLE of every cgroup per cycle, then
+ * with CHANGED events of those the fake kernel changed (10 % of them per
+ * publication), and SUBTREE again with removals lost every third change
+ * snapshot (a full snapshot at once).  The VM tests run the same checks
+ * on the real kernel.
  */
 #include <libgen.h>
 
@@ -42,6 +46,14 @@ int main(int argc, char **argv)
 		t_skip("needs root");
 	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 2000, 20, fast ? 50 : 200, "fsub");
 	tc_run(CGSTREAM_MODE_KERNEL, fast ? 100 : 1000, 50, fast ? 20 : 50, "fker");
+	/* changes: the fake kernel's cgroups change 10 % a publication, and
+	 * every third change snapshot lost its removals (a full resync) */
+	tc_report = CGSTREAM_REPORT_CHANGES;
+	T_EQ(setenv("FAKE_CHANGE_PCT", "10", 1), 0);
+	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 2000, 20, fast ? 50 : 200, "fsubc");
+	tc_run(CGSTREAM_MODE_KERNEL, fast ? 100 : 1000, 50, fast ? 20 : 50, "fkerc");
+	T_EQ(setenv("FAKE_LOSE_EVERY", "3", 1), 0);
+	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 1000, 20, fast ? 20 : 50, "fsubl");
 	t_log("tree-fake-kernel: all passed");
 	return 0;
 }
