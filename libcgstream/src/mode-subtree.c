@@ -74,7 +74,8 @@ struct cgs_subtree {
 struct cgs_snap_read {
 	const struct cgs_controller *c;
 	struct cgs_subtree_ctl *ctl;
-	struct cgs_flush pub;		/* its publication */
+	struct cgs_flush pub;		/* its publication (.present: its SNAPSHOT came) */
+	bool schema;			/* its SCHEMA came */
 	bool full, lost;
 	bool stale;			/* a change snapshot whose base is not ours */
 };
@@ -164,8 +165,10 @@ static int cgs_snap_schema(struct cgs_set *s, struct cgs_snap_read *sr,
 	struct cgs_subtree_ctl *ctl = sr->ctl;
 	uint64_t gen = cgs_decoder_schema_gen(ctl->dec);
 
-	if (ctl->layout && gen == ctl->schema_gen)
+	if (ctl->layout && gen == ctl->schema_gen) {
+		sr->schema = true;
 		return 0;
+	}
 	ctl->layout = cgs_layout_of_names(s, sr->c, rec->names, rec->schema_values);
 	ctl->dev_layout = cgs_layout_of_names(s, sr->c, rec->device_names, rec->device_values);
 	if (!ctl->layout || !ctl->dev_layout) {
@@ -173,6 +176,7 @@ static int cgs_snap_schema(struct cgs_set *s, struct cgs_snap_read *sr,
 		return -ENOMEM;
 	}
 	ctl->schema_gen = gen;
+	sr->schema = true;
 	return 0;
 }
 
@@ -287,8 +291,9 @@ static int cgs_snap_read(struct cgs_set *s, struct cgs_subtree *st, struct cgs_s
 			return 1;	/* nothing published yet: no values this cycle */
 		if (n < 0)
 			return errno == ENODEV || errno == ENOENT ? -ENODEV : -errno;
-		if (n == 0)
-			return 0;	/* complete: the kernel's next base */
+		if (n == 0)	/* complete: the kernel's next base; no snapshot lacks
+				 * its SNAPSHOT and SCHEMA records */
+			return sr->pub.present && sr->schema ? 0 : -EBADMSG;
 		r = cgs_snap_decode(s, sr, st->snap, (size_t)n);
 		if (r)
 			return r;
