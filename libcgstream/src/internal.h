@@ -192,6 +192,7 @@ struct cgs_devs {
 struct cgs_cg {
 	struct cgs_hnode key;		/* group: hash of the path; tree: the id */
 	struct cgs_hnode wd_key;	/* tree: the inotify watch of its directory */
+	struct cgs_hnode path_key;	/* tree: the hash of its path */
 	struct cgs_cg *prev, *next;	/* the live list, in the order linked */
 	struct cgs_cg *next_dead;
 	char *path;

@@ -43,6 +43,7 @@ struct cgstream_tree {
 	struct cgs_set set;
 	char *path;			/* the root's, for the tree's whole life */
 	struct cgs_hash by_id;
+	struct cgs_hash by_path;	/* the live cgroups, by the hash of their path */
 	struct cgs_hash by_wd;		/* KERNEL, FALLBACK: directory watches */
 	struct cgs_cg *root;
 	int inotify_fd;			/* -1: walk every directory per cycle */
@@ -109,6 +110,26 @@ static bool cgs_tree_open_data(struct cgstream_tree *t, struct cgs_cg *m)
 }
 
 /*
+ * A new cgroup at @path: a member with another id there is gone, though no
+ * read said so yet (rmdir takes a cgroup offline, and the kernel records
+ * its removal, a little after it returns; a cgroup made again at once
+ * under its path may be in a snapshot before that): its REMOVED comes
+ * before the new one's ADDED, not after it, whoever keys cgroups by path.
+ */
+static void cgs_tree_evict_path(struct cgstream_tree *t, const char *path, uint64_t id)
+{
+	struct cgs_hnode *n = cgs_hash_first(&t->by_path, cgs_hash_str(path)), *next;
+
+	for (; n; n = next) {
+		struct cgs_cg *m = cgs_container_of(n, struct cgs_cg, path_key);
+
+		next = cgs_hash_next(n);
+		if (m->id != id && !strcmp(m->path, path))
+			cgs_set_drop(&t->set, m, CGSTREAM_EVENT_REMOVED, 0);
+	}
+}
+
+/*
  * A new cgroup: @name (@len bytes) in @parent's directory, @id its inode.
  * KERNEL and FALLBACK open its data file and watch its directory.  NULL
  * when it is gone already or there is no memory (it is found again).
@@ -132,7 +153,9 @@ static struct cgs_cg *cgs_tree_add(struct cgstream_tree *t, struct cgs_cg *paren
 		cgs_cg_free(m);
 		return NULL;
 	}
+	cgs_tree_evict_path(t, m->path, id);
 	cgs_hash_add(&t->by_id, &m->key, m->id);
+	cgs_hash_add(&t->by_path, &m->path_key, cgs_hash_str(m->path));
 	if (cgs_tree_reads(t)) {
 		t->n_unopened++;
 		if (!cgs_tree_open_data(t, m)) {
@@ -318,6 +341,7 @@ static void cgs_tree_unlinked(struct cgs_set *s, struct cgs_cg *m)
 	struct cgstream_tree *t = cgs_tree_of(s);
 
 	cgs_hash_del(&t->by_id, &m->key);
+	cgs_hash_del(&t->by_path, &m->path_key);
 	if (m->wd >= 0) {
 		cgs_hash_del(&t->by_wd, &m->wd_key);
 		inotify_rm_watch(t->inotify_fd, m->wd);	/* EINVAL once it is gone */
@@ -350,6 +374,7 @@ CGS_EXPORT void cgstream_tree_close(struct cgstream_tree *t)
 		return;
 	cgs_set_fini(&t->set);
 	cgs_hash_free(&t->by_id);
+	cgs_hash_free(&t->by_path);
 	cgs_hash_free(&t->by_wd);
 	if (t->inotify_fd >= 0)
 		close(t->inotify_fd);
@@ -389,6 +414,7 @@ static int cgs_tree_root(struct cgstream_tree *t)
 	}
 	t->root = root;
 	cgs_hash_add(&t->by_id, &root->key, root->id);
+	cgs_hash_add(&t->by_path, &root->path_key, cgs_hash_str(root->path));
 	if (root->wd >= 0)
 		cgs_hash_add(&t->by_wd, &root->wd_key, (uint64_t)root->wd);
 	return 0;
@@ -416,7 +442,8 @@ CGS_EXPORT int cgstream_tree_open(const char *cgroup, const struct cgstream_opts
 		r = cgs_set_conf_pick(&conf, t->path, mount, &o, true);
 	if (r < 0)
 		goto fail;
-	if (cgs_hash_init(&t->by_id) < 0 || cgs_hash_init(&t->by_wd) < 0) {
+	if (cgs_hash_init(&t->by_id) < 0 || cgs_hash_init(&t->by_path) < 0 ||
+	    cgs_hash_init(&t->by_wd) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
