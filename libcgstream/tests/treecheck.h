@@ -421,30 +421,12 @@ static uint32_t tc_report;
 static void tc_busy_start(void)
 {
 	char p[PATH_MAX];
-	pid_t pid;
 
 	snprintf(p, sizeof(p), "%s/busy", tc.top);
 	tc.busy = tc_make(p);
-	pid = fork();
-	T_ASSERT(pid >= 0);
-	if (pid == 0) {
-		char procs[PATH_MAX + 16];
-
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", p);
-		if (t_write_file(procs, "0") < 0)
-			_exit(2);
-		alarm(1800);	/* never outlive a broken test */
-		for (;;) {
-			uint64_t t = t_now_us();
-
-			while (t_now_us() - t < 2000)
-				;
-			t_sleep_ms(8);
-		}
-	}
-	tc.busy_pid = pid;
+	tc.busy_pid = t_ticker(p, 2000, 8);
+	T_ASSERT(tc.busy_pid > 0);
 }
-
 
 static void tc_setup(int mode, int n, uint32_t fallback_ms, const char *name)
 {
@@ -452,7 +434,11 @@ static void tc_setup(int mode, int n, uint32_t fallback_ms, const char *name)
 	size_t fds_per = tc_controllers ? 6 : 1, need;
 	struct rlimit rl;
 
-	memset(&tc, 0, sizeof(tc));	/* a run of its own, after another's */
+	/* a run of its own, after another's */
+	free(tc.nodes);
+	free(tc.slots);
+	free(tc.ev);
+	memset(&tc, 0, sizeof(tc));
 	tc.mode = mode;
 	tc.controllers = tc_controllers;
 	tc.changes = tc_report == CGSTREAM_REPORT_CHANGES;

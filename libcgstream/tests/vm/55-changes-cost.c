@@ -41,30 +41,6 @@ static char top[PATH_MAX];
 static int n_cg, n_busy;
 static pid_t *busy;
 
-/* a task in @cg that uses ~0.2 ms of CPU every interval, forever */
-static pid_t ticker(const char *cg)
-{
-	pid_t pid = fork();
-
-	T_ASSERT(pid >= 0);
-	if (pid == 0) {
-		char procs[PATH_MAX + 16];
-
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-		if (t_write_file(procs, "0") < 0)
-			_exit(2);
-		alarm(3600);
-		for (;;) {
-			uint64_t t = t_now_us();
-
-			while (t_now_us() - t < 200)
-				;
-			t_sleep_ms(INTERVAL_MS / 2);
-		}
-	}
-	return pid;
-}
-
 static void cleanup(void)
 {
 	char p[PATH_MAX + 16];
@@ -95,7 +71,8 @@ static void setup(void)
 	/* spread over the tree: every 100th */
 	for (int i = 0; i < n_busy; i++) {
 		snprintf(p, sizeof(p), "%s/c%05d", top, i * (n_cg / n_busy));
-		busy[i] = ticker(p);
+		busy[i] = t_ticker(p, 200, INTERVAL_MS / 2);	/* ~0.2 ms each interval */
+		T_ASSERT(busy[i] > 0);
 	}
 }
 

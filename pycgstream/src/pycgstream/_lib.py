@@ -139,31 +139,25 @@ class FieldInfoStruct(Structure):
     ]
 
 
+def _named_values(time_field: str) -> list[tuple[str, Any]]:
+    """The fields of struct cgstream_memory and struct cgstream_values: one
+    layout, the time's field named by its header"""
+    return [("seq", c_uint64), (time_field, c_uint64), ("nr", c_uint32),
+            ("reserved", c_uint32), ("names", POINTER(c_char_p)),
+            ("values", POINTER(c_uint64))]
+
+
 class MemoryStruct(Structure):
     """struct cgstream_memory: names[i] labels values[i]"""
 
-    _fields_ = [
-        ("seq", c_uint64),
-        ("flush_time_usec", c_uint64),
-        ("nr", c_uint32),
-        ("reserved", c_uint32),
-        ("names", POINTER(c_char_p)),
-        ("values", POINTER(c_uint64)),
-    ]
+    _fields_ = _named_values("flush_time_usec")
 
 
 class ValuesStruct(Structure):
     """struct cgstream_values (since 1.3; struct cgstream_memory's layout):
     a controller's values by the kernel's names"""
 
-    _fields_ = [
-        ("seq", c_uint64),
-        ("time_usec", c_uint64),
-        ("nr", c_uint32),
-        ("reserved", c_uint32),
-        ("names", POINTER(c_char_p)),
-        ("values", POINTER(c_uint64)),
-    ]
+    _fields_ = _named_values("time_usec")
 
 
 # The one Python table of struct cgstream_io_device's counters after major
