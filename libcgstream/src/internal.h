@@ -221,6 +221,7 @@ struct cgs_cg {
 	bool partial;			/* io: devices left out */
 	bool touched;			/* on the set's list of this cycle's members */
 	bool removing;			/* SUBTREE: the lead's REMOVED record named it */
+	uint64_t hold_cycle;		/* tree: held back since (another one at its path) */
 	struct cgs_vals vals[CGS_NR_CTRL];	/* each controller's latest */
 	struct cgstream_sample sample;	/* cpu's fields the API names, from vals */
 	struct cgs_devs devs;		/* io's devices, the API's fields */
@@ -258,6 +259,8 @@ struct cgs_set_ops {
 	void (*failed)(struct cgs_set *s, struct cgs_cg *m, int err);
 	/* @m leaves the live list: take it out of the owner's indexes */
 	void (*unlinked)(struct cgs_set *s, struct cgs_cg *m);
+	/* @m, not announced yet, is not to be this cycle (NULL: never held) */
+	bool (*hold)(struct cgs_set *s, struct cgs_cg *m);
 	/* the tick fd or the whole read failed; returns the errno that ends the set */
 	int (*tick_failed)(struct cgs_set *s, int err);
 };
@@ -487,6 +490,9 @@ void cgs_set_error(struct cgs_set *s, struct cgs_cg *m, int err);
  */
 int cgs_cg_take(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
 		const struct cgs_in *in);
+/* @m on the list of the members this cycle collects from (a member held
+ * back until another went: cgs_set_ops.hold) */
+void cgs_set_list(struct cgs_set *s, struct cgs_cg *m);
 /* @m no longer has @c's values (the controller was disabled for it) */
 void cgs_cg_lose(struct cgs_cg *m, const struct cgs_controller *c);
 /* the cycle's ADDED (first values of a member), then SAMPLE (every

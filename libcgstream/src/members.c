@@ -259,7 +259,7 @@ void cgs_cg_touch(const struct cgs_set *s, struct cgs_cg *m)
 
 /* @m on the list of the cycle's members whose values were read (room for
  * every member is reserved when it joins: this never fails) */
-static void cgs_cg_list(struct cgs_set *s, struct cgs_cg *m)
+void cgs_set_list(struct cgs_set *s, struct cgs_cg *m)
 {
 	if (m->touched || s->n_touched >= s->touched_cap)
 		return;
@@ -342,7 +342,7 @@ int cgs_cg_take(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller
 	if (in->final)
 		m->final |= c->bit;
 	cgs_cg_touch(s, m);
-	cgs_cg_list(s, m);
+	cgs_set_list(s, m);
 	m->have |= c->bit;
 	m->got |= c->bit;
 	return 0;
@@ -469,6 +469,8 @@ void cgs_set_free_members(struct cgs_set *s)
 static void cgs_collect_one(struct cgs_set *s, struct cgs_cg *m, int type)
 {
 	if (!m->announced) {
+		if (s->ops->hold && s->ops->hold(s, m))
+			return;	/* not yet: its values wait */
 		cgs_evs_push(&s->added, m, CGSTREAM_EVENT_ADDED, 0);
 		m->announced = true;
 	}

@@ -109,24 +109,49 @@ static bool cgs_tree_open_data(struct cgstream_tree *t, struct cgs_cg *m)
 	return true;
 }
 
-/*
- * A new cgroup at @path: a member with another id there is gone, though no
- * read said so yet (rmdir takes a cgroup offline, and the kernel records
- * its removal, a little after it returns; a cgroup made again at once
- * under its path may be in a snapshot before that): its REMOVED comes
- * before the new one's ADDED, not after it, whoever keys cgroups by path.
- */
-static void cgs_tree_evict_path(struct cgstream_tree *t, const char *path, uint64_t id)
+/* cycles a new cgroup waits for the removal of the one its path had */
+#define CGS_HOLD_CYCLES		2
+
+/* a live member other than @m at @m's path, or NULL */
+static struct cgs_cg *cgs_tree_at_path(const struct cgstream_tree *t, const struct cgs_cg *m)
 {
-	struct cgs_hnode *n = cgs_hash_first(&t->by_path, cgs_hash_str(path)), *next;
+	struct cgs_hnode *n = cgs_hash_first(&t->by_path, cgs_hash_str(m->path));
 
-	for (; n; n = next) {
-		struct cgs_cg *m = cgs_container_of(n, struct cgs_cg, path_key);
+	for (; n; n = cgs_hash_next(n)) {
+		struct cgs_cg *o = cgs_container_of(n, struct cgs_cg, path_key);
 
-		next = cgs_hash_next(n);
-		if (m->id != id && !strcmp(m->path, path))
-			cgs_set_drop(&t->set, m, CGSTREAM_EVENT_REMOVED, 0);
+		if (o != m && !strcmp(o->path, m->path))
+			return o;
 	}
+	return NULL;
+}
+
+/*
+ * A new cgroup at a path another member still has is not announced yet.
+ * rmdir takes a cgroup offline, and the kernel records its removal (and
+ * final values), a little after it returns: a cgroup made again at once
+ * under the same path may be in a snapshot before the old one's REMOVED
+ * record.  Announcing it then would hand out two cgroups under one path,
+ * the new one's ADDED before the old one's REMOVED, which a consumer that
+ * keys cgroups by path (the exporter's labels) cannot have.  So it waits
+ * for the old one to go (the next snapshot, as a rule, with its final
+ * values), CGS_HOLD_CYCLES cycles at most: then the old one is dropped
+ * without them, before the new one's ADDED.
+ */
+static bool cgs_tree_hold(struct cgs_set *s, struct cgs_cg *m)
+{
+	struct cgs_cg *old = cgs_tree_at_path(cgs_tree_of(s), m);
+
+	if (!old) {
+		m->hold_cycle = 0;
+		return false;
+	}
+	if (!m->hold_cycle)
+		m->hold_cycle = s->cycle;
+	if (s->cycle - m->hold_cycle < CGS_HOLD_CYCLES)
+		return true;
+	cgs_set_drop(s, old, CGSTREAM_EVENT_REMOVED, 0);
+	return false;
 }
 
 /*
@@ -153,7 +178,6 @@ static struct cgs_cg *cgs_tree_add(struct cgstream_tree *t, struct cgs_cg *paren
 		cgs_cg_free(m);
 		return NULL;
 	}
-	cgs_tree_evict_path(t, m->path, id);
 	cgs_hash_add(&t->by_id, &m->key, m->id);
 	cgs_hash_add(&t->by_path, &m->path_key, cgs_hash_str(m->path));
 	if (cgs_tree_reads(t)) {
@@ -339,9 +363,14 @@ static void cgs_tree_failed(struct cgs_set *s, struct cgs_cg *m, int err)
 static void cgs_tree_unlinked(struct cgs_set *s, struct cgs_cg *m)
 {
 	struct cgstream_tree *t = cgs_tree_of(s);
+	struct cgs_cg *held;
 
 	cgs_hash_del(&t->by_id, &m->key);
 	cgs_hash_del(&t->by_path, &m->path_key);
+	/* a cgroup held back for @m's path goes out this cycle */
+	held = cgs_tree_at_path(t, m);
+	if (held && !held->announced)
+		cgs_set_list(s, held);
 	if (m->wd >= 0) {
 		cgs_hash_del(&t->by_wd, &m->wd_key);
 		inotify_rm_watch(t->inotify_fd, m->wd);	/* EINVAL once it is gone */
@@ -363,6 +392,7 @@ static const struct cgs_set_ops cgs_tree_ops = {
 	.find = cgs_tree_find_record,
 	.failed = cgs_tree_failed,
 	.unlinked = cgs_tree_unlinked,
+	.hold = cgs_tree_hold,
 	.tick_failed = cgs_tree_tick_failed,
 };
 

@@ -8,8 +8,10 @@
  * than the tree's first buffer: several reads, then one per cycle),
  * KERNEL on 1,000, each with a SAMPLE of every cgroup per cycle, then
  * with CHANGED events of those the fake kernel changed (10 % of them per
- * publication), and SUBTREE again with removals lost every third change
- * snapshot (a full snapshot at once).  The VM tests run the same checks
+ * publication), and SUBTREE again with removals told two snapshots late (a
+ * cgroup made again under a removed one's path waits for its REMOVED)
+ * and with removals lost every third change snapshot (a full snapshot at
+ * once).  The VM tests run the same checks
  * on the real kernel.
  */
 #include <libgen.h>
@@ -51,6 +53,11 @@ int main(int argc, char **argv)
 	tc_report = CGSTREAM_REPORT_CHANGES;
 	T_EQ(setenv("FAKE_CHANGE_PCT", "10", 1), 0);
 	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 2000, 20, fast ? 50 : 200, "fsubc");
+	/* removals told two snapshots late: a cgroup made again under a
+	 * removed one's path waits for that one's REMOVED (its final values) */
+	T_EQ(setenv("FAKE_REMOVED_LATE", "2", 1), 0);
+	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 1000, 20, fast ? 20 : 50, "fsubr");
+	T_EQ(unsetenv("FAKE_REMOVED_LATE"), 0);
 	tc_run(CGSTREAM_MODE_KERNEL, fast ? 100 : 1000, 50, fast ? 20 : 50, "fkerc");
 	T_EQ(setenv("FAKE_LOSE_EVERY", "3", 1), 0);
 	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 1000, 20, fast ? 20 : 50, "fsubl");

@@ -37,7 +37,9 @@
  *      does not fit.  $FAKE_RECORD_PAD bytes end each CGROUP record (a
  *      later kernel's longer ones), an unknown kind of record follows
  *      every 7th; every $FAKE_LOSE_EVERY-th change snapshot drops its
- *      REMOVED records and says so (F_LOST).
+ *      REMOVED records and says so (F_LOST); with $FAKE_REMOVED_LATE=N a
+ *      removal is told N snapshots late (as when a cgroup goes offline
+ *      after publications its directory was already gone at).
  *  All: ENODEV once the cgroup is gone.  access() finds them.
  * The interval starts at $FAKE_INTERVAL_MS (else 0, off); it is this
  * process's own.  fake_kernel_reads() counts the preads of subtree files.
@@ -79,6 +81,7 @@ enum { F_STREAM = 1, F_SUBTREE, F_INTERVAL_W };
 struct listed {
 	uint64_t id, parent;
 	uint64_t v[NR_VALUES];
+	unsigned int late;	/* gone: snapshots its REMOVED record was held back */
 };
 
 struct listing {
@@ -522,13 +525,35 @@ static void walk(struct fake *f, const char *dir, uint64_t id, uint64_t parent, 
 	closedir(d);
 }
 
-/* REMOVED records: what the base listed that this snapshot does not */
+/*
+ * REMOVED records: what the base listed that this snapshot does not.
+ * With $FAKE_REMOVED_LATE=N a removal is told N snapshots late, as the
+ * kernel does when the cgroup goes offline after publications its
+ * directory was already gone at (rmdir returns before that): kept in the
+ * listing, counted, until then.
+ */
 static void put_removed(struct fake *f)
 {
+	long late = env_long("FAKE_REMOVED_LATE");
+	struct listing held = { 0 };
+
 	qsort(f->now.v, f->now.n, sizeof(*f->now.v), by_id);
-	for (size_t i = 0; i < f->base.n; i++)
-		if (!listing_find(&f->now, f->base.v[i].id))
-			put_cgroup(&f->out, CGROUP_STAT_REC_REMOVED, 0, &f->base.v[i]);
+	for (size_t i = 0; i < f->base.n; i++) {
+		struct listed c = f->base.v[i];
+
+		if (listing_find(&f->now, c.id))
+			continue;
+		if (c.late < late) {
+			c.late++;
+			listing_add(&held, &c);
+		} else {
+			put_cgroup(&f->out, CGROUP_STAT_REC_REMOVED, 0, &c);
+		}
+	}
+	for (size_t i = 0; i < held.n; i++)
+		listing_add(&f->now, &held.v[i]);
+	qsort(f->now.v, f->now.n, sizeof(*f->now.v), by_id);
+	free(held.v);
 }
 
 /* a snapshot of the latest publication begins: -1 (ENODATA) or 0 */

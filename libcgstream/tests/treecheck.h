@@ -588,15 +588,20 @@ static void tc_pieces(void)
 	n = tc_next_events(7);
 	T_ASSERT(n >= 0);
 	for (;;) {
+		bool next = false;
+
 		for (int i = 0; i < n; i++) {
 			tc_event(&tc.ev[i]);
 			if (!seq)
 				seq = tc.ev[i].sample.seq;
-			if (tc.exact)
+			/* changes: a batch of 7 times k events is not told from
+			 * the next one's first piece but by its publication */
+			next |= tc.changes && tc.ev[i].sample.seq != seq;
+			if (tc.exact && !tc.changes)
 				T_EQ(tc.ev[i].sample.seq, seq);
 		}
 		got += (size_t)n;
-		if (tc.changes && n < 7)
+		if (tc.changes && (n < 7 || next))
 			break;	/* as many as changed: the batch ends short */
 		/* a cycle's worth is enough: in kernel mode the next cycle's
 		 * samples follow without a seam, and where reading a cycle
@@ -607,7 +612,7 @@ static void tc_pieces(void)
 			break;
 		/* the rest is signalled (kernel mode: a batch of a multiple of
 		 * 7 may end quiet, or run into the next cycle's) */
-		if (!tc.exact && cgstream_tree_wait(tc.t, 0) == 0)
+		if ((!tc.exact || tc.changes) && cgstream_tree_wait(tc.t, 0) == 0)
 			break;
 		T_EQ(cgstream_tree_wait(tc.t, 0), 1);
 		n = cgstream_tree_process(tc.t, tc.ev, 7, sizeof(tc.ev[0]));
