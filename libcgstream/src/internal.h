@@ -208,7 +208,7 @@ struct cgs_cg {
 	uint64_t cycle;			/* the set's cycle of .got; 0: none */
 	uint64_t skip_cycle;		/* KERNEL lead: no new flush in this cycle */
 	uint32_t got;			/* controllers read in .cycle */
-	uint64_t last_seq;		/* the lead's last flush_seq */
+	uint64_t last_seq;		/* the lead's last publication_seq */
 	uint64_t scanned;		/* tree: the cycle its directory was read */
 	unsigned int reading;		/* io_uring reads in flight */
 	bool dead;			/* off the live list */
@@ -520,7 +520,8 @@ int cgs_read_result(ssize_t res, size_t size);
 /*
  * Flat-keyed text ("key value" lines: memory.stat, memory.events and
  * memory.stat.stream) appended to @kvs, each key with @prefix; with @fl,
- * the stream's flush_seq, flush_time_usec and flush_missed go there
+ * the stream's publication_seq, publication_time_usec and
+ * publications_skipped go there
  * instead.  A line that is not "key u64" (a blank one, a value that is no
  * decimal u64, a NUL byte) is -EBADMSG; -ENOMEM.  The keys point into @buf.
  */
@@ -537,7 +538,8 @@ int cgs_parse_value(const char *buf, size_t len, uint64_t *v);
  * (policies' fields: cost.*, depth=max, ...) skipped; a device without
  * counts has zeros; a line whose device is no "MAJ:MIN" (io.stat's
  * "(unknown)" for a disk being removed) is skipped.  With @fl the
- * stream's last lines "flush_seq N" and "flush_time_usec T" go there.
+ * stream's last lines (publication_seq, publication_time_usec,
+ * publications_skipped) go there.
  * Devices replace @devs' (which grows, and is kept); -EBADMSG for a line
  * or a counter that is not as above, -ENOMEM.
  */

@@ -28,10 +28,10 @@
  *         values are the member's final ones.
  * diff:   the lead's REMOVED records drop their members (with the other
  *         controllers' final values if their snapshots had them too);
- *         after a full snapshot, a member it did not list is gone (or,
- *         for a lead other than cpu, lacks the controller if its
- *         directory is still there), and a member another controller's
- *         full snapshot did not list lost that controller.  Members a
+ *         after a full snapshot, a member it did not list is gone if its
+ *         directory is (one that is there is newer than the publication,
+ *         or lacks the lead controller), and a member another
+ *         controller's full snapshot did not list lost that controller.  Members a
  *         change snapshot did not list are as they were, as of it.
  */
 #include <errno.h>
@@ -303,15 +303,14 @@ static int cgs_snap_read(struct cgs_set *s, struct cgs_subtree *st, struct cgs_s
 	}
 }
 
-/* after a full snapshot of the lead: a member it did not list is gone */
-static bool cgs_subtree_gone(const struct cgs_set *s, const struct cgs_cg *m)
-{
-	if (s->lead == &cgs_cpu)
-		return true;	/* every cgroup has cpu.stat */
-	return !cgs_cg_alive(m);
-}
-
-/* after a full snapshot of @c: what it did not list */
+/*
+ * After a full snapshot of @c: what it did not list.  A member the lead's
+ * did not list is gone if its directory is (or the reader may no longer
+ * search its way to it); one whose directory is there is newer than the
+ * publication (the kernel lists a cgroup from the first publication after
+ * its creation), or, with a lead other than cpu, lacks the controller: it
+ * stays.  A member another controller's did not list lost that one.
+ */
 static void cgs_snap_sweep(struct cgs_set *s, const struct cgs_controller *c)
 {
 	for (struct cgs_cg *m = s->tail, *prev; m; m = prev) {
@@ -320,7 +319,7 @@ static void cgs_snap_sweep(struct cgs_set *s, const struct cgs_controller *c)
 		prev = m->prev;
 		if (listed || m->removing)
 			continue;
-		if (c == s->lead && cgs_subtree_gone(s, m))
+		if (c == s->lead && !cgs_cg_alive(m))
 			cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
 		else if (c != s->lead && (m->have & c->bit) && cgs_cg_alive(m))
 			cgs_cg_lose(m, c);

@@ -18,6 +18,43 @@
 
 #include "treecheck.h"
 
+/*
+ * A tree synced at once over cgroups made after the latest publication:
+ * the kernel does not list them yet (nor their root): none is taken for
+ * removed, and each comes, ADDED with its values, at a later cycle.
+ */
+static void test_sync_before_listed(void)
+{
+	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_SUBTREE,
+				   .report = CGSTREAM_REPORT_CHANGES };
+	struct cgstream_event ev[16];
+	char top[PATH_MAX], kid[PATH_MAX];
+	struct cgstream_tree *t;
+	int added = 0, n;
+
+	t_use_interval(1000);
+	t_sleep_ms(50);	/* just after a publication: the cgroups are newer */
+	T_EQ(t_cg_make(t_cgroup_root(), t_name("unlisted"), top, sizeof(top)), 0);
+	T_EQ(t_cg_make(top, "kid", kid, sizeof(kid)), 0);
+	T_EQ(cgstream_tree_open(top, &o, &t), 0);
+	T_EQ(cgstream_tree_sync(t), 0);
+	for (uint64_t end = t_now_ms() + 10000; added < 2 && t_now_ms() < end;) {
+		T_ASSERT(cgstream_tree_wait(t, 2000) >= 0);
+		n = cgstream_tree_process(t, ev, 16, sizeof(ev[0]));
+		T_ASSERT(n >= 0);
+		for (int i = 0; i < n; i++) {
+			T_ASSERT(ev[i].type != CGSTREAM_EVENT_REMOVED);
+			added += ev[i].type == CGSTREAM_EVENT_ADDED;
+		}
+	}
+	T_EQ(added, 2);
+	T_EQ(cgstream_tree_size(t), 2);
+	cgstream_tree_close(t);
+	T_EQ(t_cg_remove(kid), 0);
+	T_EQ(t_cg_remove(top), 0);
+	t_log("a tree synced before its cgroups were published: none removed, both added later");
+}
+
 int main(int argc, char **argv)
 {
 	bool fast = getenv("CGSTREAM_TEST_FAST") != NULL;
@@ -46,6 +83,7 @@ int main(int argc, char **argv)
 	}
 	if (geteuid() != 0)
 		t_skip("needs root");
+	test_sync_before_listed();
 	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 2000, 20, fast ? 50 : 200, "fsub");
 	tc_run(CGSTREAM_MODE_KERNEL, fast ? 100 : 1000, 50, fast ? 20 : 50, "fker");
 	/* changes: the fake kernel's cgroups change 10 % a publication, and
