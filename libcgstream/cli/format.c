@@ -139,6 +139,45 @@ static void json_fields(FILE *out, const struct cgstream_sample *s)
 	}
 }
 
+/* a name of the library's sample fields (their keys: the kernel's names) */
+static bool sample_key(const char *name)
+{
+	struct cgstream_field_info fi;
+
+	for (unsigned int i = 0; cgstream_sample_field(i, &fi, sizeof(fi)) == 0; i++)
+		if (fi.key && !strcmp(fi.key, name))
+			return true;
+	return false;
+}
+
+/* cpu's values the kernel names that struct cgstream_sample has no field
+ * for ("core_sched.force_idle_usec"), by their names */
+static void json_cpu_others(FILE *out, const struct cgstream_values *cpu)
+{
+	for (uint32_t i = 0; cpu && i < cpu->nr; i++) {
+		if (sample_key(cpu->names[i]))
+			continue;
+		fputs(", ", out);
+		json_string(out, cpu->names[i]);
+		fprintf(out, ": %llu", (unsigned long long)cpu->values[i]);
+	}
+}
+
+/* ", "@key": ["cpu", "memory"]": the controllers of @mask */
+static void json_ctrls(FILE *out, const char *key, uint32_t mask)
+{
+	const char *sep = "";
+
+	fprintf(out, ", \"%s\": [", key);
+	for (unsigned int b = 1; cli_ctrl(b); b <<= 1) {
+		if (!(mask & b))
+			continue;
+		fprintf(out, "%s\"%s\"", sep, cli_ctrl(b));
+		sep = ", ";
+	}
+	fputc(']', out);
+}
+
 static double pct(uint64_t a, uint64_t b, uint64_t dt)
 {
 	return b >= a ? 100.0 * (double)(b - a) / (double)dt : 0.0;
@@ -203,18 +242,17 @@ static void json_memory(FILE *out, const struct cgstream_memory *m)
  */
 static void json_io(FILE *out, const struct cgstream_io *io)
 {
-	struct cgstream_io_field_info fi;
-
 	fputs(", \"io\": [", out);
 	for (uint32_t i = 0; i < io->nr_devices; i++) {
 		const struct cgstream_io_device *d = &io->devices[i];
 
 		fprintf(out, "%s{\"major\": %u, \"minor\": %u", i ? ", " : "", d->major, d->minor);
-		for (unsigned int k = 0; cgstream_io_field(k, &fi, sizeof(fi)) == 0; k++) {
-			uint64_t v;
-
-			memcpy(&v, (const char *)d + fi.offset, sizeof(v));
-			fprintf(out, ", \"%s\": %llu", fi.name, (unsigned long long)v);
+		/* each value by the name the kernel (or io.stat) gives it */
+		for (uint32_t k = 0; k < io->nr_values; k++) {
+			fputs(", ", out);
+			json_string(out, io->names[k]);
+			fprintf(out, ": %llu",
+				(unsigned long long)io->values[(size_t)i * io->nr_values + k]);
 		}
 		fputc('}', out);
 	}
@@ -240,17 +278,18 @@ static bool json_ctrl_head(FILE *out, const char *ctrl, const char *mode, bool h
 	return have;
 }
 
-static void fmt_json_sample(struct fmt *f, const struct fmt_cg *c,
-			    const struct cgstream_event *ev, const struct fmt_src *src)
+/* the values of every controller @src reads (null where @ev has none) */
+static void json_values(struct fmt *f, const struct fmt_cg *c, const struct cgstream_event *ev,
+			const struct fmt_src *src)
 {
 	const struct cgstream_memory *m = ev_memory(ev);
 	const struct cgstream_io *io = ev_io(ev);
 	FILE *out = f->out;
 
-	json_head(f, ev);
 	if (src->controllers & CGSTREAM_CTRL_CPU) {
 		json_fields(out, &ev->sample);
-		if (c->have_delta)
+		json_cpu_others(out, ev->controllers & CGSTREAM_CTRL_CPU ? ev->cpu : NULL);
+		if (c && c->have_delta)
 			fprintf(out, ", \"cpu_percent\": %.2f", c->cpu);
 		else
 			fputs(", \"cpu_percent\": null", out);
@@ -266,7 +305,17 @@ static void fmt_json_sample(struct fmt *f, const struct fmt_cg *c,
 			   io ? io->seq : 0,
 			   io ? io->flush_time_usec : 0))
 		json_io(out, io);
-	fputs("}\n", out);
+}
+
+static void fmt_json_sample(struct fmt *f, const struct fmt_cg *c,
+			    const struct cgstream_event *ev, const struct fmt_src *src)
+{
+	json_head(f, ev);
+	if (ev->type == CGSTREAM_EVENT_CHANGED)
+		fputs(", \"event\": \"changed\"", f->out);
+	json_ctrls(f->out, "changed", ev->changed);
+	json_values(f, c, ev, src);
+	fputs("}\n", f->out);
 }
 
 /* "; memory 1.20G (anon 1.00G, file 200M); io read 1.20M/s, write 0B/s" */
@@ -333,17 +382,22 @@ static void io_sums(const struct cgstream_io *io, uint64_t *r, uint64_t *w)
 	}
 }
 
-/* since the last printed sample (or the base): CPU% and throttling */
-static void cpu_numbers(struct fmt_cg *c, const struct cgstream_event *ev)
+/*
+ * Since the last printed sample (or the base): CPU% and throttling.  With
+ * changes only, a cgroup without a sample in its source's last batch had
+ * the same values then: the time from @floor (that batch's) is when they
+ * moved.
+ */
+static void cpu_numbers(struct fmt_cg *c, const struct cgstream_event *ev, uint64_t floor)
 {
 	const struct cgstream_sample *s = &ev->sample, *p = &c->prev;
-	uint64_t dt;
+	uint64_t dt, from = p->flush_time_usec > floor ? p->flush_time_usec : floor;
 
 	c->have_delta = (ev->controllers & CGSTREAM_CTRL_CPU) && c->have_prev &&
-			(p->present & CGSTREAM_F_USAGE) && s->flush_time_usec > p->flush_time_usec;
+			(p->present & CGSTREAM_F_USAGE) && s->flush_time_usec > from;
 	if (!c->have_delta)
 		return;
-	dt = s->flush_time_usec - p->flush_time_usec;
+	dt = s->flush_time_usec - from;
 	c->cpu = pct(p->usage_usec, s->usage_usec, dt);
 	c->user = pct(p->user_usec, s->user_usec, dt);
 	c->sys = pct(p->system_usec, s->system_usec, dt);
@@ -364,9 +418,9 @@ static void cpu_numbers(struct fmt_cg *c, const struct cgstream_event *ev)
  * may find io's flush the one it already had; the rate over io's last two
  * flushes then still holds.
  */
-static void io_numbers(struct fmt_cg *c, const struct cgstream_io *io)
+static void io_numbers(struct fmt_cg *c, const struct cgstream_io *io, uint64_t floor)
 {
-	uint64_t r, w;
+	uint64_t r, w, from = c->io_time > floor ? c->io_time : floor;
 
 	if (!io) {
 		c->have_io = c->have_io_delta = false;
@@ -375,9 +429,9 @@ static void io_numbers(struct fmt_cg *c, const struct cgstream_io *io)
 	if (c->have_io && io->flush_time_usec == c->io_time)
 		return;
 	io_sums(io, &r, &w);
-	c->have_io_delta = c->have_io && io->flush_time_usec > c->io_time;
+	c->have_io_delta = c->have_io && io->flush_time_usec > from;
 	if (c->have_io_delta) {
-		double dt = (double)(io->flush_time_usec - c->io_time) / 1e6;
+		double dt = (double)(io->flush_time_usec - from) / 1e6;
 
 		/* a device gone makes the sum shrink: no negative rates */
 		c->io_rbps = r >= c->io_rbytes ? (double)(r - c->io_rbytes) / dt : 0.0;
@@ -390,7 +444,7 @@ static void io_numbers(struct fmt_cg *c, const struct cgstream_io *io)
 }
 
 /* memory as it is now; io rates */
-static void other_numbers(struct fmt_cg *c, const struct cgstream_event *ev)
+static void other_numbers(struct fmt_cg *c, const struct cgstream_event *ev, uint64_t floor)
 {
 	const struct cgstream_memory *m = ev_memory(ev);
 
@@ -402,7 +456,7 @@ static void other_numbers(struct fmt_cg *c, const struct cgstream_event *ev)
 		if (cgstream_memory_get(m, "file", &c->mem_file) < 0)
 			c->mem_file = 0;
 	}
-	io_numbers(c, ev_io(ev));
+	io_numbers(c, ev_io(ev), floor);
 }
 
 /* the base of the next numbers: this sample */
@@ -415,19 +469,43 @@ static void take_base(struct fmt_cg *c, const struct cgstream_event *ev)
 	c->have_prev = true;
 }
 
-static bool fmt_sample(struct fmt *f, const struct cgstream_event *ev, const struct fmt_src *src)
+/* the lead controller's publication time of an event's values */
+static uint64_t fmt_event_time(const struct cgstream_event *ev)
+{
+	if (ev->controllers & CGSTREAM_CTRL_CPU)
+		return ev->sample.flush_time_usec;
+	if ((ev->controllers & CGSTREAM_CTRL_MEMORY) && ev->memory)
+		return ev->memory->flush_time_usec;
+	if ((ev->controllers & CGSTREAM_CTRL_IO) && ev->io)
+		return ev->io->flush_time_usec;
+	return 0;
+}
+
+/* the base time of @c's rates: its source's last batch, when it had no
+ * sample there with changes only (its values were as they are then) */
+static uint64_t rate_floor(const struct fmt_cg *c, const struct fmt_src *src)
+{
+	return src->changes && c->have_prev && c->last_batch + 1 < src->batches ? src->prev_time : 0;
+}
+
+static bool fmt_sample(struct fmt *f, const struct cgstream_event *ev, struct fmt_src *src)
 {
 	struct fmt_cg *c = fmt_get(f, ev);
+	uint64_t floor, t = fmt_event_time(ev);
 
+	if (t > src->cur_time)
+		src->cur_time = t;
 	if (!c)
 		return false;	/* no memory: this one is not shown */
+	floor = f->every > 1 ? 0 : rate_floor(c, src);
+	c->last_batch = src->batches;
 	if (f->every > 1) {
 		uint64_t window = fmt_event_seq(ev) / f->every;
 
 		if (!c->have_prev) {
 			/* the base of the first printed CPU% and io rates */
 			take_base(c, ev);
-			other_numbers(c, ev);
+			other_numbers(c, ev, 0);
 			c->window = window;
 			return false;
 		}
@@ -437,8 +515,8 @@ static bool fmt_sample(struct fmt *f, const struct cgstream_event *ev, const str
 		c->window = window;
 	}
 
-	cpu_numbers(c, ev);
-	other_numbers(c, ev);
+	cpu_numbers(c, ev, floor);
+	other_numbers(c, ev, floor);
 	if (f->style == FMT_JSON)
 		fmt_json_sample(f, c, ev, src);
 	else if (f->style == FMT_LINES)
@@ -447,10 +525,44 @@ static bool fmt_sample(struct fmt *f, const struct cgstream_event *ev, const str
 	return true;
 }
 
+/* "/path: removed, final usage 12.345 s" (or its last read values) */
+static void fmt_line_removed(struct fmt *f, const struct cgstream_event *ev)
+{
+	fprintf(f->out, "%s: removed", fmt_path(f, ev->path));
+	if (ev->controllers & CGSTREAM_CTRL_CPU)
+		fprintf(f->out, ", %s %.3f s of CPU", ev->final & CGSTREAM_CTRL_CPU ?
+			"final:" : "last read:", (double)ev->sample.usage_usec / 1e6);
+	fputc('\n', f->out);
+}
+
+/* REMOVED: printed with its values; a table keeps its row one table more */
+static void fmt_removed(struct fmt *f, const struct cgstream_event *ev, struct fmt_src *src)
+{
+	struct fmt_cg *c = fmt_find(f, ev->sample.cgroup_id);
+
+	if (f->style == FMT_JSON) {
+		json_head(f, ev);
+		fputs(", \"event\": \"removed\"", f->out);
+		json_ctrls(f->out, "final", ev->final);
+		json_values(f, NULL, ev, src);
+		fputs("}\n", f->out);
+	} else if (f->style == FMT_LINES) {
+		fmt_line_removed(f, ev);
+	}
+	if (c && (f->style == FMT_TABLE || f->style == FMT_NONE)) {
+		/* its last numbers, up to its final values where it has them */
+		if (ev->controllers)
+			cpu_numbers(c, ev, rate_floor(c, src));
+		c->removed = true;
+		c->removed_batch = f->tables;
+	} else if (c) {
+		fmt_forget(f, c);
+	}
+}
+
 static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
 {
 	static const char *const names[] = {
-		[CGSTREAM_EVENT_REMOVED] = "removed",
 		[CGSTREAM_EVENT_ERROR] = "error",
 		[CGSTREAM_EVENT_ADDED] = "added",
 	};
@@ -467,24 +579,22 @@ static void fmt_change(struct fmt *f, const struct cgstream_event *ev)
 		fputs("}\n", f->out);
 	} else if (f->style == FMT_LINES) {
 		fprintf(f->out, "%s: %s\n", fmt_path(f, ev->path), what);
-	} else if (f->style == FMT_TABLE && ev->type != CGSTREAM_EVENT_ADDED) {
-		size_t n = strlen(f->removed_note);
-
-		snprintf(f->removed_note + n, sizeof(f->removed_note) - n, "%s%s",
-			 n ? ", " : "", fmt_path(f, ev->path));
 	}
-	/* gone, or (error) starting afresh when it can be read again */
-	c = ev->type == CGSTREAM_EVENT_ADDED ? NULL : fmt_find(f, ev->sample.cgroup_id);
+	/* (error) starting afresh when it can be read again */
+	c = ev->type == CGSTREAM_EVENT_ERROR ? fmt_find(f, ev->sample.cgroup_id) : NULL;
 	if (c)
 		fmt_forget(f, c);
 }
 
-bool fmt_event(struct fmt *f, const struct cgstream_event *ev, const struct fmt_src *src)
+bool fmt_event(struct fmt *f, const struct cgstream_event *ev, struct fmt_src *src)
 {
 	switch (ev->type) {
 	case CGSTREAM_EVENT_SAMPLE:
+	case CGSTREAM_EVENT_CHANGED:
 		return fmt_sample(f, ev, src);
 	case CGSTREAM_EVENT_REMOVED:
+		fmt_removed(f, ev, src);
+		break;
 	case CGSTREAM_EVENT_ERROR:
 	case CGSTREAM_EVENT_ADDED:
 		fmt_change(f, ev);
@@ -524,14 +634,43 @@ static void table_others(const struct fmt *f, const struct fmt_cg *c)
 	}
 }
 
-void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
+/* one row: a removed cgroup's, its last, says so */
+static void table_row(const struct fmt *f, const struct fmt_cg *c)
+{
+	char name[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 16];
+	FILE *out = f->out;
+
+	snprintf(name, sizeof(name), "%s%s", c->shown, c->removed ? " (removed)" : "");
+	fprintf(out, "%-32s", name);
+	if ((f->controllers & CGSTREAM_CTRL_CPU) && !c->have_delta)
+		fprintf(out, " %7s %7s %7s %10s %10s", "-", "-", "-", "-", "-");
+	else if ((f->controllers & CGSTREAM_CTRL_CPU) && c->has_thr)
+		fprintf(out, " %7.1f %7.1f %7.1f %10llu %10.1f", c->cpu, c->user, c->sys,
+			(unsigned long long)c->thr_n, (double)c->thr_usec / 1000.0);
+	else if (f->controllers & CGSTREAM_CTRL_CPU)
+		fprintf(out, " %7.1f %7.1f %7.1f %10s %10s", c->cpu, c->user, c->sys, "-", "-");
+	table_others(f, c);
+	fputc('\n', out);
+}
+
+/* the rows of the cgroups removed in an earlier batch go */
+static void fmt_forget_removed(struct fmt *f)
+{
+	struct fmt_cg **v = fmt_cgroups(f);
+	size_t n = f->by_id.count;
+
+	for (size_t i = 0; v && i < n; i++)
+		if (v[i]->removed && v[i]->removed_batch < f->tables)
+			fmt_forget(f, v[i]);
+	free(v);
+}
+
+static void fmt_table(struct fmt *f, const char *mode, uint64_t seq)
 {
 	struct fmt_cg **v;
 	size_t n = f->by_id.count;
 	FILE *out = f->out;
 
-	if (f->style != FMT_TABLE)
-		return;
 	v = fmt_cgroups(f);
 	if (!v)
 		return;
@@ -547,23 +686,19 @@ void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq)
 	if (f->controllers & CGSTREAM_CTRL_IO)
 		fprintf(out, " %7s %7s", "READ/s", "WRITE/s");
 	fputc('\n', out);
-	for (size_t i = 0; i < n; i++) {
-		const struct fmt_cg *c = v[i];
-
-		fprintf(out, "%-32s", c->shown);
-		if ((f->controllers & CGSTREAM_CTRL_CPU) && !c->have_delta)
-			fprintf(out, " %7s %7s %7s %10s %10s", "-", "-", "-", "-", "-");
-		else if ((f->controllers & CGSTREAM_CTRL_CPU) && c->has_thr)
-			fprintf(out, " %7.1f %7.1f %7.1f %10llu %10.1f", c->cpu, c->user, c->sys,
-				(unsigned long long)c->thr_n, (double)c->thr_usec / 1000.0);
-		else if (f->controllers & CGSTREAM_CTRL_CPU)
-			fprintf(out, " %7.1f %7.1f %7.1f %10s %10s", c->cpu, c->user, c->sys, "-", "-");
-		table_others(f, c);
-		fputc('\n', out);
-	}
-	if (f->removed_note[0])
-		fprintf(out, "\nremoved: %s\n", f->removed_note);
-	fflush(out);
-	f->removed_note[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		table_row(f, v[i]);
 	free(v);
+}
+
+void fmt_batch_end(struct fmt *f, struct fmt_src *src, uint64_t seq)
+{
+	src->batches++;
+	if (src->cur_time)
+		src->prev_time = src->cur_time;
+	src->cur_time = 0;
+	fmt_forget_removed(f);
+	if (f->style == FMT_TABLE)
+		fmt_table(f, src->mode, seq);
+	f->tables++;
 }

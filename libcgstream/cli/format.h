@@ -33,6 +33,11 @@ struct fmt_src {
 	const char *mode;		/* the lead controller's mode's name */
 	int modes[CGSTREAM_CTRL_SLOTS];	/* each controller's mode, 0 if not read */
 	const char *ctrl_mode[CGSTREAM_CTRL_SLOTS]; /* its name, NULL if not read */
+	bool changes;			/* CGSTREAM_REPORT_CHANGES: CHANGED events only */
+	/* its batches: how many ended, the publication time of the last one
+	 * and of this one (a cgroup without an event in the last was as of
+	 * it: the base of its rates) */
+	uint64_t batches, prev_time, cur_time;
 };
 
 /* @src's modes from an object's ctrl_mode call (@obj: the object) */
@@ -49,6 +54,9 @@ struct fmt_cg {
 	uint64_t id;			/* the cgroup's id: first, as cli_ids wants */
 	char *path;			/* absolute, as the library gives it */
 	char *shown;			/* as shown: cgstream_shown_path() */
+	uint64_t last_batch;		/* its source's batch of its last sample */
+	bool removed;			/* gone: its last numbers, shown one table more */
+	uint64_t removed_batch;		/* in which batch (the drawing's count) */
 	bool have_prev, have_delta;	/* have_delta: two cpu samples, the numbers below */
 	struct cgstream_sample prev;	/* the last printed sample (or the first seen) */
 	uint64_t window;		/* --every: lead seq / N of prev */
@@ -74,8 +82,8 @@ struct fmt {
 	uint32_t controllers;	/* of every source: the table's columns */
 	const char *mount;	/* the cgroup2 mount: paths are shown below it */
 	struct cli_ids by_id;		/* the cgroups known now: by_id.count */
-	char removed_note[512];	/* table: removed since the last draw */
 	char shown[CGSTREAM_ESCAPED_SIZE(PATH_MAX)];	/* an event's path as shown */
+	uint64_t tables;	/* batches ended: removed cgroups stay one table */
 };
 
 /* 0 or -ENOMEM; @mount (cgstream_resolve_path("/")) is kept, not copied */
@@ -84,13 +92,18 @@ int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, boo
 void fmt_fini(struct fmt *f);
 /*
  * One event of a batch from @src; true when it printed a sample (--every
- * may skip one).
+ * may skip one).  A SAMPLE or CHANGED is a sample (JSON: "changed" lists
+ * the controllers whose values moved; a CHANGED line says "event":
+ * "changed"); a REMOVED prints the cgroup's last values ("final" lists the
+ * controllers whose values are the kernel's as of its removal), and in a
+ * table its row stays, marked, until the next batch ends.
  */
-bool fmt_event(struct fmt *f, const struct cgstream_event *ev, const struct fmt_src *src);
+bool fmt_event(struct fmt *f, const struct cgstream_event *ev, struct fmt_src *src);
 /* the sequence number a sample is counted by: its lead controller's */
 uint64_t fmt_event_seq(const struct cgstream_event *ev);
-/* a batch ended: the table is redrawn */
-void fmt_batch_end(struct fmt *f, const char *mode, uint64_t seq);
+/* @src's batch ended: the cgroups removed in an earlier one are forgotten,
+ * the table is redrawn (FMT_TABLE) */
+void fmt_batch_end(struct fmt *f, struct fmt_src *src, uint64_t seq);
 /*
  * The cgroups known now, in no order: a malloc'd array (free it) of
  * f->by_id.count pointers, valid until the next fmt_event(); NULL when there

@@ -59,7 +59,15 @@ static void usage(FILE *f)
 		"                            the kernel has it\n"
 		"  --json                    one JSON object per sample or event per line\n"
 		"                            (cgroup, cgroup_id, with --recursive parent_id;\n"
-		"                            memory: every value by name; io: per device)\n"
+		"                            changed: the controllers whose values moved;\n"
+		"                            memory: every value by name; io: per device;\n"
+		"                            \"event\": \"removed\" with the cgroup's last\n"
+		"                            values, final: those that are the kernel's as\n"
+		"                            of its removal)\n"
+		"  --changes                 a cgroup only when its values changed (JSON:\n"
+		"                            \"event\": \"changed\"); with --recursive the\n"
+		"                            kernel's change snapshots, where it has them,\n"
+		"                            make a cycle cost what changed\n"
 		"  --count N                 stop after N cycles (printed ones)\n"
 		"  --every N                 print one cycle in N: when flush_seq reaches\n"
 		"                            the next multiple of N; CPU%% and io rates are\n"
@@ -299,7 +307,7 @@ static int drain(struct watch *w, struct source *s)
 		}
 	} while (n == BATCH);
 	if (any)
-		fmt_batch_end(&w->fmt, s->fs.mode, s->last_seq);
+		fmt_batch_end(&w->fmt, &s->fs, s->last_seq);
 	if (s->g && cgstream_group_size(s->g) == 0) {
 		s->done = true;
 		return 1;
@@ -336,6 +344,12 @@ static void source_modes(struct source *s)
 		fmt_src_modes(&s->fs, cgstream_group_mode(s->g), group_ctrl_mode, s->g);
 }
 
+/* @s reads with @opts: what its batches carry */
+static void source_report(struct source *s, const struct cgstream_opts *opts)
+{
+	s->fs.changes = opts->report == CGSTREAM_REPORT_CHANGES;
+}
+
 /* the group of the named cgroups @paths; 0 or an exit status */
 static int open_group(struct watch *w, char **args, char *const *paths, int n_args)
 {
@@ -349,6 +363,7 @@ static int open_group(struct watch *w, char **args, char *const *paths, int n_ar
 		return cli_fail(r, CGSTREAM_WHAT_OPEN, "/", &w->opts);
 	w->n_src++;
 	source_modes(s);
+	source_report(s, &w->opts);
 	for (int i = 0; i < n_args; i++) {
 		r = cgstream_group_add(s->g, paths[i], NULL);
 		if (r < 0 && r != -EEXIST)	/* EEXIST: named twice */
@@ -376,6 +391,7 @@ static int open_trees(struct watch *w, char **args, char *const *paths, int n_ar
 			break;
 		}
 		source_modes(s);
+		source_report(s, &w->opts);
 		w->n_src++;
 	}
 	free(keep);
@@ -451,6 +467,7 @@ static int watch_options(struct watch *w, int argc, char **argv, const char **ou
 		{ "recursive", no_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "controllers", required_argument, NULL, 'C' },
+		{ "changes", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -472,6 +489,8 @@ static int watch_options(struct watch *w, int argc, char **argv, const char **ou
 				return CGSTREAM_EXIT_USAGE;
 		} else if (opt == 'o') {
 			*output = optarg;
+		} else if (opt == 'x') {
+			w->opts.report = CGSTREAM_REPORT_CHANGES;
 		} else {
 			usage(opt == 'h' ? stdout : stderr);
 			return opt == 'h' ? CGSTREAM_EXIT_OK : CGSTREAM_EXIT_USAGE;

@@ -566,9 +566,12 @@ static void draw_row(struct frame *fr, const struct top *tp, const struct fmt_cg
 {
 	char name[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 8], cpu[32], user[32], sys[32], thr[32],
 	     thr_ms[32], others[32];
+	char label[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 16];
 	bool d = c->have_delta, t = d && c->has_thr;
 
-	fit_name(name, sizeof(name), relative(tp, c->shown), pathw, true);
+	/* a removed cgroup's last row, once */
+	snprintf(label, sizeof(label), "%s%s", relative(tp, c->shown), c->removed ? " (removed)" : "");
+	fit_name(name, sizeof(name), label, pathw, true);
 	cell(cpu, sizeof(cpu), d, c->cpu);
 	cell(user, sizeof(user), d, c->user);
 	cell(sys, sizeof(sys), d, c->sys);
@@ -632,7 +635,8 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 	/* as wide as the longest name (of all rows: steady while scrolling), if it fits */
 	pathw = 6;	/* "CGROUP" */
 	for (size_t i = 0; i < n; i++) {
-		size_t l = text_cols(relative(tp, v[i]->shown));
+		size_t l = text_cols(relative(tp, v[i]->shown)) +
+			   (v[i]->removed ? strlen(" (removed)") : 0);
 
 		pathw = l > pathw ? l : pathw;
 	}
@@ -904,6 +908,9 @@ static int top_drain(struct top *tp)
 			top_event(tp, &ev[i]);
 		}
 	} while (n == BATCH);
+	/* the cgroups removed in the last cycle's table go, this one's stay */
+	if (samples)
+		fmt_batch_end(&tp->fmt, &tp->src, tp->seq);
 	if (samples && !tp->cycles)
 		tp->note[0] = '\0';	/* "waiting for the first flush" */
 	if (tp->pending[0]) {

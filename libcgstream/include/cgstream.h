@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libcgstream: read cgroup v2 cpu, memory and io statistics once per
- * kernel flush.
+ * kernel publication (what the kernel calls the statistics it flushed and
+ * published at its interval).
  *
  * On a kernel with the stat streams (cpu.stat.stream, memory.stat.stream,
  * io.stat.stream and their .subtree files) the library polls the stream
@@ -14,11 +15,13 @@
  * failure; they never print and never exit.  Output arguments are written
  * only on success.
  *
- * Threads: an object (struct cgstream, cgstream_group, cgstream_tree) is
- * not locked; use each one from one thread at a time (different objects
- * from different threads at once are fine).  The functions that take no
- * object (cgstream_parse, cgstream_records_next, cgstream_record_value,
- * cgstream_record_device, cgstream_sample_field, cgstream_memory_get,
+ * Threads: an object (struct cgstream, cgstream_group, cgstream_tree,
+ * cgstream_decoder) is not locked; use each one from one thread at a time
+ * (different objects from different threads at once are fine).  The
+ * functions that take no object (cgstream_parse, cgstream_records_next,
+ * cgstream_record_value, cgstream_record_device, cgstream_rec_value,
+ * cgstream_rec_get, cgstream_rec_device, cgstream_rec_io_device,
+ * cgstream_sample_field, cgstream_memory_get, cgstream_values_get,
  * cgstream_resolve_path, the interval calls, cgstream_mode_name,
  * cgstream_controller_name, cgstream_version, cgstream_escape_name,
  * cgstream_shown_path, cgstream_io_field, cgstream_probe,
@@ -99,8 +102,9 @@ enum cgstream_field {
 };
 
 /*
- * One sample: a cgroup's cpu.stat as of one flush.  A field whose bit is
- * not in @present was not in the file and is 0.  In fallback mode @seq is
+ * One sample: a cgroup's cpu.stat as of one publication (1.2: "flush")
+ * of the kernel.  A field whose bit is not in @present was not in the file
+ * (or the kernel's records) and is 0.  In fallback mode @seq is
  * the library's own cycle count and @flush_time_usec the CLOCK_MONOTONIC
  * time of its read.  @cgroup_id is the inode number of the cgroup's
  * directory (the kernel's cgroup id): a cgroup removed and created again
@@ -108,8 +112,8 @@ enum cgstream_field {
  */
 struct cgstream_sample {
 	uint64_t present;		/* CGSTREAM_F_* */
-	uint64_t seq;			/* flush_seq */
-	uint64_t flush_time_usec;	/* flush_time_usec, CLOCK_MONOTONIC */
+	uint64_t seq;			/* publication_seq */
+	uint64_t flush_time_usec;	/* publication_time_usec, CLOCK_MONOTONIC */
 	uint64_t usage_usec;
 	uint64_t user_usec;
 	uint64_t system_usec;
@@ -119,7 +123,8 @@ struct cgstream_sample {
 	uint64_t throttled_usec;
 	uint64_t nr_bursts;
 	uint64_t burst_usec;
-	uint64_t flush_missed;		/* cycles the kernel skipped, total */
+	uint64_t flush_missed;		/* publications_skipped: the kernel's
+					 * skipped cycles, total */
 	uint64_t cgroup_id;		/* since 1.1: CGSTREAM_F_CGROUP_ID */
 };
 
@@ -139,32 +144,73 @@ struct cgstream_opts {
 	 * asked for (-EOPNOTSUPP).  -EINVAL for bits not defined here.
 	 */
 	uint32_t controllers;
+	/*
+	 * Since 1.3: what the batches of a group and a tree carry (a
+	 * stream hands out a SAMPLE per cycle whatever this says).
+	 * CGSTREAM_REPORT_ALL (0, and an older caller's): a SAMPLE for every
+	 * cgroup each cycle, as 1.2 did, with .changed saying whose values
+	 * moved.  CGSTREAM_REPORT_CHANGES: a CHANGED event only for the
+	 * cgroups whose values changed since their previous event (and the
+	 * ADDED, REMOVED and ERROR events as always): the tree keeps every
+	 * cgroup's values, and in SUBTREE mode reads only what changed (the
+	 * kernel's change snapshots).  -EINVAL for any other value.
+	 */
+	uint32_t report;
+};
+
+/* Since 1.3: cgstream_opts.report */
+enum cgstream_report {
+	CGSTREAM_REPORT_ALL = 0,
+	CGSTREAM_REPORT_CHANGES = 1,
 };
 
 /*
- * --- memory and io (since 1.2) ---
+ * --- memory and io (since 1.2), every controller's values by name (1.3) ---
  *
- * A cgroup's memory values and io devices as of one flush of that
- * controller.  They are handed out by pointer in struct cgstream_event and
- * stay valid until the object's next process (or read) call.
+ * A cgroup's values of one controller as of one publication of that
+ * controller (the kernel's "publication": what 1.2 called a flush).  They
+ * are handed out by pointer in struct cgstream_event and stay valid until
+ * the object's next process (or read) call.
+ *
+ * The names are the kernel's: in SUBTREE mode those of the snapshot's
+ * SCHEMA record, in KERNEL mode the keys of the <ctrl>.stat.stream text,
+ * in FALLBACK mode the keys of the *.stat text.  So a statistic a kernel
+ * adds (cpu.stat's core_sched.force_idle_usec, a memory.stat key) shows
+ * up under its own name without a new library; the fields of struct
+ * cgstream_sample and struct cgstream_io_device are the ones the API
+ * promises, filled from these by name (0 and no present bit where a
+ * kernel lacks one).
  */
 struct cgstream_memory {
-	uint64_t seq;			/* memory's flush_seq (fallback: the
+	uint64_t seq;			/* memory's publication (fallback: the
 					 * library's cycle count) */
-	uint64_t flush_time_usec;	/* CLOCK_MONOTONIC of that flush */
+	uint64_t flush_time_usec;	/* CLOCK_MONOTONIC of that publication */
 	uint32_t nr;			/* values (and names) */
 	uint32_t reserved;
 	/*
 	 * names[i] labels values[i]: every key memory.stat prints, spelled
 	 * and ordered as it prints them, in its units (bytes, counts); then
 	 * "current", "swap.current" where the kernel has swap accounting,
-	 * and "events." + each key of memory.events.  The names come from
-	 * the kernel's KEYS record in subtree mode, from the text elsewhere;
-	 * a cgroup without memory.current (the root) has no "current" and
-	 * "events.*" but in subtree mode (whose records carry the root
-	 * memcg's own counters).
+	 * and "events." + each key of memory.events.  A cgroup without
+	 * memory.current (the root) has no "current" and "events.*" but in
+	 * subtree mode (whose records carry the root memcg's own counters).
 	 */
 	const char *const *names;
+	const uint64_t *values;
+};
+
+/*
+ * Since 1.3: one controller's values by name, laid out as struct
+ * cgstream_memory (which is memory's, by its 1.2 name): cpu's in
+ * cgstream_event.cpu, every key of cpu.stat as the kernel names it.
+ */
+struct cgstream_values {
+	uint64_t seq;			/* the controller's publication (fallback:
+					 * the library's cycle count) */
+	uint64_t time_usec;		/* CLOCK_MONOTONIC of that publication */
+	uint32_t nr;			/* values (and names) */
+	uint32_t reserved;
+	const char *const *names;	/* names[i] labels values[i] */
 	const uint64_t *values;
 };
 
@@ -174,17 +220,28 @@ struct cgstream_io_device {
 };
 
 struct cgstream_io {
-	uint64_t seq;			/* io's flush_seq (fallback: the
+	uint64_t seq;			/* io's publication (fallback: the
 					 * library's cycle count) */
-	uint64_t flush_time_usec;	/* CLOCK_MONOTONIC of that flush */
+	uint64_t flush_time_usec;	/* CLOCK_MONOTONIC of that publication */
 	uint32_t nr_devices;
 	uint32_t reserved;
 	const struct cgstream_io_device *devices;	/* as io.stat lists them */
+	/*
+	 * Since 1.3: each device's values by the kernel's names (rbytes,
+	 * wbytes, ... and any it adds): device i's are values[i * nr_values]
+	 * to values[i * nr_values + nr_values - 1], labelled by names[].
+	 */
+	uint32_t nr_values;
+	uint32_t reserved2;
+	const char *const *names;
+	const uint64_t *values;
 };
 
 /* 0 and the value named @name; -ENOENT: @m has no such value */
 int cgstream_memory_get(const struct cgstream_memory *m, const char *name,
 			uint64_t *value);
+/* since 1.3: the same for any controller's values */
+int cgstream_values_get(const struct cgstream_values *v, const char *name, uint64_t *value);
 /* "cpu", "memory", "io" for one CGSTREAM_CTRL_* bit; NULL for anything else */
 const char *cgstream_controller_name(unsigned int ctrl);
 
@@ -254,11 +311,18 @@ enum cgstream_event_type {
 	CGSTREAM_EVENT_REMOVED = 2,	/* cgroup is gone; dropped from the group */
 	CGSTREAM_EVENT_ERROR = 3,	/* .error = -errno; dropped from the group */
 	CGSTREAM_EVENT_ADDED = 4,	/* since 1.1: a cgroup appeared in a tree */
+	CGSTREAM_EVENT_CHANGED = 5,	/* since 1.3, with CGSTREAM_REPORT_CHANGES: a
+					 * SAMPLE of a cgroup whose values changed */
 };
 
+/* Since 1.3: cgstream_event.flags */
+#define CGSTREAM_EVENT_F_PARTIAL	(1u << 0)	/* io: devices left out (the
+							 * kernel was out of memory) */
+
 /*
- * For ADDED, REMOVED and ERROR events .sample holds only the cgroup's id
- * (.sample.present == CGSTREAM_F_CGROUP_ID) and .path its path.
+ * For ADDED and ERROR events .sample holds only the cgroup's id
+ * (.sample.present == CGSTREAM_F_CGROUP_ID) and .path its path; REMOVED
+ * events (since 1.3) carry its values too (below).
  */
 struct cgstream_event {
 	int type;			/* enum cgstream_event_type */
@@ -269,19 +333,40 @@ struct cgstream_event {
 	uint64_t parent_id;		/* since 1.1: tree: the parent's id (0 for
 					 * the tree's root); group: 0 */
 	/*
-	 * Since 1.2.  SAMPLE: the controllers it carries (a cgroup that lacks
-	 * a controller's *.stat file, because the controller is not enabled
-	 * for it, carries no values of it).  .sample holds cpu's values
-	 * (with CGSTREAM_CTRL_CPU; otherwise only the cgroup's id), .memory
-	 * and .io the others' (NULL without their bit).  Every controller's
-	 * values are as of its own latest completed flush when the cycle
-	 * read them: a cycle begins at the lead controller's flush (or the
+	 * Since 1.2.  SAMPLE, CHANGED (and REMOVED since 1.3): the
+	 * controllers it carries values of (a cgroup that lacks a
+	 * controller's *.stat file, because the controller is not enabled
+	 * for it, carries none of it).  .sample holds cpu's values (with
+	 * CGSTREAM_CTRL_CPU; otherwise only the cgroup's id), .memory and
+	 * .io the others' (NULL without their bit).  Every controller's
+	 * values are as of its own latest publication when the cycle read
+	 * them: a cycle begins at the lead controller's publication (or the
 	 * fallback timer).
 	 */
 	uint32_t controllers;
 	uint32_t reserved;
 	const struct cgstream_memory *memory;
 	const struct cgstream_io *io;
+	/*
+	 * Since 1.3.  SAMPLE and CHANGED: the controllers (of .controllers)
+	 * whose values changed since the cgroup's previous SAMPLE or CHANGED
+	 * event (every one in its first).
+	 */
+	uint32_t changed;
+	/*
+	 * Since 1.3.  REMOVED: the controllers (of .controllers) whose
+	 * values are final: the kernel's as of the removal, after the
+	 * cgroup's last task left (SUBTREE mode's REMOVED records).  The
+	 * others' are the last the object read before the cgroup went:
+	 * what it used between then and its removal is lost (KERNEL and
+	 * FALLBACK modes; a cgroup whose removal the kernel no longer kept,
+	 * see CGSTREAM_REPORT_CHANGES).
+	 */
+	uint32_t final;
+	/* Since 1.3: cpu's values by name (with CGSTREAM_CTRL_CPU), else NULL */
+	const struct cgstream_values *cpu;
+	uint32_t flags;			/* since 1.3: CGSTREAM_EVENT_F_* */
+	uint32_t reserved2;
 };
 
 int cgstream_group_new(const struct cgstream_opts *opts,
@@ -346,6 +431,18 @@ int cgstream_group_process(struct cgstream_group *g,
  * Paths come from the directories: a cgroup's id is its directory's inode
  * number (d_ino), so ids become paths by reading only the directory of
  * the parent of an id not seen before.
+ *
+ * Changes (since 1.3): the tree keeps every cgroup's latest values.  In
+ * SUBTREE mode it reads a change snapshot each cycle (the cgroups whose
+ * values changed, those created, and the REMOVED records of those removed,
+ * with their final values), so that a cycle costs what changed, not what
+ * there is; a full snapshot at the first cycle, when the kernel says it
+ * dropped removals the tree had not read yet (resynchronised at once),
+ * and every 64th cycle (a directory made unsearchable for the reader
+ * hides later changes and the removal of what is below it: the full
+ * snapshot is what finds them gone).  $CGSTREAM_SUBTREE_FULL set to
+ * anything but "0" reads full snapshots every cycle (for comparisons).
+ * KERNEL and FALLBACK modes read every cgroup and compare the values.
  */
 struct cgstream_tree;
 
@@ -368,11 +465,14 @@ size_t cgstream_tree_size(const struct cgstream_tree *t);
 int cgstream_tree_wait(struct cgstream_tree *t, int timeout_ms);
 /*
  * Non-blocking.  Hands back the current cycle's batch: REMOVED for
- * cgroups gone since the last cycle (and ERROR for those that cannot be
- * read), ADDED for cgroups seen for the first time, then a SAMPLE for
- * every cgroup of the subtree (a cgroup removed and created again under
- * the same path: REMOVED with the old id, ADDED with the new).  Parents
- * are ADDED before their children.  Returns the number of events written
+ * cgroups gone since the last cycle, with their values (final ones where
+ * the kernel gave them: .final), and ERROR for those that cannot be read,
+ * ADDED for cgroups seen for the first time, then a SAMPLE for every
+ * cgroup of the subtree (CGSTREAM_REPORT_ALL) or a CHANGED for each one
+ * whose values changed (CGSTREAM_REPORT_CHANGES; every new one's first
+ * values too); a cgroup removed and created again under the same path:
+ * REMOVED with the old id, ADDED with the new.  Parents are ADDED before
+ * their children.  Returns the number of events written
  * (<= @max); when the batch is larger than @max the rest comes from the
  * next calls, before any new cycle; 0 when there is nothing new; -errno
  * when the tree cannot go on (-ENODEV: its root cgroup was removed, told
@@ -396,68 +496,154 @@ int cgstream_tree_process(struct cgstream_tree *t, struct cgstream_event *events
 int cgstream_tree_sync(struct cgstream_tree *t);
 
 /*
- * --- the kernel's binary records (since 1.2) ---
+ * --- the kernel's snapshots (since 1.3: format 2) ---
  *
- * The *.stat.stream.subtree files return whole records, host byte order,
- * each starting with a 16-bit size and a 16-bit type; a reader steps by
- * the size and skips types it does not know.  The tree reads them for
- * you; these calls are for readers of the files themselves.
+ * The <ctrl>.stat.stream.subtree files return snapshots of whole records
+ * (the kernel's <linux/cgroup_stat_stream.h>): a SNAPSHOT record (the
+ * controller, the publication, for a change snapshot the one it is
+ * relative to), a SCHEMA record (the names of the values), the REMOVED
+ * records of cgroups removed since the reader's previous snapshot (their
+ * values as of the removal), then a CGROUP record per listed cgroup.  A
+ * snapshot may take several reads: a decoder keeps what its SNAPSHOT and
+ * SCHEMA records said from one buffer to the next.  The tree reads them
+ * for you; this is the one decoder, for readers of the files themselves
+ * (tests, benchmarks, tools).
  */
-enum cgstream_record_type {
-	CGSTREAM_RECORD_KEYS = 0,	/* names of the values of the records
-					 * of type .for_type that follow */
-	CGSTREAM_RECORD_CPU = 1,	/* a cgroup's cpu.stat: .sample */
-	CGSTREAM_RECORD_MEMORY = 2,	/* a cgroup's memory values */
-	CGSTREAM_RECORD_IO = 3,		/* a cgroup's io devices */
+enum cgstream_rec_type {
+	CGSTREAM_REC_SNAPSHOT = 1,
+	CGSTREAM_REC_SCHEMA = 2,
+	CGSTREAM_REC_CGROUP = 3,
+	CGSTREAM_REC_REMOVED = 4,
 };
 
-struct cgstream_record {
-	uint32_t size;			/* bytes of this record in the buffer */
-	uint32_t type;			/* the kernel's record type */
-	uint32_t flags;			/* the kernel's record flags */
-	uint32_t decoded;		/* 1: a type this library decodes (the
-					 * fields below); 0: stepped over */
-	/* CPU, MEMORY, IO: the common header */
-	uint64_t cgroup_id;		/* the cgroup's id (its directory's inode) */
-	uint64_t parent_id;		/* the parent's; 0 for the opened cgroup */
-	uint64_t seq;			/* the flush it is as of */
-	uint64_t flush_time_usec;	/* CLOCK_MONOTONIC of that flush */
+/* SNAPSHOT flags (cgstream_rec.snapshot_flags): the kernel's */
+#define CGSTREAM_SNAPSHOT_F_STOPPED	(1u << 0)	/* the interval is 0 */
+#define CGSTREAM_SNAPSHOT_F_CHANGES	(1u << 1)	/* a change snapshot: .base_seq */
+#define CGSTREAM_SNAPSHOT_F_LOST	(1u << 2)	/* removals since the base dropped:
+							 * read a full snapshot */
+/* CGROUP and REMOVED flags (cgstream_rec.flags): the kernel's */
+#define CGSTREAM_CGROUP_F_LATER		(1u << 0)	/* values of a later publication */
+#define CGSTREAM_CGROUP_F_PARTIAL	(1u << 1)	/* devices left out (no memory) */
+#define CGSTREAM_CGROUP_F_NEW		(1u << 2)	/* created since the base */
+
+struct cgstream_decoder;
+
+/* a decoder, with no snapshot begun: 0 or -ENOMEM */
+int cgstream_decoder_new(struct cgstream_decoder **ret);
+void cgstream_decoder_free(struct cgstream_decoder *d);
+
+/* one record, as cgstream_decoder_next() gives it; may grow at the end */
+struct cgstream_rec {
+	uint32_t size;			/* bytes of this record */
+	uint16_t type;			/* the kernel's: CGSTREAM_REC_*, or one
+					 * this library does not know */
+	uint16_t flags;			/* the kernel's flags of the record */
+	uint32_t decoded;		/* 1: a type this library decodes; 0:
+					 * stepped over (only the 4 fields above
+					 * and .data are set) */
+	uint32_t controller;		/* the snapshot's: CGSTREAM_CTRL_* (0: a
+					 * controller this library does not know) */
 	const void *data;		/* the record's bytes, within the buffer */
+	/* the snapshot's (its SNAPSHOT record), in every record of it */
+	uint16_t version;		/* 2 */
+	uint16_t snapshot_flags;	/* CGSTREAM_SNAPSHOT_F_* */
+	uint32_t reserved;
+	uint64_t seq;			/* the publication */
+	uint64_t time_usec;		/* its CLOCK_MONOTONIC time */
+	uint64_t base_seq;		/* a change snapshot's base; else 0 */
+	uint64_t skipped;		/* publications skipped since boot */
 	/*
-	 * KEYS: .count names, NUL-terminated, back to back at .items (each
-	 * checked to end within the record), labelling the values of
-	 * .for_type records; MEMORY: .count u64 values at .items (use
-	 * cgstream_record_value(): they need not be aligned); IO: .count
-	 * devices (cgstream_record_device()).
+	 * The snapshot's SCHEMA (SCHEMA, CGROUP, REMOVED): names[i] labels
+	 * value i of every cgroup, device_names[i] value i of every device;
+	 * valid until the decoder reads the next SCHEMA record (or is freed).
 	 */
-	uint32_t count;
-	uint32_t for_type;		/* KEYS only */
-	const void *items;
-	struct cgstream_sample sample;	/* CPU: its values, present bits set;
-					 * kept last, as it may grow */
+	uint32_t schema_values;		/* values per cgroup */
+	uint32_t device_values;		/* values per device */
+	uint32_t device_size;		/* bytes per device: 8 + 8 x device_values */
+	uint32_t reserved2;
+	const char *const *names;
+	const char *const *device_names;
+	/* CGROUP, REMOVED */
+	uint64_t id;			/* the cgroup's id (its directory's inode) */
+	uint64_t parent_id;		/* its parent's; 0 in a snapshot's first
+					 * CGROUP record */
+	uint32_t nr_values;		/* its values: the SCHEMA's first ones */
+	uint32_t nr_devices;		/* its devices (io) */
 };
 
 /*
- * Decode the record at *@off of @buf[0..@len).  Returns 1 with @rec filled
- * and *@off past the record; 0 at the end (*@off == @len, an empty buffer
- * too); -EBADMSG, *@off unchanged, for bytes that are not a valid record
- * there: fewer than 16 bytes left (a cut header), a size below 16 (no
- * record is shorter) or below its type's first size (112 for CPU, 40 for
- * MEMORY, 48 for IO), a size running past @len, a KEYS record whose
- * nr_keys names do not fit in it, a MEMORY record whose values are not a
- * whole number of u64, an IO record whose nr_devices do not fit in it;
- * -EINVAL for bad arguments (*@off > @len, @rec_size below the 1.2
- * struct).  A record of a type the library does not know comes back too,
- * with .decoded 0 and only .size, .type, .flags and .data set, so that
- * callers can count what they skip.  Whether a MEMORY record's count
- * matches its KEYS record is the caller's to check (the tree does).
- * Reads only within @buf; @buf need not be aligned.
- * @rec_size: sizeof(struct cgstream_record) as the caller knows it.
+ * Decode the record at *@off of @buf[0..@len) with @d.  Returns 1 with
+ * @rec filled and *@off past the record; 0 at the end (*@off == @len);
+ * with *@off and @d unchanged: -EBADMSG for bytes that are not a valid
+ * record there, or not one that may come there (a cut header, a size
+ * below 8, not a multiple of 8 or past @len; type 0: a zeroed buffer;
+ * a snapshot that does not begin with its SNAPSHOT record, a second
+ * SCHEMA, a CGROUP or REMOVED record before the SCHEMA, a REMOVED one
+ * after a CGROUP one; a SNAPSHOT whose change flag and base disagree or
+ * whose base is not before it; a SCHEMA whose names do not all end, one
+ * empty, or whose device size is not 8 + 8 x its device values; a CGROUP
+ * or REMOVED record with more values than the SCHEMA, or whose values
+ * and devices do not fit in it), -EPROTONOSUPPORT for a SNAPSHOT of a
+ * format version other than 2, -EINVAL for bad arguments, -ENOMEM.  A
+ * SNAPSHOT record begins a snapshot (whatever came before); a record of
+ * a type the library does not know comes back with .decoded 0, to be
+ * skipped.  Reads only within @buf; @buf need not be aligned.
+ * @rec_size: sizeof(struct cgstream_rec) as the caller knows it.
  */
+int cgstream_decoder_next(struct cgstream_decoder *d, const void *buf, size_t len, size_t *off,
+			  struct cgstream_rec *rec, size_t rec_size);
+/* CGROUP, REMOVED: value @i (labelled names[i]): 0; -ENOENT for @i >=
+ * .nr_values; -EINVAL for another type */
+int cgstream_rec_value(const struct cgstream_rec *rec, unsigned int i, uint64_t *value);
+/* the same by name: 0; -ENOENT when the record has no such value */
+int cgstream_rec_get(const struct cgstream_rec *rec, const char *name, uint64_t *value);
+/*
+ * CGROUP, REMOVED: device @i's major and minor, and its first @nr values
+ * (labelled device_names[]; those beyond .device_values are 0) into
+ * @values (NULL when @nr is 0): 0; -ENOENT for @i >= .nr_devices
+ */
+int cgstream_rec_device(const struct cgstream_rec *rec, unsigned int i, uint32_t *major,
+			uint32_t *minor, uint64_t *values, unsigned int nr);
+/* device @i as struct cgstream_io_device: its counters found by name,
+ * those the SCHEMA lacks 0: 0; -ENOENT, -EINVAL as above */
+int cgstream_rec_io_device(const struct cgstream_rec *rec, unsigned int i,
+			   struct cgstream_io_device *dev);
+
+/*
+ * --- format 1 (1.2's records): gone ---
+ *
+ * The kernel's subtree files no longer return format 1 (a KEYS record,
+ * then CPU, MEMORY or IO records of fixed layouts); its calls stay for
+ * binaries built against 1.2, and fail rather than misread format 2:
+ * cgstream_records_next() returns 0 at the end of @buf and
+ * -EPROTONOSUPPORT for any record; cgstream_record_value() and
+ * cgstream_record_device() -EINVAL.  Use cgstream_decoder_next().
+ */
+enum cgstream_record_type {
+	CGSTREAM_RECORD_KEYS = 0,
+	CGSTREAM_RECORD_CPU = 1,
+	CGSTREAM_RECORD_MEMORY = 2,
+	CGSTREAM_RECORD_IO = 3,
+};
+
+struct cgstream_record {
+	uint32_t size;
+	uint32_t type;
+	uint32_t flags;
+	uint32_t decoded;
+	uint64_t cgroup_id;
+	uint64_t parent_id;
+	uint64_t seq;
+	uint64_t flush_time_usec;
+	const void *data;
+	uint32_t count;
+	uint32_t for_type;
+	const void *items;
+	struct cgstream_sample sample;
+};
+
 int cgstream_records_next(const void *buf, size_t len, size_t *off,
 			  struct cgstream_record *rec, size_t rec_size);
-/* MEMORY: the @i-th value; IO: the @i-th device.  0; -EINVAL for another
- * type, -ENOENT for @i >= .count */
 int cgstream_record_value(const struct cgstream_record *rec, unsigned int i,
 			  uint64_t *value);
 int cgstream_record_device(const struct cgstream_record *rec, unsigned int i,

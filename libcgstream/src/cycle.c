@@ -12,9 +12,11 @@
  *          mode-emulation.c: each *.stat file, io_uring or plain), in that
  *          order, the lead controller first within a mode; members whose
  *          read says they are gone are dropped (members.c);
- * collect: the batch: REMOVED and ERROR, ADDED for members seen the first
- *          time, a SAMPLE per member read in this cycle, with the
- *          controllers it had values of;
+ * collect: the batch: REMOVED and ERROR (with the members' last values),
+ *          ADDED for members seen the first time, then a SAMPLE per member
+ *          with values this cycle (CGSTREAM_REPORT_ALL) or a CHANGED per
+ *          member whose values a read of this cycle changed (_CHANGES:
+ *          the members the reads touched, not all of them);
  * emit:    the batch is handed out over as many process calls as the
  *          caller's array needs, before any new cycle begins.
  *
@@ -73,6 +75,7 @@ static bool cgs_cycle_begin(struct cgs_set *s, bool sync)
 	s->cycle++;
 	s->sync = sync;
 	s->phase = CGS_PHASE_READ;
+	s->fresh = 0;
 	r = s->ops->refresh ? s->ops->refresh(s) : 0;
 	if (r < 0) {
 		cgs_set_end(s, r);
@@ -153,17 +156,12 @@ static size_t cgs_cycle_emit(struct cgs_set *s, struct cgstream_event *events, s
 
 		if (m->quiet)
 			continue;	/* the caller removed it meanwhile */
-		if (e->type == CGSTREAM_EVENT_SAMPLE && (m->got & CGSTREAM_CTRL_CPU)) {
-			ev.sample = m->sample;
-		} else {
-			ev.sample.cgroup_id = m->id;
-			ev.sample.present = CGSTREAM_F_CGROUP_ID;
-		}
-		if (e->type == CGSTREAM_EVENT_SAMPLE) {
-			ev.controllers = m->got;
-			ev.memory = m->got & CGSTREAM_CTRL_MEMORY ? &m->mem : NULL;
-			ev.io = m->got & CGSTREAM_CTRL_IO ? &m->io : NULL;
-		}
+		ev.sample.cgroup_id = m->id;
+		ev.sample.present = CGSTREAM_F_CGROUP_ID;
+		/* a REMOVED with values for callers that know it may have them */
+		if (e->type == CGSTREAM_EVENT_SAMPLE || e->type == CGSTREAM_EVENT_CHANGED ||
+		    (e->type == CGSTREAM_EVENT_REMOVED && event_size >= CGS_EVENT_SIZE_1_3))
+			cgs_event_values(s, e, &ev);
 		cgs_copy_event((char *)events + n * event_size, event_size, &ev);
 		n++;
 	}
@@ -275,7 +273,7 @@ int cgs_set_init(struct cgs_set *s, const struct cgs_set_ops *ops,
 	int r, tick_fd;
 
 	*s = (struct cgs_set){ .ops = ops, .epoll_fd = -1, .wake_fd = -1, .tick_fd = -1,
-			       .ctrls = conf->ctrls, .plain = conf->plain };
+			       .ctrls = conf->ctrls, .plain = conf->plain, .report = conf->report };
 	for (int i = 0; i < CGS_NR_CTRL; i++) {
 		const struct cgs_controller *c = cgs_controllers[i];
 
@@ -330,7 +328,7 @@ void cgs_set_fini(struct cgs_set *s)
 	}
 	/* a member whose read is still out (the mode could not wait it out) leaks */
 	cgs_set_free_members(s);
-	cgs_memio_free_set(s);
+	cgs_values_free_set(s);
 	if (s->epoll_fd >= 0)
 		close(s->epoll_fd);
 	if (s->wake_fd >= 0)

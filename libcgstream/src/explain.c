@@ -19,9 +19,12 @@
 
 #include "internal.h"
 
-_Static_assert(CGSTREAM_INTERVAL_MIN_MS == CGROUP_STAT_STREAM_INTERVAL_MIN_MS &&
-	       CGSTREAM_INTERVAL_MAX_MS == CGROUP_STAT_STREAM_INTERVAL_MAX_MS,
-	       "the library's interval range is the kernel's");
+/*
+ * CGSTREAM_INTERVAL_MIN_MS..MAX_MS is the kernel's range as its
+ * documentation states it (a policy of the kernel's, which its uapi
+ * header no longer spells): a value the kernel refuses is refused here
+ * first, with a message, and the kernel's own EINVAL stays the last word.
+ */
 
 static const struct cgstream_exit_info cgs_exits[] = {
 	{ CGSTREAM_EXIT_OK, "ok", "ok" },

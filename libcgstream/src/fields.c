@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The controller tables (fields.h): cpu.stat's fields as cpu.stat.stream
- * prints them and as cpu.stat.stream.subtree's type-1 record carries them;
- * memory's and io's files and records.
+ * The controller tables (fields.h): cpu.stat's fields as struct
+ * cgstream_sample has them, by the names the kernel gives them in its
+ * SCHEMA records and its texts; memory's and io's files.
  */
 #include <errno.h>
 #include <string.h>
@@ -10,39 +10,30 @@
 #include "internal.h"
 
 #define SAMPLE_OFF(m)	offsetof(struct cgstream_sample, m)
-#define RECORD_OFF(m)	offsetof(struct cgroup_stat_stream_record, m)
-#define BANDWIDTH	CGROUP_STAT_STREAM_RECORD_F_BANDWIDTH
 
 /* in struct cgstream_sample's order: cgstream_sample_field() lists them so */
 static const struct cgs_field cgs_cpu_fields[] = {
-	{ "seq", CGROUP_STAT_STREAM_KEY_SEQ, "seq", CGSTREAM_F_SEQ,
-	  SAMPLE_OFF(seq), RECORD_OFF(flush_seq), 0 },
-	{ "flush_time_usec", CGROUP_STAT_STREAM_KEY_TIME, "usec", CGSTREAM_F_FLUSH_TIME,
-	  SAMPLE_OFF(flush_time_usec), RECORD_OFF(flush_time_usec), 0 },
-	{ "usage_usec", "usage_usec", "usec", CGSTREAM_F_USAGE,
-	  SAMPLE_OFF(usage_usec), RECORD_OFF(usage_usec), 0 },
-	{ "user_usec", "user_usec", "usec", CGSTREAM_F_USER,
-	  SAMPLE_OFF(user_usec), RECORD_OFF(user_usec), 0 },
-	{ "system_usec", "system_usec", "usec", CGSTREAM_F_SYSTEM,
-	  SAMPLE_OFF(system_usec), RECORD_OFF(system_usec), 0 },
-	{ "nice_usec", "nice_usec", "usec", CGSTREAM_F_NICE,
-	  SAMPLE_OFF(nice_usec), RECORD_OFF(nice_usec), 0 },
-	{ "nr_periods", "nr_periods", "count", CGSTREAM_F_NR_PERIODS,
-	  SAMPLE_OFF(nr_periods), RECORD_OFF(nr_periods), BANDWIDTH },
+	{ "seq", CGS_KEY_SEQ, "seq", CGSTREAM_F_SEQ, SAMPLE_OFF(seq), true },
+	{ "flush_time_usec", CGS_KEY_TIME, "usec", CGSTREAM_F_FLUSH_TIME,
+	  SAMPLE_OFF(flush_time_usec), true },
+	{ "usage_usec", "usage_usec", "usec", CGSTREAM_F_USAGE, SAMPLE_OFF(usage_usec), false },
+	{ "user_usec", "user_usec", "usec", CGSTREAM_F_USER, SAMPLE_OFF(user_usec), false },
+	{ "system_usec", "system_usec", "usec", CGSTREAM_F_SYSTEM, SAMPLE_OFF(system_usec),
+	  false },
+	{ "nice_usec", "nice_usec", "usec", CGSTREAM_F_NICE, SAMPLE_OFF(nice_usec), false },
+	{ "nr_periods", "nr_periods", "count", CGSTREAM_F_NR_PERIODS, SAMPLE_OFF(nr_periods),
+	  false },
 	{ "nr_throttled", "nr_throttled", "count", CGSTREAM_F_NR_THROTTLED,
-	  SAMPLE_OFF(nr_throttled), RECORD_OFF(nr_throttled), BANDWIDTH },
+	  SAMPLE_OFF(nr_throttled), false },
 	{ "throttled_usec", "throttled_usec", "usec", CGSTREAM_F_THROTTLED,
-	  SAMPLE_OFF(throttled_usec), RECORD_OFF(throttled_usec), BANDWIDTH },
-	{ "nr_bursts", "nr_bursts", "count", CGSTREAM_F_NR_BURSTS,
-	  SAMPLE_OFF(nr_bursts), RECORD_OFF(nr_bursts), BANDWIDTH },
-	{ "burst_usec", "burst_usec", "usec", CGSTREAM_F_BURST,
-	  SAMPLE_OFF(burst_usec), RECORD_OFF(burst_usec), BANDWIDTH },
-	/* the text's only: the record's reader sees gaps in flush_seq */
-	{ "flush_missed", CGROUP_STAT_STREAM_KEY_MISSED, "count", CGSTREAM_F_FLUSH_MISSED,
-	  SAMPLE_OFF(flush_missed), 0, 0 },
-	/* the record's only: a text reader knows the directory it opened */
-	{ "cgroup_id", NULL, "id", CGSTREAM_F_CGROUP_ID,
-	  SAMPLE_OFF(cgroup_id), RECORD_OFF(cgroup_id), 0 },
+	  SAMPLE_OFF(throttled_usec), false },
+	{ "nr_bursts", "nr_bursts", "count", CGSTREAM_F_NR_BURSTS, SAMPLE_OFF(nr_bursts), false },
+	{ "burst_usec", "burst_usec", "usec", CGSTREAM_F_BURST, SAMPLE_OFF(burst_usec), false },
+	/* the publications the kernel skipped (late), since boot */
+	{ "flush_missed", CGS_KEY_SKIPPED, "count", CGSTREAM_F_FLUSH_MISSED,
+	  SAMPLE_OFF(flush_missed), true },
+	/* a text reader knows the directory it opened */
+	{ "cgroup_id", NULL, "id", CGSTREAM_F_CGROUP_ID, SAMPLE_OFF(cgroup_id), false },
 };
 
 const struct cgs_controller cgs_cpu = {
@@ -54,8 +45,7 @@ const struct cgs_controller cgs_cpu = {
 	.stream_file = "cpu.stat.stream",
 	.subtree_file = "cpu.stat.stream.subtree",
 	.interval_file = "cpu.stat.stream_interval",
-	.record_type = CGROUP_STAT_STREAM_RECORD_CPU,
-	.record_min_size = CGROUP_STAT_STREAM_RECORD_CPU_SIZE_VER0,
+	.kernel_id = CGROUP_STAT_CTRL_CPU,
 	.fields = cgs_cpu_fields,
 	.n_fields = sizeof(cgs_cpu_fields) / sizeof(cgs_cpu_fields[0]),
 };
@@ -76,23 +66,21 @@ const struct cgs_controller cgs_memory = {
 	.stream_file = "memory.stat.stream",
 	.subtree_file = "memory.stat.stream.subtree",
 	.interval_file = "memory.stat.stream_interval",
-	.record_type = CGROUP_STAT_STREAM_RECORD_MEMORY,
-	.record_min_size = CGS_RECORD_HDR_SIZE,
+	.kernel_id = CGROUP_STAT_CTRL_MEMORY,
 	.aux = cgs_memory_aux,
 	.n_aux = sizeof(cgs_memory_aux) / sizeof(cgs_memory_aux[0]),
 };
 
 #define DEV_OFF(m)	offsetof(struct cgstream_io_device, m)
-#define DEV_REC_OFF(m)	offsetof(struct cgroup_stat_stream_io_device, m)
 
 /* in struct cgstream_io_device's order, after major and minor */
 static const struct cgs_io_field cgs_io_dev_fields[] = {
-	{ "rbytes", "bytes", DEV_OFF(rbytes), DEV_REC_OFF(rbytes) },
-	{ "wbytes", "bytes", DEV_OFF(wbytes), DEV_REC_OFF(wbytes) },
-	{ "rios", "count", DEV_OFF(rios), DEV_REC_OFF(rios) },
-	{ "wios", "count", DEV_OFF(wios), DEV_REC_OFF(wios) },
-	{ "dbytes", "bytes", DEV_OFF(dbytes), DEV_REC_OFF(dbytes) },
-	{ "dios", "count", DEV_OFF(dios), DEV_REC_OFF(dios) },
+	{ "rbytes", "bytes", DEV_OFF(rbytes) },
+	{ "wbytes", "bytes", DEV_OFF(wbytes) },
+	{ "rios", "count", DEV_OFF(rios) },
+	{ "wios", "count", DEV_OFF(wios) },
+	{ "dbytes", "bytes", DEV_OFF(dbytes) },
+	{ "dios", "count", DEV_OFF(dios) },
 };
 
 const struct cgs_controller cgs_io = {
@@ -104,8 +92,7 @@ const struct cgs_controller cgs_io = {
 	.stream_file = "io.stat.stream",
 	.subtree_file = "io.stat.stream.subtree",
 	.interval_file = "io.stat.stream_interval",
-	.record_type = CGROUP_STAT_STREAM_RECORD_IO,
-	.record_min_size = offsetof(struct cgroup_stat_stream_io, devices),
+	.kernel_id = CGROUP_STAT_CTRL_IO,
 	.dev_fields = cgs_io_dev_fields,
 	.n_dev_fields = sizeof(cgs_io_dev_fields) / sizeof(cgs_io_dev_fields[0]),
 };
@@ -116,10 +103,10 @@ const struct cgs_controller *const cgs_controllers[CGS_NR_CTRL] = {
 	[CGS_IO] = &cgs_io,
 };
 
-const struct cgs_controller *cgs_controller_of_record(unsigned int type)
+const struct cgs_controller *cgs_controller_of_kernel(unsigned int id)
 {
 	for (int i = 0; i < CGS_NR_CTRL; i++)
-		if (cgs_controllers[i]->record_type == type)
+		if (cgs_controllers[i]->kernel_id == id)
 			return cgs_controllers[i];
 	return NULL;
 }

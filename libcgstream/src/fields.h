@@ -3,19 +3,19 @@
  * What each controller reports, described once: the kernel files that
  * carry it (its *.stat file read in emulation, its stream and subtree
  * files, its interval, and for memory the files whose values its records
- * append: memory.current, memory.swap.current, memory.events), its
- * binary record type, and for cpu its fixed fields (name, key in the
- * text, unit, present bit, where it lives in struct cgstream_sample and
- * in the record).  The text parsers, the record decoder, the modes that
- * open and read the files, the intervals and cgstream_sample_field()
- * (which the command's printers and pycgstream read) all walk these
- * tables, so a field or a file added here appears everywhere at once.
+ * append: memory.current, memory.swap.current, memory.events), its number
+ * in the kernel's SNAPSHOT records, and the fields the library's API
+ * promises by name (struct cgstream_sample's for cpu, struct
+ * cgstream_io_device's for io).  The text parsers, the modes that open
+ * and read the files, the intervals and cgstream_sample_field() (which
+ * the command's printers and pycgstream read) walk these tables.
  *
- * cpu's fields are fixed and known at build time.  memory names its
- * values at run time (a KEYS record, or the text of its files): its
- * table carries no fields, and the names are shared by every cgroup that
- * reports the same list (memio.c).  io's values come per device, six
- * counters each (struct cgstream_io_device).
+ * The values themselves are named at run time, for every controller:
+ * the kernel's SCHEMA record names them in SUBTREE mode, the text's keys
+ * elsewhere (values.c keeps the names, shared by every cgroup that
+ * reports the same list).  The tables here only say where the API's fixed
+ * fields are among those names, and are the emulation's names of io's
+ * counters (io.stat's keys, as the text has them).
  */
 #ifndef CGSTREAM_FIELDS_H
 #define CGSTREAM_FIELDS_H
@@ -24,28 +24,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* one u64 of a sample */
+/*
+ * One u64 of a sample.  Where it comes from: a value of the kernel's (its
+ * name in the SCHEMA and the text: @key), or the publication the values
+ * are as of (@pub: the stream text's own keys, the SNAPSHOT record's
+ * fields), or the cgroup (its id).
+ */
 struct cgs_field {
 	const char *name;	/* the struct cgstream_sample member; JSON's, Python's name */
-	const char *key;	/* its key in the *.stat(.stream) text; NULL: not in the text */
+	const char *key;	/* its name among the kernel's values, or its key in the
+				 * stream text (@pub); NULL: neither (the id) */
 	const char *unit;	/* "usec", "count", "seq", "id" */
 	uint64_t bit;		/* CGSTREAM_F_*: in sample.present when it was reported */
 	uint16_t sample_off;	/* of its u64 in struct cgstream_sample */
-	uint16_t record_off;	/* of its u64 in the record; 0: not in the record */
-	uint32_t record_flag;	/* the record flag without which it is absent; 0: always */
+	bool pub;		/* the publication's, not a value of the cgroup's */
 };
 
 /*
  * One counter of an io device: io.stat's key (struct cgstream_io_device's
- * member, JSON's and Python's name), where it lives in the library's
- * struct and in the kernel's IO record.
+ * member, JSON's and Python's name, the kernel's name of the value in
+ * its SCHEMA), where it lives in the library's struct.
  */
 struct cgs_io_field {
 	const char *name;	/* "rbytes" */
 	const char *unit;	/* "bytes", "count" */
 	uint16_t dev_off;	/* of its u64 in struct cgstream_io_device */
-	uint16_t record_off;	/* in struct cgroup_stat_stream_io_device */
 };
+
+/* the keys a <ctrl>.stat.stream text adds after the controller's own */
+#define CGS_KEY_SEQ		"publication_seq"
+#define CGS_KEY_TIME		"publication_time_usec"
+#define CGS_KEY_SKIPPED		"publications_skipped"
 
 /* the controllers, in lead order: an object's lead is the first it reads */
 enum cgs_ctrl {
@@ -89,9 +98,8 @@ struct cgs_controller {
 	const char *stat_file;		/* read in emulation: flushes */
 	const char *stream_file;	/* per cgroup, text, as of the last flush */
 	const char *subtree_file;	/* a whole subtree, binary records */
-	const char *interval_file;	/* the root's flush interval */
-	uint16_t record_type;		/* its records in the subtree file */
-	uint16_t record_min_size;	/* the size of its record as first defined */
+	const char *interval_file;	/* the root's publication interval */
+	uint16_t kernel_id;		/* CGROUP_STAT_CTRL_*: its SNAPSHOT records' */
 	const struct cgs_aux_file *aux;	/* read beside its *.stat file */
 	size_t n_aux;
 	const struct cgs_field *fields;	/* cpu: the fixed fields */
@@ -104,13 +112,8 @@ extern const struct cgs_controller cgs_cpu, cgs_memory, cgs_io;
 /* by enum cgs_ctrl */
 extern const struct cgs_controller *const cgs_controllers[CGS_NR_CTRL];
 
-/* the smallest record of any type (type 0, KEYS: its 16-byte header) */
-#define CGS_RECORD_MIN_SIZE	16u
-/* the common header of CPU, MEMORY and IO records */
-#define CGS_RECORD_HDR_SIZE	40u
-
-/* the controller whose records have @type; NULL: KEYS, or a type not decoded here */
-const struct cgs_controller *cgs_controller_of_record(unsigned int type);
+/* the controller the kernel numbers @id (CGROUP_STAT_CTRL_*); NULL: another */
+const struct cgs_controller *cgs_controller_of_kernel(unsigned int id);
 /* the controller of one CGSTREAM_CTRL_* bit; NULL for anything else */
 const struct cgs_controller *cgs_controller_of_bit(unsigned int bit);
 /* io's device counter named @key[0..@len); NULL: not one */

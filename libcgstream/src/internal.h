@@ -36,6 +36,7 @@ struct cgs_opts {
 	const char *cgroup_root;
 	uint32_t controllers;		/* CGSTREAM_CTRL_*, never 0 */
 	bool defaults;			/* CGSTREAM_CTRL_DEFAULT: .controllers where enabled */
+	uint32_t report;		/* CGSTREAM_REPORT_* */
 };
 
 /* an interval in range (0 is its default: the kernel's off) */
@@ -84,6 +85,8 @@ static inline int cgs_read_errno(int err)
 #define CGS_SAMPLE_SIZE_1_0	cgs_offsetofend(struct cgstream_sample, flush_missed)
 #define CGS_EVENT_SIZE_1_0	(offsetof(struct cgstream_event, sample) + CGS_SAMPLE_SIZE_1_0)
 #define CGS_OPTS_SIZE_1_1	cgs_offsetofend(struct cgstream_opts, cgroup_root)
+/* a caller of 1.3 or later: a REMOVED event carries the cgroup's values */
+#define CGS_EVENT_SIZE_1_3	cgs_offsetofend(struct cgstream_event, reserved2)
 
 /*
  * Copy a sample or an event into a caller's struct of @size bytes (at
@@ -111,19 +114,52 @@ void cgs_copy_event(void *dst, size_t size, const struct cgstream_event *e);
  */
 
 /*
- * --- memory values and io devices (memio.c) ---
+ * --- every controller's values (values.c) ---
  *
- * Memory's names are shared: one list per distinct layout the set has
- * seen (in practice one, two with a root that lacks memory.current),
- * kept until the set ends, so that the names a member points to stay
- * valid.  Each member keeps its own values and devices in arrays that
- * grow and are reused from cycle to cycle.
+ * A member keeps each controller's latest values, named by a layout: the
+ * names of the kernel's SCHEMA record in SUBTREE mode, the keys of the
+ * text elsewhere.  Layouts are shared: a set keeps one per distinct list
+ * of names per controller it has seen (in practice one or two each),
+ * until it ends, so that the names a member points to stay valid and a
+ * layout is compared by its address.  For the API's fixed fields (struct
+ * cgstream_sample's, struct cgstream_io_device's) a layout knows where
+ * each of the controller's table (fields.c) is among its names.
  */
+#define CGS_MAX_FIXED	16	/* the fields of the largest fixed struct */
+
 struct cgs_names {
 	struct cgs_names *next;
+	const struct cgs_controller *ctrl;
 	uint32_t nr;
 	const char **names;		/* into blob */
 	char *blob;
+	/* cpu: by cgs_cpu.fields, io: by its dev_fields; the index among
+	 * .names or -1 */
+	int16_t fixed[CGS_MAX_FIXED];
+	bool dup_fixed;			/* a fixed field's name twice: a bad text */
+};
+
+/* one controller's latest values of a member */
+struct cgs_vals {
+	const struct cgs_names *layout;	/* io: each device's values' names */
+	uint64_t *v;			/* io: devices x layout->nr, row by row */
+	size_t cap;
+	uint32_t n;
+	uint64_t seq, time_usec, skipped;	/* the publication they are as of */
+	unsigned int pub_present;	/* of CGSTREAM_F_SEQ, _FLUSH_TIME, _FLUSH_MISSED */
+};
+
+/* values coming in, to be kept (cgs_cg_take()) */
+struct cgs_in {
+	const struct cgs_names *layout;
+	const void *values;		/* n u64s, any alignment */
+	uint32_t n;
+	const struct cgstream_io_device *devs;	/* io: its devices' fixed fields */
+	uint32_t nr_devices;
+	uint64_t seq, time_usec, skipped;
+	unsigned int pub_present;	/* which of those three were given */
+	bool partial;			/* devices left out */
+	bool final;			/* a removed cgroup's, as of its removal */
 };
 
 /* one "key value" of a text, before it is matched to a layout */
@@ -139,7 +175,7 @@ struct cgs_kvs {
 	size_t n, cap;
 };
 
-/* the keys a stream's text adds: flush_seq, flush_time_usec, flush_missed */
+/* the keys a stream's text adds: publication_seq, _time_usec, publications_skipped */
 struct cgs_flush {
 	uint64_t seq, time_usec, missed;
 	unsigned int present;		/* CGSTREAM_F_SEQ | _FLUSH_TIME | _FLUSH_MISSED */
@@ -156,6 +192,7 @@ struct cgs_devs {
 struct cgs_cg {
 	struct cgs_hnode key;		/* group: hash of the path; tree: the id */
 	struct cgs_hnode wd_key;	/* tree: the inotify watch of its directory */
+	struct cgs_hnode path_key;	/* tree: the hash of its path */
 	struct cgs_cg *prev, *next;	/* the live list, in the order linked */
 	struct cgs_cg *next_dead;
 	char *path;
@@ -171,26 +208,34 @@ struct cgs_cg {
 	uint64_t cycle;			/* the set's cycle of .got; 0: none */
 	uint64_t skip_cycle;		/* KERNEL lead: no new flush in this cycle */
 	uint32_t got;			/* controllers read in .cycle */
-	uint64_t last_seq;		/* the lead's last flush_seq */
+	uint64_t last_seq;		/* the lead's last publication_seq */
 	uint64_t scanned;		/* tree: the cycle its directory was read */
 	unsigned int reading;		/* io_uring reads in flight */
 	bool dead;			/* off the live list */
 	bool quiet;			/* removed by the caller: no more events */
 	bool announced;			/* ADDED sent (a group's need none) */
 	bool in_batch;			/* a REMOVED or ERROR event waits */
-	struct cgstream_sample sample;
-	struct cgstream_memory mem;	/* .names, .values: below */
-	const struct cgs_names *mem_layout;	/* .mem's names */
-	uint64_t *mem_values;
-	size_t mem_cap;
-	struct cgstream_io io;
-	struct cgs_devs devs;
+	uint32_t have;			/* controllers it has values of */
+	uint32_t changed;		/* of them, changed since its last SAMPLE or CHANGED */
+	uint32_t final;			/* of them, the kernel's as of its removal */
+	bool partial;			/* io: devices left out */
+	bool touched;			/* on the set's list of this cycle's members */
+	bool removing;			/* SUBTREE: the lead's REMOVED record named it */
+	uint64_t hold_cycle;		/* tree: held back since (another one at its path) */
+	struct cgs_vals vals[CGS_NR_CTRL];	/* each controller's latest */
+	struct cgstream_sample sample;	/* cpu's fields the API names, from vals */
+	struct cgs_devs devs;		/* io's devices, the API's fields */
+	/* what its events point to, made when one is handed out */
+	struct cgstream_values out_cpu;
+	struct cgstream_memory out_mem;
+	struct cgstream_io out_io;
 };
 
 struct cgs_ev {
 	struct cgs_cg *cg;
 	int type;			/* CGSTREAM_EVENT_* */
 	int error;
+	uint32_t changed;		/* SAMPLE, CHANGED: the member's .changed then */
 };
 
 struct cgs_evs {
@@ -214,6 +259,8 @@ struct cgs_set_ops {
 	void (*failed)(struct cgs_set *s, struct cgs_cg *m, int err);
 	/* @m leaves the live list: take it out of the owner's indexes */
 	void (*unlinked)(struct cgs_set *s, struct cgs_cg *m);
+	/* @m, not announced yet, is not to be this cycle (NULL: never held) */
+	bool (*hold)(struct cgs_set *s, struct cgs_cg *m);
 	/* the tick fd or the whole read failed; returns the errno that ends the set */
 	int (*tick_failed)(struct cgs_set *s, int err);
 };
@@ -324,6 +371,7 @@ struct cgs_set_conf {
 	uint32_t ctrls;			/* CGSTREAM_CTRL_* */
 	int modes[CGS_NR_CTRL];		/* each asked controller's (cgs_mode_pick) */
 	uint32_t fallback_ms;		/* the timer of a FALLBACK lead */
+	uint32_t report;		/* CGSTREAM_REPORT_* */
 	bool plain;			/* no io_uring (a stream: one cgroup) */
 };
 
@@ -358,9 +406,22 @@ struct cgs_set {
 	struct cgs_evs first, added, samples;
 	size_t emitted;
 
-	/* memio.c */
+	/* what a group's and a tree's batches carry: CGSTREAM_REPORT_* */
+	uint32_t report;
+	/* the members whose values a read of this cycle stored */
+	struct cgs_cg **touched;
+	size_t n_touched, touched_cap;
+	/* SUBTREE: the controllers whose snapshot this cycle read, and of
+	 * each the publication (every member it did not list is as of it) */
+	uint32_t fresh;
+	struct cgs_flush snap_pub[CGS_NR_CTRL];
+
+	/* values.c */
 	struct cgs_names *layouts;
 	struct cgs_kvs kvs;
+	struct cgs_devs devs;		/* io's devices as a read has them */
+	uint64_t *scratch;		/* records' io values, gathered */
+	size_t scratch_cap;
 
 	/* each mode's own state (mode-*.c), by CGSTREAM_MODE_* */
 	void *mode_state[4];
@@ -421,10 +482,24 @@ int cgs_set_link(struct cgs_set *s, struct cgs_cg *m);
 void cgs_set_drop(struct cgs_set *s, struct cgs_cg *m, int type, int err);
 /* an ERROR event; the member stays */
 void cgs_set_error(struct cgs_set *s, struct cgs_cg *m, int err);
-/* a member's cpu sample for this cycle (the modes' decoders) */
-void cgs_set_sampled(struct cgs_set *s, struct cgs_cg *m, const struct cgstream_sample *smp);
-/* the cycle's ADDED (first sample of a member) and SAMPLE events */
+/*
+ * Controller @c's values of @m for this cycle (the modes' decoders): kept,
+ * compared with those it had (m->changed), m->got and m->have set, and
+ * @m on the cycle's list: 0; -ENOMEM; -EBADMSG for a cpu layout without
+ * usage_usec or with a field twice (a text that is no cpu.stat).
+ */
+int cgs_cg_take(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
+		const struct cgs_in *in);
+/* @m on the list of the members this cycle collects from (a member held
+ * back until another went: cgs_set_ops.hold) */
+void cgs_set_list(struct cgs_set *s, struct cgs_cg *m);
+/* @m no longer has @c's values (the controller was disabled for it) */
+void cgs_cg_lose(struct cgs_cg *m, const struct cgs_controller *c);
+/* the cycle's ADDED (first values of a member), then SAMPLE (every
+ * member, CGSTREAM_REPORT_ALL) or CHANGED (those changed) events */
 void cgs_set_collect(struct cgs_set *s);
+/* the event of @e's member into @ev: its values, as of when they are */
+void cgs_event_values(const struct cgs_set *s, const struct cgs_ev *e, struct cgstream_event *ev);
 /* the batch handed out: its members may be freed */
 void cgs_set_uncollect(struct cgs_set *s);
 /* free the dead that no event names and no read writes into */
@@ -445,7 +520,8 @@ int cgs_read_result(ssize_t res, size_t size);
 /*
  * Flat-keyed text ("key value" lines: memory.stat, memory.events and
  * memory.stat.stream) appended to @kvs, each key with @prefix; with @fl,
- * the stream's flush_seq, flush_time_usec and flush_missed go there
+ * the stream's publication_seq, publication_time_usec and
+ * publications_skipped go there
  * instead.  A line that is not "key u64" (a blank one, a value that is no
  * decimal u64, a NUL byte) is -EBADMSG; -ENOMEM.  The keys point into @buf.
  */
@@ -462,28 +538,49 @@ int cgs_parse_value(const char *buf, size_t len, uint64_t *v);
  * (policies' fields: cost.*, depth=max, ...) skipped; a device without
  * counts has zeros; a line whose device is no "MAJ:MIN" (io.stat's
  * "(unknown)" for a disk being removed) is skipped.  With @fl the
- * stream's last lines "flush_seq N" and "flush_time_usec T" go there.
+ * stream's last lines (publication_seq, publication_time_usec,
+ * publications_skipped) go there.
  * Devices replace @devs' (which grows, and is kept); -EBADMSG for a line
  * or a counter that is not as above, -ENOMEM.
  */
 int cgs_parse_io(const char *buf, size_t len, struct cgs_devs *devs, struct cgs_flush *fl);
 
-/* --- memio.c --- */
-/* @m's memory values from @kvs (the parsed text), the names matched to (or
- * made into) one of @s's layouts: 0 or -ENOMEM */
-int cgs_memory_store(struct cgs_set *s, struct cgs_cg *m, const struct cgs_kvs *kvs);
-/* the layout named by a KEYS record: 0 or -ENOMEM, -EBADMSG */
-int cgs_memory_layout(struct cgs_set *s, const struct cgstream_record *keys,
-		      const struct cgs_names **ret);
-/* @m's memory values from a MEMORY record labelled by @names: 0, -ENOMEM,
- * -EBADMSG when the counts differ */
-int cgs_memory_record(struct cgs_cg *m, const struct cgstream_record *rec,
-		      const struct cgs_names *names);
-/* @m's io devices from an IO record: 0 or -ENOMEM */
-int cgs_io_record(struct cgs_cg *m, const struct cgstream_record *rec);
+/* --- values.c --- */
+/* the layout of @c named by @kvs (a parsed text): the one @had, another
+ * the set has, or a new one; NULL without memory */
+const struct cgs_names *cgs_layout_of_kvs(struct cgs_set *s, const struct cgs_controller *c,
+					  const struct cgs_names *had, const struct cgs_kvs *kvs);
+/* the layout of @c named by @nr @names (a SCHEMA record's); NULL without memory */
+const struct cgs_names *cgs_layout_of_names(struct cgs_set *s, const struct cgs_controller *c,
+					    const char *const *names, uint32_t nr);
+/* @in's values into @v: 1 when they differ from those it had (or it had
+ * none), 0 when the same, -ENOMEM */
+int cgs_vals_store(struct cgs_vals *v, const struct cgs_in *in);
+/* io's devices parsed into s->devs as @in: the io table's counters, by its
+ * names: 0 or -ENOMEM */
+int cgs_io_text_values(struct cgs_set *s, struct cgs_in *in);
+/* an io record's devices as @in (@l: the layout of its device values),
+ * gathered into the set's scratch arrays: 0 or -ENOMEM */
+int cgs_io_record_values(struct cgs_set *s, const struct cgstream_rec *rec,
+			 const struct cgs_names *l, struct cgs_in *in);
 /* grow @d to hold @n devices: 0 or -ENOMEM */
 int cgs_devs_reserve(struct cgs_devs *d, uint32_t n);
-void cgs_memio_free_member(struct cgs_cg *m);
-void cgs_memio_free_set(struct cgs_set *s);
+void cgs_values_free_member(struct cgs_cg *m);
+void cgs_values_free_set(struct cgs_set *s);
+
+/* --- records.c: what the tree reads of a decoded record --- */
+#define CGS_REC_CGROUP		sizeof(struct cgroup_stat_cgroup)
+/* bumped each time the decoder's SCHEMA names change */
+uint64_t cgs_decoder_schema_gen(const struct cgstream_decoder *d);
+/* a CGROUP or REMOVED record's values, and device @i */
+static inline const unsigned char *cgs_rec_values(const struct cgstream_rec *r)
+{
+	return (const unsigned char *)r->data + CGS_REC_CGROUP;
+}
+
+static inline const unsigned char *cgs_rec_device_at(const struct cgstream_rec *r, uint32_t i)
+{
+	return cgs_rec_values(r) + 8 * (size_t)r->nr_values + (size_t)i * r->device_size;
+}
 
 #endif

@@ -117,7 +117,7 @@ void cgs_cg_free(struct cgs_cg *m)
 	if (!m)
 		return;
 	cgs_cg_close(m);
-	cgs_memio_free_member(m);
+	cgs_values_free_member(m);
 	free(m->path);
 	free(m);
 }
@@ -257,6 +257,106 @@ void cgs_cg_touch(const struct cgs_set *s, struct cgs_cg *m)
 	}
 }
 
+/* @m on the list of the cycle's members whose values were read (room for
+ * every member is reserved when it joins: this never fails) */
+void cgs_set_list(struct cgs_set *s, struct cgs_cg *m)
+{
+	if (m->touched || s->n_touched >= s->touched_cap)
+		return;
+	m->touched = true;
+	s->touched[s->n_touched++] = m;
+}
+
+/* the API's fields of cpu (struct cgstream_sample) from @m's named values */
+static void cgs_cg_fill_sample(struct cgs_cg *m)
+{
+	const struct cgs_vals *v = &m->vals[CGS_CPU];
+	struct cgstream_sample smp = { .cgroup_id = m->id, .present = CGSTREAM_F_CGROUP_ID };
+
+	for (size_t k = 0; k < cgs_cpu.n_fields && k < CGS_MAX_FIXED; k++) {
+		const struct cgs_field *f = &cgs_cpu.fields[k];
+		int idx = v->layout->fixed[k];
+		uint64_t val;
+
+		if (f->pub) {
+			val = f->bit == CGSTREAM_F_SEQ ? v->seq :
+			      f->bit == CGSTREAM_F_FLUSH_TIME ? v->time_usec : v->skipped;
+			if (!(v->pub_present & f->bit))
+				continue;
+		} else if (idx >= 0 && (uint32_t)idx < v->n) {
+			val = v->v[idx];
+		} else {
+			continue;	/* the id (set above), or a key this kernel lacks */
+		}
+		memcpy((char *)&smp + f->sample_off, &val, sizeof(val));
+		smp.present |= f->bit;
+	}
+	m->sample = smp;
+}
+
+/* io's devices as the API names their counters: 1 when they changed, 0, -ENOMEM */
+static int cgs_cg_take_devs(struct cgs_cg *m, const struct cgs_in *in)
+{
+	size_t bytes = (size_t)in->nr_devices * sizeof(*in->devs);
+
+	if (m->devs.n == in->nr_devices && !memcmp(m->devs.v, in->devs, bytes))
+		return 0;
+	if (cgs_devs_reserve(&m->devs, in->nr_devices ? in->nr_devices : 1) < 0)
+		return -ENOMEM;
+	memcpy(m->devs.v, in->devs, bytes);
+	m->devs.n = in->nr_devices;
+	return 1;
+}
+
+/* a cpu layout whose values have usage_usec, each fixed field once */
+static bool cgs_cpu_values_ok(const struct cgs_in *in)
+{
+	const struct cgs_names *l = in->layout;
+
+	if (l->dup_fixed)
+		return false;
+	for (size_t k = 0; k < cgs_cpu.n_fields && k < CGS_MAX_FIXED; k++)
+		if (cgs_cpu.fields[k].bit == CGSTREAM_F_USAGE)
+			return l->fixed[k] >= 0 && (uint32_t)l->fixed[k] < in->n;
+	return false;
+}
+
+int cgs_cg_take(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
+		const struct cgs_in *in)
+{
+	int r, rd = 0;
+
+	if (c == &cgs_cpu && !cgs_cpu_values_ok(in))
+		return -EBADMSG;
+	r = cgs_vals_store(&m->vals[c->index], in);
+	if (r >= 0 && c == &cgs_io)
+		rd = cgs_cg_take_devs(m, in);
+	if (r < 0 || rd < 0)
+		return -ENOMEM;
+	if (r || rd || !(m->have & c->bit))
+		m->changed |= c->bit;
+	if (c == &cgs_cpu)
+		cgs_cg_fill_sample(m);
+	if (c == &cgs_io)
+		m->partial = in->partial;
+	if (in->final)
+		m->final |= c->bit;
+	cgs_cg_touch(s, m);
+	cgs_set_list(s, m);
+	m->have |= c->bit;
+	m->got |= c->bit;
+	return 0;
+}
+
+void cgs_cg_lose(struct cgs_cg *m, const struct cgs_controller *c)
+{
+	if (!(m->have & c->bit))
+		return;
+	m->have &= ~c->bit;
+	m->final &= ~c->bit;
+	m->changed |= c->bit;	/* its values went: a change too */
+}
+
 static int cgs_evs_reserve(struct cgs_evs *e, size_t want)
 {
 	return cgs_grow((void **)&e->v, &e->cap, want, sizeof(*e->v), 64);
@@ -273,9 +373,11 @@ int cgs_set_link(struct cgs_set *s, struct cgs_cg *m)
 {
 	size_t n = s->n_all + 1;
 
-	/* at most a REMOVED and an ERROR, an ADDED and a SAMPLE per member */
+	/* at most a REMOVED and an ERROR, an ADDED and a SAMPLE per member,
+	 * and a place on the list of the cycle's */
 	if (cgs_evs_reserve(&s->first, 2 * n) < 0 || cgs_evs_reserve(&s->added, n) < 0 ||
-	    cgs_evs_reserve(&s->samples, n) < 0)
+	    cgs_evs_reserve(&s->samples, n) < 0 ||
+	    cgs_grow((void **)&s->touched, &s->touched_cap, n, sizeof(*s->touched), 64) < 0)
 		return -ENOMEM;
 	m->prev = s->tail;
 	m->next = NULL;
@@ -333,7 +435,7 @@ void cgs_set_reap(struct cgs_set *s)
 	while (*pp) {
 		struct cgs_cg *m = *pp;
 
-		if (!m->reading && !m->in_batch) {
+		if (!m->reading && !m->in_batch && !m->touched) {
 			*pp = m->next_dead;
 			cgs_cg_free(m);
 			s->n_all--;
@@ -360,28 +462,114 @@ void cgs_set_free_members(struct cgs_set *s)
 	free(s->first.v);
 	free(s->added.v);
 	free(s->samples.v);
+	free(s->touched);
 }
 
-void cgs_set_sampled(struct cgs_set *s, struct cgs_cg *m, const struct cgstream_sample *smp)
+/* @m's SAMPLE or CHANGED (and ADDED first, with its first values) */
+static void cgs_collect_one(struct cgs_set *s, struct cgs_cg *m, int type)
 {
-	cgs_cg_touch(s, m);
-	m->sample = *smp;
-	m->sample.cgroup_id = m->id;
-	m->sample.present |= CGSTREAM_F_CGROUP_ID;
-	m->got |= CGSTREAM_CTRL_CPU;
+	if (!m->announced) {
+		if (s->ops->hold && s->ops->hold(s, m))
+			return;	/* not yet: its values wait */
+		cgs_evs_push(&s->added, m, CGSTREAM_EVENT_ADDED, 0);
+		m->announced = true;
+	}
+	cgs_evs_push(&s->samples, m, type, 0);
+	s->samples.v[s->samples.n - 1].changed = m->changed;
+	m->changed = 0;
+}
+
+/* a member has values this cycle: read now, or (SUBTREE) listed by none
+ * of the snapshots read, so as of them; not a KERNEL lead's without a
+ * new publication */
+static bool cgs_current(const struct cgs_set *s, const struct cgs_cg *m)
+{
+	if (!m->have || m->quiet || m->skip_cycle == s->cycle)
+		return false;
+	return (m->cycle == s->cycle && m->got) || (m->have & s->fresh);
 }
 
 void cgs_set_collect(struct cgs_set *s)
 {
-	for (struct cgs_cg *m = s->head; m; m = m->next) {
-		if (m->cycle != s->cycle || !m->got || m->quiet || m->skip_cycle == s->cycle)
-			continue;
-		if (!m->announced) {
-			cgs_evs_push(&s->added, m, CGSTREAM_EVENT_ADDED, 0);
-			m->announced = true;
+	if (s->report == CGSTREAM_REPORT_CHANGES) {
+		/* what the cycle read: its cost is what changed */
+		for (size_t i = 0; i < s->n_touched; i++) {
+			struct cgs_cg *m = s->touched[i];
+
+			if (!m->dead && m->changed && cgs_current(s, m))
+				cgs_collect_one(s, m, CGSTREAM_EVENT_CHANGED);
 		}
-		cgs_evs_push(&s->samples, m, CGSTREAM_EVENT_SAMPLE, 0);
+	} else {
+		for (struct cgs_cg *m = s->head; m; m = m->next)
+			if (cgs_current(s, m))
+				cgs_collect_one(s, m, CGSTREAM_EVENT_SAMPLE);
 	}
+	for (size_t i = 0; i < s->n_touched; i++)
+		s->touched[i]->touched = false;
+	s->n_touched = 0;
+}
+
+/* @v's values as the API hands them out: as of the later of their own
+ * publication and (@fresh) the snapshot that did not list them */
+static void cgs_pub_of(const struct cgs_vals *v, const struct cgs_flush *fresh, uint64_t *seq,
+		       uint64_t *time_usec, uint64_t *skipped)
+{
+	*seq = v->seq;
+	*time_usec = v->time_usec;
+	*skipped = v->skipped;
+	if (fresh && fresh->seq > v->seq) {
+		*seq = fresh->seq;
+		*time_usec = fresh->time_usec;
+		*skipped = fresh->missed;
+	}
+}
+
+/* what @m's events point to, as of now */
+static void cgs_cg_out(const struct cgs_set *s, struct cgs_cg *m, bool current)
+{
+	const struct cgs_vals *v;
+	uint64_t seq, t, skipped;
+
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+
+		if (!(m->have & c->bit))
+			continue;
+		v = &m->vals[i];
+		cgs_pub_of(v, current && (s->fresh & c->bit) ? &s->snap_pub[i] : NULL, &seq, &t,
+			   &skipped);
+		if (c == &cgs_cpu) {
+			m->out_cpu = (struct cgstream_values){ seq, t, v->n, 0, v->layout->names, v->v };
+			m->sample.seq = seq;
+			m->sample.flush_time_usec = t;
+			m->sample.flush_missed = skipped;
+		} else if (c == &cgs_memory) {
+			m->out_mem = (struct cgstream_memory){ seq, t, v->n, 0, v->layout->names, v->v };
+		} else {
+			m->out_io = (struct cgstream_io){
+				.seq = seq, .flush_time_usec = t, .nr_devices = m->devs.n,
+				.devices = m->devs.v, .nr_values = v->layout->nr,
+				.names = v->layout->names, .values = v->v,
+			};
+		}
+	}
+}
+
+void cgs_event_values(const struct cgs_set *s, const struct cgs_ev *e, struct cgstream_event *ev)
+{
+	struct cgs_cg *m = e->cg;
+
+	cgs_cg_out(s, m, e->type != CGSTREAM_EVENT_REMOVED);
+	ev->controllers = m->have;
+	ev->changed = e->type == CGSTREAM_EVENT_REMOVED ? 0 : e->changed;
+	ev->final = e->type == CGSTREAM_EVENT_REMOVED ? m->final : 0;
+	ev->flags = (m->have & CGSTREAM_CTRL_IO) && m->partial ? CGSTREAM_EVENT_F_PARTIAL : 0;
+	if (m->have & CGSTREAM_CTRL_CPU) {
+		ev->sample = m->sample;
+		ev->cpu = &m->out_cpu;
+	}
+	ev->memory = m->have & CGSTREAM_CTRL_MEMORY ? &m->out_mem : NULL;
+	ev->io = m->have & CGSTREAM_CTRL_IO ? &m->out_io : NULL;
 }
 
 void cgs_set_uncollect(struct cgs_set *s)

@@ -6,7 +6,7 @@
  * flush, as any reader of them does.
  *
  * tick:   a timerfd at the interval (when the lead controller is
- *         emulated).  The library counts its own cycles as flush_seq and
+ *         emulated).  The library counts its own cycles as the seq and
  *         stamps them with the monotonic clock; ticks that come while a
  *         cycle is still read count as missed.
  * read:   with io_uring the reads run in the kernel's workers, in
@@ -23,7 +23,7 @@
  *         pread()s the members itself, for at most CGS_PLAIN_BUDGET_US per
  *         call, and the caller is woken again to go on.
  * decode: the text parsers (cgs_mode_decode_text()), then the library's
- *         own flush_seq (the cycle), flush_time_usec and flush_missed.
+ *         own seq (the cycle), flush_time_usec and flush_missed.
  */
 #include <errno.h>
 #include <limits.h>

@@ -19,7 +19,7 @@
  *         marked the flush seen, so the READ would complete at the next
  *         flush, a whole interval late.)
  * decode: the text parsers (parse.c, through cgs_mode_decode_text()); a
- *         member whose lead's flush_seq did not move has no sample this
+ *         member whose lead's publication_seq did not move has no sample this
  *         cycle (but in a cycle begun by a sync); the other controllers'
  *         values are those of their own latest flush.  A removed cgroup's
  *         stream answers ENODEV: REMOVED in that cycle's batch.
@@ -75,9 +75,13 @@ static int cgs_streams_tick(struct cgs_set *s, void *state, bool reading)
 	(void)reading;	/* a cycle is read within one call */
 	if (r <= 0)
 		return r;
-	/* the read marks the flush seen, so that the fd polls quiet again */
+	/*
+	 * The read marks the publication seen, so that the fd polls quiet
+	 * again.  ENODATA: the tick's cgroup is newer than the publication
+	 * (the kernel still polls it readable): no cycle until the next one.
+	 */
 	if (pread(s->tick_fd, st->rd.buf, st->rd.size, 0) < 0)
-		return errno == EINTR ? 0 : cgs_read_errno(errno);
+		return errno == EINTR || errno == ENODATA ? 0 : cgs_read_errno(errno);
 	return 1;
 }
 

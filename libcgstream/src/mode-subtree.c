@@ -1,47 +1,83 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * SUBTREE mode: a tree through its root's *.stat.stream.subtree files, one
- * read of each per cycle whatever the number of cgroups.
+ * snapshot of each per cycle whatever the number of cgroups, and in it
+ * only what changed.
  *
  * tick:   the lead controller's subtree file itself polls readable once
- *         per flush; the other controllers' files are read as of their
- *         own latest flush when the lead's cycle begins.
- * read:   pread()s from offset 0 into a buffer kept from cycle to cycle
- *         (it grows, by doubling, to hold a whole snapshot with room for
- *         one more record of any size, so that a read that leaves that
- *         much room is known to be the last); every live cgroup's record
- *         (memory: a KEYS record first), the root first, parents before
- *         children.
- * decode: cgstream_records_next() (records.c), the whole read checked
- *         before any record is used; each record's id names a member
- *         through the owner's find() (a tree reads the parent's directory
- *         of an id it does not know, once per cycle at most).  Memory's
- *         names come from the KEYS record, shared (memio.c).
- * diff:   a member missing from the lead's snapshot is gone (a snapshot
- *         has every cgroup alive throughout it that has the controller):
- *         REMOVED.  With a lead other than cpu, a cgroup may also lack the
- *         controller: one whose directory is still there stays.
+ *         per publication; the other controllers' files are read as of
+ *         their own latest publication when the lead's cycle begins.
+ * read:   a change snapshot (pread() at CGROUP_STAT_STREAM_CHANGES, then
+ *         on at the running offset until a read returns 0, which is what
+ *         completes it for the kernel) into a buffer kept from cycle to
+ *         cycle, which grows (by doubling) until a snapshot takes one read
+ *         and the 0 that ends it.  A full snapshot (at offset 0) instead
+ *         at the first cycle (the kernel's first change snapshot of an
+ *         open file is a full one anyway), when the kernel's base is not
+ *         the snapshot the tree read last, when it says it dropped
+ *         removals the tree had not read (F_LOST: read at once, in the
+ *         same cycle), and every CGS_FULL_EVERY cycles: a directory made
+ *         unsearchable for the reader hides what changes below it, and
+ *         its removal (the kernel checks the directories as they were
+ *         then); only a full snapshot finds those gone.
+ * decode: cgstream_decoder_next() (records.c), record by record as the
+ *         reads come; the SCHEMA's names become the set's layouts (once
+ *         per new SCHEMA).  Each record's id names a member through the
+ *         owner's find() (a tree reads the parent's directory of an id it
+ *         does not know, once per cycle at most); a REMOVED record's
+ *         values are the member's final ones.
+ * diff:   the lead's REMOVED records drop their members (with the other
+ *         controllers' final values if their snapshots had them too);
+ *         after a full snapshot, a member it did not list is gone if its
+ *         directory is (one that is there is newer than the publication,
+ *         or lacks the lead controller), and a member another
+ *         controller's full snapshot did not list lost that controller.  Members a
+ *         change snapshot did not list are as they were, as of it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-/* a read leaving this much room ended the snapshot: no record is larger */
-#define CGS_SNAP_SLACK		(1u << 16)
+#define CGS_SNAP_SLACK		(1u << 16)	/* a read leaving less: grow */
 #define CGS_SNAP_MIN		(1u << 17)
 #define CGS_SNAP_MAX		(1u << 28)	/* beyond: several reads per cycle */
+#define CGS_FULL_EVERY		64	/* cycles between full snapshots at most */
 
-/* the mode's own: a snapshot's buffer, the other controllers' files */
+/* one controller's subtree file */
+struct cgs_subtree_ctl {
+	int fd;				/* -1: the lead's, the set's tick fd */
+	struct cgstream_decoder *dec;
+	uint64_t base;			/* the last complete snapshot's publication */
+	uint64_t schema_gen;		/* of the decoder's SCHEMA the layouts are */
+	const struct cgs_names *layout;	/* its values' names */
+	const struct cgs_names *dev_layout;	/* its devices' values' (io) */
+	uint64_t last_full;		/* the cycle of the last full snapshot */
+	bool resync;			/* the next one is a full one */
+};
+
+/* the mode's own: a snapshot's buffer, each controller's file */
 struct cgs_subtree {
 	char *snap;
 	size_t snap_size;
-	int fds[CGS_NR_CTRL];		/* subtree files but the lead's (the tick) */
+	bool full_always;		/* $CGSTREAM_SUBTREE_FULL */
+	struct cgs_subtree_ctl ctl[CGS_NR_CTRL];
+};
+
+/* one snapshot as it is read */
+struct cgs_snap_read {
+	const struct cgs_controller *c;
+	struct cgs_subtree_ctl *ctl;
+	struct cgs_flush pub;		/* its publication (.present: its SNAPSHOT came) */
+	bool schema;			/* its SCHEMA came */
+	bool full, lost;
+	bool stale;			/* a change snapshot whose base is not ours */
 };
 
 static int cgs_subtree_open(const char *dir, const struct cgs_controller *c)
@@ -62,9 +98,11 @@ static void cgs_subtree_fini(struct cgs_set *s, void *state)
 	struct cgs_subtree *st = state;
 
 	(void)s;
-	for (int i = 0; i < CGS_NR_CTRL; i++)
-		if (st->fds[i] >= 0)
-			close(st->fds[i]);
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		if (st->ctl[i].fd >= 0)
+			close(st->ctl[i].fd);
+		cgstream_decoder_free(st->ctl[i].dec);
+	}
 	free(st->snap);
 	free(st);
 }
@@ -72,18 +110,26 @@ static void cgs_subtree_fini(struct cgs_set *s, void *state)
 static int cgs_subtree_init(struct cgs_set *s, const char *dir, void **state)
 {
 	struct cgs_subtree *st = calloc(1, sizeof(*st));
+	const char *full = getenv("CGSTREAM_SUBTREE_FULL");
 
 	if (!st)
 		return -ENOMEM;
 	for (int i = 0; i < CGS_NR_CTRL; i++)
-		st->fds[i] = -1;
+		st->ctl[i].fd = -1;
 	*state = st;
+	st->full_always = full && *full && strcmp(full, "0") != 0;
 	for (int i = 0; i < CGS_NR_CTRL; i++) {
-		if (s->modes[i] != CGSTREAM_MODE_SUBTREE || cgs_controllers[i] == s->lead)
+		struct cgs_subtree_ctl *ctl = &st->ctl[i];
+
+		if (s->modes[i] != CGSTREAM_MODE_SUBTREE)
 			continue;
-		st->fds[i] = cgs_subtree_open(dir, cgs_controllers[i]);
-		if (st->fds[i] < 0)
-			return st->fds[i];	/* the set's fini frees it */
+		if (cgstream_decoder_new(&ctl->dec) < 0)
+			return -ENOMEM;	/* the set's fini frees it */
+		if (cgs_controllers[i] == s->lead)
+			continue;	/* the set's tick fd */
+		ctl->fd = cgs_subtree_open(dir, cgs_controllers[i]);
+		if (ctl->fd < 0)
+			return ctl->fd;
 	}
 	st->snap_size = CGS_SNAP_MIN;
 	st->snap = malloc(st->snap_size);
@@ -97,104 +143,240 @@ static int cgs_subtree_tick(struct cgs_set *s, void *state, bool reading)
 	return cgs_mode_poll_tick(s);	/* POLLERR: the read hears of it */
 }
 
-/* one record's values into the member it names */
-static int cgs_subtree_record(struct cgs_set *s, const struct cgstream_record *rec,
-			      const struct cgs_names **layout)
+/* SNAPSHOT: which kind, relative to what; 1: a change snapshot to drop */
+static int cgs_snap_begin(struct cgs_snap_read *sr, const struct cgstream_rec *rec)
 {
-	struct cgs_cg *m;
-	int r = 0;
+	if (rec->controller != sr->c->bit)
+		return -EBADMSG;	/* another controller's file */
+	sr->pub = (struct cgs_flush){ rec->seq, rec->time_usec, rec->skipped,
+				      CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME |
+				      CGSTREAM_F_FLUSH_MISSED };
+	sr->full = !(rec->snapshot_flags & CGSTREAM_SNAPSHOT_F_CHANGES);
+	sr->lost = rec->snapshot_flags & CGSTREAM_SNAPSHOT_F_LOST;
+	/* changes since a snapshot the tree did not read to its end */
+	sr->stale = !sr->full && rec->base_seq != sr->ctl->base;
+	return sr->stale ? 1 : 0;
+}
 
-	if (rec->type == CGSTREAM_RECORD_KEYS)
-		return cgs_memory_layout(s, rec, layout);
-	if (!rec->decoded)
-		return 0;	/* a kind this library does not read */
-	/* only the lead's records find new cgroups: the others' join them */
-	m = s->ops->find(s, rec->cgroup_id,
-			 rec->type == s->lead->record_type ? rec->parent_id : 0);
-	if (!m)
-		return 0;	/* not found where it should be: next cycle */
-	m->parent_id = rec->parent_id;
-	switch (rec->type) {
-	case CGSTREAM_RECORD_CPU:
-		cgs_set_sampled(s, m, &rec->sample);
+/* SCHEMA: its names as the set's layouts (when they are new) */
+static int cgs_snap_schema(struct cgs_set *s, struct cgs_snap_read *sr,
+			   const struct cgstream_rec *rec)
+{
+	struct cgs_subtree_ctl *ctl = sr->ctl;
+	uint64_t gen = cgs_decoder_schema_gen(ctl->dec);
+
+	if (ctl->layout && gen == ctl->schema_gen) {
+		sr->schema = true;
 		return 0;
-	case CGSTREAM_RECORD_MEMORY:
-		r = cgs_memory_record(m, rec, *layout);
-		break;
-	case CGSTREAM_RECORD_IO:
-		r = cgs_io_record(m, rec);
-		break;
 	}
-	if (r < 0)
-		return r;
-	cgs_cg_touch(s, m);
-	m->got |= rec->type == CGSTREAM_RECORD_MEMORY ? CGSTREAM_CTRL_MEMORY : CGSTREAM_CTRL_IO;
+	ctl->layout = cgs_layout_of_names(s, sr->c, rec->names, rec->schema_values);
+	ctl->dev_layout = cgs_layout_of_names(s, sr->c, rec->device_names, rec->device_values);
+	if (!ctl->layout || !ctl->dev_layout) {
+		ctl->layout = NULL;
+		return -ENOMEM;
+	}
+	ctl->schema_gen = gen;
+	sr->schema = true;
 	return 0;
 }
 
-/* @buf[0..@len): records, all valid (checked before any is used), of @c */
-static int cgs_subtree_decode(struct cgs_set *s, const struct cgs_controller *c,
-			      const char *buf, size_t len, const struct cgs_names **layout)
+/* a member's directory is there still, with its id */
+static bool cgs_cg_alive(const struct cgs_cg *m)
 {
-	struct cgstream_record rec;
+	struct stat st;
+
+	return stat(m->path, &st) == 0 && (uint64_t)st.st_ino == m->id;
+}
+
+/* a CGROUP or REMOVED record's values into the member it names */
+static int cgs_snap_cgroup(struct cgs_set *s, struct cgs_snap_read *sr,
+			   const struct cgstream_rec *rec)
+{
+	bool removed = rec->type == CGSTREAM_REC_REMOVED, lead = sr->c == s->lead;
+	struct cgs_in in = { .seq = sr->pub.seq, .time_usec = sr->pub.time_usec,
+			     .skipped = sr->pub.missed, .pub_present = sr->pub.present,
+			     .final = removed };
+	struct cgs_cg *m;
+	int r;
+
+	/* only the lead's records find new cgroups: the others' join them */
+	m = s->ops->find(s, rec->id, lead && !removed ? rec->parent_id : 0);
+	if (!m || (m->removing && !removed))
+		return 0;	/* not found where it should be (next cycle), or gone */
+	if (removed && !lead && !m->removing && cgs_cg_alive(m)) {
+		cgs_cg_lose(m, sr->c);	/* the controller was disabled for it */
+		return 0;
+	}
+	if (sr->c == &cgs_io) {
+		r = cgs_io_record_values(s, rec, sr->ctl->dev_layout, &in);
+		if (r < 0)
+			return r;
+	} else {
+		in.layout = sr->ctl->layout;
+		in.values = cgs_rec_values(rec);
+		in.n = rec->nr_values;
+	}
+	r = cgs_cg_take(s, m, sr->c, &in);
+	if (r < 0)
+		return r;
+	if (!removed)
+		m->parent_id = rec->parent_id;
+	if (removed && lead)
+		m->removing = true;	/* dropped once every snapshot is read */
+	return 0;
+}
+
+/* @buf[0..@len): records of the snapshot being read; 1: a stale one */
+static int cgs_snap_decode(struct cgs_set *s, struct cgs_snap_read *sr, const char *buf,
+			   size_t len)
+{
+	struct cgstream_rec rec;
 	size_t off = 0;
 	int r;
 
-	while ((r = cgstream_records_next(buf, len, &off, &rec, sizeof(rec))) > 0)
-		;
-	if (r < 0)
-		return r;
-	for (off = 0; cgstream_records_next(buf, len, &off, &rec, sizeof(rec)) > 0;) {
-		if (rec.type != c->record_type && rec.type != CGSTREAM_RECORD_KEYS)
-			continue;	/* a kind this file does not carry */
-		r = cgs_subtree_record(s, &rec, layout);
-		if (r < 0)
+	while ((r = cgstream_decoder_next(sr->ctl->dec, buf, len, &off, &rec, sizeof(rec))) > 0) {
+		switch (rec.type) {
+		case CGSTREAM_REC_SNAPSHOT:
+			r = cgs_snap_begin(sr, &rec);
+			break;
+		case CGSTREAM_REC_SCHEMA:
+			r = cgs_snap_schema(s, sr, &rec);
+			break;
+		case CGSTREAM_REC_CGROUP:
+		case CGSTREAM_REC_REMOVED:
+			r = cgs_snap_cgroup(s, sr, &rec);
+			break;
+		default:
+			r = 0;	/* a kind this library does not read */
+		}
+		if (r)
 			return r;
 	}
-	return 0;
+	return r;
 }
 
-static int cgs_subtree_snapshot(struct cgs_set *s, struct cgs_subtree *st,
-				const struct cgs_controller *c, int fd)
+/* a larger buffer for the next reads (the old one's bytes are not kept) */
+static bool cgs_snap_grow(struct cgs_subtree *st)
 {
-	const struct cgs_names *layout = NULL;
-	off_t pos = 0;
+	char *b;
+
+	if (st->snap_size >= CGS_SNAP_MAX)
+		return false;
+	b = malloc(st->snap_size * 2);
+	if (!b)
+		return false;
+	free(st->snap);
+	st->snap = b;
+	st->snap_size *= 2;
+	return true;
+}
+
+/*
+ * One snapshot of @sr->c read to its end (a read that returns 0) and
+ * decoded: 0; 1 when there is none to read (nothing published yet) or it
+ * was a stale change snapshot (read a full one); -errno
+ */
+static int cgs_snap_read(struct cgs_set *s, struct cgs_subtree *st, struct cgs_snap_read *sr,
+			 int fd, bool full)
+{
+	off_t start = full ? 0 : (off_t)CGROUP_STAT_STREAM_CHANGES, pos = start;
 
 	for (;;) {
 		ssize_t n = pread(fd, st->snap, st->snap_size, pos);
 		int r;
 
+		if (n < 0 && errno == EINVAL && cgs_snap_grow(st))
+			continue;	/* the next record did not fit: again, larger */
+		if (n < 0 && errno == ENODATA && pos == start)
+			return 1;	/* nothing published yet: no values this cycle */
 		if (n < 0)
 			return errno == ENODEV || errno == ENOENT ? -ENODEV : -errno;
-		if (n == 0)
-			return 0;
-		r = cgs_subtree_decode(s, c, st->snap, (size_t)n, &layout);
-		if (r < 0)
+		if (n == 0)	/* complete: the kernel's next base; no snapshot lacks
+				 * its SNAPSHOT and SCHEMA records */
+			return sr->pub.present && sr->schema ? 0 : -EBADMSG;
+		r = cgs_snap_decode(s, sr, st->snap, (size_t)n);
+		if (r)
 			return r;
 		pos += n;
-		if (st->snap_size - (size_t)n >= CGS_SNAP_SLACK)
-			return 0;	/* the next record would have fit */
-		if (st->snap_size < CGS_SNAP_MAX) {
-			/* the next cycles read it all at once */
-			char *b = malloc(st->snap_size * 2);
-
-			if (b) {
-				free(st->snap);
-				st->snap = b;
-				st->snap_size *= 2;
-			}
-		}
+		if (st->snap_size - (size_t)n < CGS_SNAP_SLACK)
+			cgs_snap_grow(st);	/* the next cycles read it at once */
 	}
 }
 
-/* a member the lead's snapshot did not name: gone, or without the lead */
-static bool cgs_subtree_gone(const struct cgs_set *s, const struct cgs_cg *m)
+/*
+ * After a full snapshot of @c: what it did not list.  A member the lead's
+ * did not list is gone if its directory is (or the reader may no longer
+ * search its way to it); one whose directory is there is newer than the
+ * publication (the kernel lists a cgroup from the first publication after
+ * its creation), or, with a lead other than cpu, lacks the controller: it
+ * stays.  A member another controller's did not list lost that one.
+ */
+static void cgs_snap_sweep(struct cgs_set *s, const struct cgs_controller *c)
 {
-	struct stat st;
+	for (struct cgs_cg *m = s->tail, *prev; m; m = prev) {
+		bool listed = m->cycle == s->cycle && (m->got & c->bit);
 
-	if (s->lead == &cgs_cpu)
-		return true;	/* every cgroup has cpu.stat */
-	return stat(m->path, &st) < 0 || (uint64_t)st.st_ino != m->id;
+		prev = m->prev;
+		if (listed || m->removing)
+			continue;
+		if (c == s->lead && !cgs_cg_alive(m))
+			cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+		else if (c != s->lead && (m->have & c->bit) && cgs_cg_alive(m))
+			cgs_cg_lose(m, c);
+	}
+}
+
+/* whether the next snapshot of @ctl is a full one */
+static bool cgs_snap_full(const struct cgs_set *s, const struct cgs_subtree *st,
+			  const struct cgs_subtree_ctl *ctl)
+{
+	return st->full_always || !ctl->base || ctl->resync ||
+	       s->cycle - ctl->last_full >= CGS_FULL_EVERY;
+}
+
+/* controller @c's snapshot of this cycle (and a full one when it asks) */
+static int cgs_subtree_ctrl(struct cgs_set *s, struct cgs_subtree *st,
+			    const struct cgs_controller *c)
+{
+	struct cgs_subtree_ctl *ctl = &st->ctl[c->index];
+	int fd = ctl->fd >= 0 ? ctl->fd : s->tick_fd;
+	bool full = cgs_snap_full(s, st, ctl);
+	struct cgs_snap_read sr;
+	int r;
+
+	for (int tries = 0; tries < 2; tries++) {
+		sr = (struct cgs_snap_read){ .c = c, .ctl = ctl };
+		r = cgs_snap_read(s, st, &sr, fd, full);
+		if (r < 0)
+			return r;
+		if (r == 1 && !sr.stale)
+			return 0;	/* nothing published */
+		ctl->resync = sr.stale || sr.lost;
+		if (!sr.stale) {
+			ctl->base = sr.pub.seq;
+			s->fresh |= c->bit;
+			s->snap_pub[c->index] = sr.pub;
+			if (sr.full) {
+				ctl->last_full = s->cycle;
+				cgs_snap_sweep(s, c);
+			}
+		}
+		if (!ctl->resync)
+			return 0;
+		full = true;	/* at once: this cycle's batch tells it */
+	}
+	return 0;
+}
+
+/* the members the lead's REMOVED records named, every snapshot read */
+static void cgs_subtree_drop_removed(struct cgs_set *s)
+{
+	for (size_t i = 0; i < s->n_touched; i++) {
+		struct cgs_cg *m = s->touched[i];
+
+		if (m->removing && !m->dead)
+			cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+	}
 }
 
 static bool cgs_subtree_read(struct cgs_set *s, void *state)
@@ -202,25 +384,18 @@ static bool cgs_subtree_read(struct cgs_set *s, void *state)
 	struct cgs_subtree *st = state;
 
 	for (int i = 0; i < CGS_NR_CTRL; i++) {
-		const struct cgs_controller *c = cgs_controllers[i];
 		int r;
 
 		if (s->modes[i] != CGSTREAM_MODE_SUBTREE)
 			continue;
-		r = cgs_subtree_snapshot(s, st, c, c == s->lead ? s->tick_fd : st->fds[i]);
+		r = cgs_subtree_ctrl(s, st, cgs_controllers[i]);
 		if (r < 0) {
 			/* no cgroup is taken for gone on a bad read */
 			cgs_set_end(s, s->ops->tick_failed ? s->ops->tick_failed(s, r) : r);
 			return true;
 		}
 	}
-	if (s->modes[s->lead->index] != CGSTREAM_MODE_SUBTREE)
-		return true;	/* the members' reads tell who is gone */
-	for (struct cgs_cg *m = s->tail, *prev; m; m = prev) {
-		prev = m->prev;
-		if ((m->cycle != s->cycle || !(m->got & s->lead->bit)) && cgs_subtree_gone(s, m))
-			cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
-	}
+	cgs_subtree_drop_removed(s);
 	return true;
 }
 

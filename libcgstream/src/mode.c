@@ -80,7 +80,7 @@ int cgs_set_conf_pick(struct cgs_set_conf *conf, const char *dir, const char *mo
 	cgs_probe(dir, o, subtree_ok, &p);
 	if (p.error)
 		return p.error;
-	*conf = (struct cgs_set_conf){ .dir = dir, .ctrls = p.controllers };
+	*conf = (struct cgs_set_conf){ .dir = dir, .ctrls = p.controllers, .report = o->report };
 	for (int i = 0; i < CGS_NR_CTRL; i++) {
 		if (!(p.controllers & cgs_controllers[i]->bit))
 			continue;
@@ -198,59 +198,69 @@ ssize_t cgs_reader_pread(struct cgs_reader *rd, int fd)
 	}
 }
 
-/* the stream's own keys, or the emulation's: the flush the values are as of */
-static int cgs_text_flush(const struct cgs_flush *own, const struct cgs_flush *fl,
-			  uint64_t *seq, uint64_t *time_usec)
+/* the stream's own keys, or the emulation's: the publication the values
+ * are as of, into @in; -EBADMSG for a stream text without publication_seq */
+static int cgs_text_pub(const struct cgs_flush *own, const struct cgs_flush *fl,
+			struct cgs_in *in)
 {
-	if (own) {
-		*seq = own->seq;
-		*time_usec = own->time_usec;
-		return 0;
-	}
-	if (!(fl->present & CGSTREAM_F_SEQ))
+	const struct cgs_flush *f = own ? own : fl;
+
+	if (!own && !(fl->present & CGSTREAM_F_SEQ))
 		return -EBADMSG;
-	*seq = fl->seq;
-	*time_usec = fl->time_usec;
+	in->seq = f->seq;
+	in->time_usec = f->time_usec;
+	in->skipped = f->missed;
+	in->pub_present = own ? CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME | CGSTREAM_F_FLUSH_MISSED :
+			  fl->present;
 	return 0;
 }
 
-static int cgs_decode_cpu(struct cgs_set *s, struct cgs_cg *m, const struct cgs_text *t,
-			  const struct cgs_flush *own)
+/* a KERNEL lead's publication that @m has had already: no sample (1) */
+static bool cgs_lead_seen(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
+			  const struct cgs_flush *own, uint64_t seq)
 {
-	struct cgstream_sample smp;
-	int r = cgs_parse_read(t->buf, t->res, t->size, &smp);
+	if (own || s->lead != c)
+		return false;
+	if (seq == m->last_seq && !s->sync)
+		return true;
+	m->last_seq = seq;
+	return false;
+}
 
-	if (r < 0)
-		return r;
-	if (!own) {
-		if (!(smp.present & CGSTREAM_F_SEQ))
-			return -EBADMSG;
-		if (s->lead == &cgs_cpu && smp.seq == m->last_seq && !s->sync)
-			return 1;	/* no flush since its last read */
-		m->last_seq = smp.seq;
+/* the values parsed into s->kvs (and s->devs for io), kept as @c's of @m */
+static int cgs_decode_keep(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
+			   struct cgs_in *in)
+{
+	const struct cgs_names *had = m->vals[c->index].layout;
+	const struct cgs_kvs *kvs = &s->kvs;
+	int r;
+
+	if (c == &cgs_io) {
+		/* per device, the counters of the io table, by its names */
+		r = cgs_io_text_values(s, in);
+		if (r < 0)
+			return r;
 	} else {
-		smp.seq = own->seq;
-		smp.flush_time_usec = own->time_usec;
-		smp.flush_missed = own->missed;
-		smp.present |= CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME | CGSTREAM_F_FLUSH_MISSED;
+		in->layout = cgs_layout_of_kvs(s, c, had, kvs);
+		if (!in->layout || cgs_grow((void **)&s->scratch, &s->scratch_cap,
+					    kvs->n ? kvs->n : 1, sizeof(uint64_t), 128) < 0)
+			return -ENOMEM;
+		for (size_t i = 0; i < kvs->n; i++)
+			s->scratch[i] = kvs->v[i].v;
+		in->values = s->scratch;
+		in->n = (uint32_t)kvs->n;
 	}
-	cgs_set_sampled(s, m, &smp);
-	return 0;
+	return cgs_cg_take(s, m, c, in);
 }
 
-static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
-			     const struct cgs_text t[CGS_NR_FILES], const struct cgs_flush *own)
+/* memory's other files (memory.current, ...), appended to s->kvs */
+static int cgs_decode_aux(struct cgs_set *s, const struct cgs_controller *c,
+			  const struct cgs_text t[CGS_NR_FILES])
 {
-	const struct cgs_text *main = &t[CGS_FILE_MEMORY];
-	struct cgs_flush fl = { 0 };
-	uint64_t seq = 0, time_usec = 0;
-	int r = cgs_read_result(main->res, main->size);
+	int r = 0;
 
-	s->kvs.n = 0;
-	if (r == 0)
-		r = cgs_parse_keyed(main->buf, (size_t)main->res, "", &s->kvs, own ? NULL : &fl);
-	for (size_t k = 0; k < cgs_memory.n_aux && r == 0; k++) {
-		const struct cgs_aux_file *a = &cgs_memory.aux[k];
+	for (size_t k = 0; k < c->n_aux && r == 0; k++) {
+		const struct cgs_aux_file *a = &c->aux[k];
 		const struct cgs_text *x = &t[a->slot];
 		uint64_t v;
 
@@ -267,45 +277,33 @@ static int cgs_decode_memory(struct cgs_set *s, struct cgs_cg *m,
 				r = cgs_kvs_push(&s->kvs, "", a->name, strlen(a->name), v);
 		}
 	}
-	if (r == 0)
-		r = cgs_text_flush(own, &fl, &seq, &time_usec);
-	if (r == 0 && !own && s->lead == &cgs_memory && seq == m->last_seq && !s->sync)
-		return 1;
-	if (r == 0)
-		r = cgs_memory_store(s, m, &s->kvs);
-	if (r < 0)
-		return r;
-	if (s->lead == &cgs_memory)
-		m->last_seq = seq;
-	m->mem.seq = seq;
-	m->mem.flush_time_usec = time_usec;
-	cgs_cg_touch(s, m);
-	m->got |= CGSTREAM_CTRL_MEMORY;
-	return 0;
+	return r;
 }
 
-static int cgs_decode_io(struct cgs_set *s, struct cgs_cg *m, const struct cgs_text *t,
-			 const struct cgs_flush *own)
+/* controller @c's text (and its aux files) of @m: 0; 1: a KERNEL lead's
+ * publication did not move; -errno */
+static int cgs_decode(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
+		      const struct cgs_text t[CGS_NR_FILES], const struct cgs_flush *own)
 {
+	const struct cgs_text *main = &t[c->slot];
 	struct cgs_flush fl = { 0 };
-	uint64_t seq = 0, time_usec = 0;
-	int r = cgs_read_result(t->res, t->size);
+	struct cgs_in in = { 0 };
+	int r = cgs_read_result(main->res, main->size);
 
+	s->kvs.n = 0;
+	if (r == 0 && c == &cgs_io)
+		r = cgs_parse_io(main->buf, (size_t)main->res, &s->devs, own ? NULL : &fl);
+	else if (r == 0)
+		r = cgs_parse_keyed(main->buf, (size_t)main->res, "", &s->kvs, own ? NULL : &fl);
 	if (r == 0)
-		r = cgs_parse_io(t->buf, (size_t)t->res, &m->devs, own ? NULL : &fl);
+		r = cgs_decode_aux(s, c, t);
 	if (r == 0)
-		r = cgs_text_flush(own, &fl, &seq, &time_usec);
+		r = cgs_text_pub(own, &fl, &in);
 	if (r < 0)
 		return r;
-	if (!own && s->lead == &cgs_io && seq == m->last_seq && !s->sync)
+	if (cgs_lead_seen(s, m, c, own, in.seq))
 		return 1;
-	if (s->lead == &cgs_io)
-		m->last_seq = seq;
-	m->io = (struct cgstream_io){ .seq = seq, .flush_time_usec = time_usec,
-				      .nr_devices = m->devs.n, .devices = m->devs.v };
-	cgs_cg_touch(s, m);
-	m->got |= CGSTREAM_CTRL_IO;
-	return 0;
+	return cgs_decode_keep(s, m, c, &in);
 }
 
 int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
@@ -315,17 +313,7 @@ int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_c
 
 	if (!t[c->slot].buf)
 		return 0;	/* the cgroup lacks the controller */
-	switch (c->index) {
-	case CGS_CPU:
-		r = cgs_decode_cpu(s, m, &t[c->slot], own);
-		break;
-	case CGS_MEMORY:
-		r = cgs_decode_memory(s, m, t, own);
-		break;
-	default:
-		r = cgs_decode_io(s, m, &t[c->slot], own);
-		break;
-	}
+	r = cgs_decode(s, m, c, t, own);
 	if (r == 1) {
 		m->skip_cycle = s->cycle;	/* the lead's flush did not move */
 		return 1;

@@ -4,7 +4,12 @@
  * knows are the cpu field table's, fields.c), memory's flat-keyed files
  * (every key is a value: its names are the text's), single values
  * (memory.current) and io.stat / io.stat.stream (a line per device).  The
- * binary records have their own decoder, records.c.
+ * binary records have their own decoder, records.c.  A stream's text ends
+ * in the publication's keys (publication_seq, publication_time_usec,
+ * publications_skipped: the cpu table's publication fields); the previous
+ * series' flush_seq, flush_time_usec and flush_missed are not read: no
+ * kernel but its own development ones had them, and a stream without
+ * publication_seq fails (-EBADMSG) rather than pass for one.
  *
  * cpu's text:
  * The format is flat-keyed: "key value\n" lines, one space between key and
@@ -110,7 +115,9 @@ CGS_EXPORT int cgstream_parse(const char *buf, size_t len,
 
 int cgs_read_result(ssize_t res, size_t size)
 {
-	if (res == -EINTR || res == -EAGAIN || res == -ECANCELED)
+	/* ENODATA: the kernel published nothing yet (a cgroup newer than its
+	 * latest publication): no sample this cycle, not an error */
+	if (res == -EINTR || res == -EAGAIN || res == -ECANCELED || res == -ENODATA)
 		return -EAGAIN;
 	if (res < 0)
 		return cgs_read_errno((int)-res);
@@ -126,29 +133,28 @@ int cgs_parse_read(const char *buf, ssize_t res, size_t size, struct cgstream_sa
 	return r < 0 ? r : cgstream_parse(buf, (size_t)res, smp, sizeof(*smp));
 }
 
-/* a stream's own key: 1 (stored in @fl), 0 (another key), -EBADMSG */
+/* where a publication's key of the cpu table goes in @fl */
+static uint64_t *cgs_flush_slot(struct cgs_flush *fl, uint64_t bit)
+{
+	return bit == CGSTREAM_F_SEQ ? &fl->seq : bit == CGSTREAM_F_FLUSH_TIME ? &fl->time_usec :
+	       &fl->missed;
+}
+
+/* a stream's own key (the cpu table's publication fields): 1 (stored in
+ * @fl), 0 (another key), -EBADMSG */
 static int cgs_parse_flush_key(const char *key, size_t klen, const char *val, size_t vlen,
 			       struct cgs_flush *fl)
 {
-	static const struct { const char *key; unsigned int bit; size_t off; } keys[] = {
-		{ CGROUP_STAT_STREAM_KEY_SEQ, CGSTREAM_F_SEQ, offsetof(struct cgs_flush, seq) },
-		{ CGROUP_STAT_STREAM_KEY_TIME, CGSTREAM_F_FLUSH_TIME,
-		  offsetof(struct cgs_flush, time_usec) },
-		{ CGROUP_STAT_STREAM_KEY_MISSED, CGSTREAM_F_FLUSH_MISSED,
-		  offsetof(struct cgs_flush, missed) },
-	};
+	const struct cgs_field *f = cgs_field_by_key(&cgs_cpu, key, klen);
 	uint64_t v;
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (strlen(keys[i].key) != klen || memcmp(keys[i].key, key, klen))
-			continue;
-		if (cgs_parse_u64(val, vlen, &v) < 0 || (fl->present & keys[i].bit))
-			return -EBADMSG;
-		memcpy((char *)fl + keys[i].off, &v, sizeof(v));
-		fl->present |= keys[i].bit;
-		return 1;
-	}
-	return 0;
+	if (!f || !f->pub)
+		return 0;
+	if (cgs_parse_u64(val, vlen, &v) < 0 || (fl->present & f->bit))
+		return -EBADMSG;
+	*cgs_flush_slot(fl, f->bit) = v;
+	fl->present |= (unsigned int)f->bit;
+	return 1;
 }
 
 int cgs_kvs_push(struct cgs_kvs *kvs, const char *prefix, const char *key, size_t len,

@@ -119,6 +119,8 @@ int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out)
 			o.cgroup_root = in->cgroup_root;
 		if (HAS(controllers))
 			o.controllers = in->controllers;
+		if (HAS(report))
+			o.report = in->report;
 #undef HAS
 	}
 	if (o.controllers == CGSTREAM_CTRL_DEFAULT) {
@@ -129,7 +131,8 @@ int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out)
 		return -EINVAL;
 	if (!o.controllers)
 		o.controllers = CGSTREAM_CTRL_CPU;	/* 1.1's behaviour */
-	if (!cgs_interval_valid(o.fallback_interval_ms))
+	if (!cgs_interval_valid(o.fallback_interval_ms) ||
+	    (o.report != CGSTREAM_REPORT_ALL && o.report != CGSTREAM_REPORT_CHANGES))
 		return -EINVAL;
 	/* SUBTREE is a tree's mode: the stream and the group refuse it */
 	if (o.mode != CGSTREAM_MODE_AUTO && o.mode != CGSTREAM_MODE_KERNEL &&

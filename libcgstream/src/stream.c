@@ -76,6 +76,7 @@ CGS_EXPORT int cgstream_open(const char *cgroup, const struct cgstream_opts *opt
 	if (r < 0)
 		goto fail;
 	conf.plain = true;
+	conf.report = CGSTREAM_REPORT_ALL;	/* a sample per cycle: what a read hands out */
 	r = cgs_set_init(&st->set, &cgs_stream_ops, &conf);
 	if (r < 0)
 		goto fail;

@@ -43,6 +43,7 @@ struct cgstream_tree {
 	struct cgs_set set;
 	char *path;			/* the root's, for the tree's whole life */
 	struct cgs_hash by_id;
+	struct cgs_hash by_path;	/* the live cgroups, by the hash of their path */
 	struct cgs_hash by_wd;		/* KERNEL, FALLBACK: directory watches */
 	struct cgs_cg *root;
 	int inotify_fd;			/* -1: walk every directory per cycle */
@@ -108,6 +109,51 @@ static bool cgs_tree_open_data(struct cgstream_tree *t, struct cgs_cg *m)
 	return true;
 }
 
+/* cycles a new cgroup waits for the removal of the one its path had */
+#define CGS_HOLD_CYCLES		2
+
+/* a live member other than @m at @m's path, or NULL */
+static struct cgs_cg *cgs_tree_at_path(const struct cgstream_tree *t, const struct cgs_cg *m)
+{
+	struct cgs_hnode *n = cgs_hash_first(&t->by_path, cgs_hash_str(m->path));
+
+	for (; n; n = cgs_hash_next(n)) {
+		struct cgs_cg *o = cgs_container_of(n, struct cgs_cg, path_key);
+
+		if (o != m && !strcmp(o->path, m->path))
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * A new cgroup at a path another member still has is not announced yet.
+ * rmdir takes a cgroup offline, and the kernel records its removal (and
+ * final values), a little after it returns: a cgroup made again at once
+ * under the same path may be in a snapshot before the old one's REMOVED
+ * record.  Announcing it then would hand out two cgroups under one path,
+ * the new one's ADDED before the old one's REMOVED, which a consumer that
+ * keys cgroups by path (the exporter's labels) cannot have.  So it waits
+ * for the old one to go (the next snapshot, as a rule, with its final
+ * values), CGS_HOLD_CYCLES cycles at most: then the old one is dropped
+ * without them, before the new one's ADDED.
+ */
+static bool cgs_tree_hold(struct cgs_set *s, struct cgs_cg *m)
+{
+	struct cgs_cg *old = cgs_tree_at_path(cgs_tree_of(s), m);
+
+	if (!old) {
+		m->hold_cycle = 0;
+		return false;
+	}
+	if (!m->hold_cycle)
+		m->hold_cycle = s->cycle;
+	if (s->cycle - m->hold_cycle < CGS_HOLD_CYCLES)
+		return true;
+	cgs_set_drop(s, old, CGSTREAM_EVENT_REMOVED, 0);
+	return false;
+}
+
 /*
  * A new cgroup: @name (@len bytes) in @parent's directory, @id its inode.
  * KERNEL and FALLBACK open its data file and watch its directory.  NULL
@@ -133,6 +179,7 @@ static struct cgs_cg *cgs_tree_add(struct cgstream_tree *t, struct cgs_cg *paren
 		return NULL;
 	}
 	cgs_hash_add(&t->by_id, &m->key, m->id);
+	cgs_hash_add(&t->by_path, &m->path_key, cgs_hash_str(m->path));
 	if (cgs_tree_reads(t)) {
 		t->n_unopened++;
 		if (!cgs_tree_open_data(t, m)) {
@@ -316,8 +363,14 @@ static void cgs_tree_failed(struct cgs_set *s, struct cgs_cg *m, int err)
 static void cgs_tree_unlinked(struct cgs_set *s, struct cgs_cg *m)
 {
 	struct cgstream_tree *t = cgs_tree_of(s);
+	struct cgs_cg *held;
 
 	cgs_hash_del(&t->by_id, &m->key);
+	cgs_hash_del(&t->by_path, &m->path_key);
+	/* a cgroup held back for @m's path goes out this cycle */
+	held = cgs_tree_at_path(t, m);
+	if (held && !held->announced)
+		cgs_set_list(s, held);
 	if (m->wd >= 0) {
 		cgs_hash_del(&t->by_wd, &m->wd_key);
 		inotify_rm_watch(t->inotify_fd, m->wd);	/* EINVAL once it is gone */
@@ -339,6 +392,7 @@ static const struct cgs_set_ops cgs_tree_ops = {
 	.find = cgs_tree_find_record,
 	.failed = cgs_tree_failed,
 	.unlinked = cgs_tree_unlinked,
+	.hold = cgs_tree_hold,
 	.tick_failed = cgs_tree_tick_failed,
 };
 
@@ -350,6 +404,7 @@ CGS_EXPORT void cgstream_tree_close(struct cgstream_tree *t)
 		return;
 	cgs_set_fini(&t->set);
 	cgs_hash_free(&t->by_id);
+	cgs_hash_free(&t->by_path);
 	cgs_hash_free(&t->by_wd);
 	if (t->inotify_fd >= 0)
 		close(t->inotify_fd);
@@ -389,6 +444,7 @@ static int cgs_tree_root(struct cgstream_tree *t)
 	}
 	t->root = root;
 	cgs_hash_add(&t->by_id, &root->key, root->id);
+	cgs_hash_add(&t->by_path, &root->path_key, cgs_hash_str(root->path));
 	if (root->wd >= 0)
 		cgs_hash_add(&t->by_wd, &root->wd_key, (uint64_t)root->wd);
 	return 0;
@@ -416,7 +472,8 @@ CGS_EXPORT int cgstream_tree_open(const char *cgroup, const struct cgstream_opts
 		r = cgs_set_conf_pick(&conf, t->path, mount, &o, true);
 	if (r < 0)
 		goto fail;
-	if (cgs_hash_init(&t->by_id) < 0 || cgs_hash_init(&t->by_wd) < 0) {
+	if (cgs_hash_init(&t->by_id) < 0 || cgs_hash_init(&t->by_path) < 0 ||
+	    cgs_hash_init(&t->by_wd) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}

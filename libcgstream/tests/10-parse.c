@@ -13,9 +13,9 @@ static const char stream_text[] =
 	"nr_bursts 1\n"
 	"burst_usec 99\n"
 	"core_sched.force_idle_usec 5\n"
-	"flush_seq 17\n"
-	"flush_time_usec 123456789\n"
-	"flush_missed 2\n";
+	"publication_seq 17\n"
+	"publication_time_usec 123456789\n"
+	"publications_skipped 2\n";
 
 static int parse(const char *s, struct cgstream_sample *out)
 {
@@ -55,7 +55,7 @@ static void test_valid(void)
 	T_EQ(s.nr_throttled, 0);
 
 	/* a final line without '\n' is fine when its value is whole digits */
-	T_EQ(parse("usage_usec 5\nflush_seq 9", &s), 0);
+	T_EQ(parse("usage_usec 5\npublication_seq 9", &s), 0);
 	T_EQ(s.seq, 9);
 	T_EQ(parse("usage_usec 42", &s), 0);
 	T_EQ(s.usage_usec, 42);
@@ -79,7 +79,7 @@ static void test_rejected(void)
 		"\n\n",
 		" \n",
 		"user_usec 5\n",		/* no usage_usec */
-		"flush_seq 3\nflush_time_usec 4\n",
+		"publication_seq 3\npublication_time_usec 4\n",
 		"usage_usec\n",			/* no value */
 		"usage_usec \n",
 		"usage_usec",

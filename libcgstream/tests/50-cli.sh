@@ -113,7 +113,7 @@ python3 - "$tmp/out" "$root" "${ctrls[*]}" <<'PY' || fail "--json output: see ab
 import json, os, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 3, lines
-keys = ["cgroup", "cgroup_id", "seq", "flush_time_usec", "usage_usec", "user_usec", "system_usec",
+keys = ["cgroup", "cgroup_id", "changed", "seq", "flush_time_usec", "usage_usec", "user_usec", "system_usec",
         "nice_usec", "nr_periods", "nr_throttled", "throttled_usec", "nr_bursts",
         "burst_usec", "cpu_percent", "mode"]
 for c in sys.argv[3].split():
@@ -127,6 +127,9 @@ for i, o in enumerate(objs):
     assert o["seq"] == i + 1, o
     assert isinstance(o["usage_usec"], int) and o["usage_usec"] > 0, o
     assert o["nr_periods"] is None or isinstance(o["nr_periods"], int)
+    # the root's usage moves each cycle; its first line has every controller
+    assert o["changed"] == (["cpu"] + sys.argv[3].split() if i == 0 else o["changed"]), o
+    assert set(o["changed"]) <= {"cpu", "memory", "io"} and "cpu" in o["changed"], o
 assert objs[0]["cpu_percent"] is None
 assert all(isinstance(o["cpu_percent"], float) for o in objs[1:]), objs
 assert objs[2]["flush_time_usec"] > objs[1]["flush_time_usec"] > objs[0]["flush_time_usec"]
@@ -157,7 +160,7 @@ objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
 assert len(objs) == 2, objs
 stat = [l.split()[0] for l in open(sys.argv[2] + "/memory.stat")]
 for i, o in enumerate(objs):
-    assert list(o) == ["cgroup", "cgroup_id", "mode", "memory_mode", "memory_seq",
+    assert list(o) == ["cgroup", "cgroup_id", "changed", "mode", "memory_mode", "memory_seq",
                        "memory_flush_time_usec", "memory", "io_mode", "io_seq",
                        "io_flush_time_usec", "io"], list(o)
     assert o["mode"] == o["memory_mode"] == o["io_mode"] == "fallback", o
@@ -223,8 +226,8 @@ else
 	[[ $n == 1 ]] || fail "$n removal events: $(cat "$tmp/rm")"
 	after=$(sed -n "/\"event\": \"removed\"/,\$p" "$tmp/rm" | grep -c "\"cgroup\": \"$rel/a\"")
 	[[ $after == 1 ]] || fail "samples of $parent/a after its removal"
-	grep -q "\"cgroup\": \"$rel/b\", \"cgroup_id\": $(stat -c %i "$parent/b"), \"seq\"" "$tmp/rm" ||
-		fail "no samples of $parent/b"
+	grep -q "\"cgroup\": \"$rel/b\", \"cgroup_id\": $(stat -c %i "$parent/b"), \"changed\": \[.*\"seq\"" \
+		"$tmp/rm" || fail "no samples of $parent/b"
 	echo "ok: removal event once, SIGTERM exits 0"
 
 	# the only cgroup removed: watch ends by itself
@@ -265,6 +268,8 @@ for o in lines:
         added[i] = o
     elif o.get("event") == "removed":
         assert i not in removed, ("removed twice", o)
+        # its last values, as read before it went (the emulation has no final ones)
+        assert o["final"] == [] and isinstance(o["usage_usec"], int), o
         removed[i] = o
     else:
         assert "event" not in o, o
@@ -282,6 +287,30 @@ assert added[os.stat(parent + "/b/c").st_ino]["parent_id"] == os.stat(parent + "
 for i, q in sampled.items():
     assert q == sorted(set(q)), (ids[i], q)
 print("ok: --recursive: %d cgroups, made/removed/made again each told once" % len(added))
+PY
+
+	# --changes: a cgroup when its values moved ("event": "changed"): at
+	# first all of them, then the one a task keeps busy, and its parent
+	mkdir "$parent/busy" && cgs+=("$parent/busy")
+	sh -c "echo \$\$ >'$parent/busy/cgroup.procs' && exec sh -c 'while :; do :; done'" &
+	burner=$!
+	"$cgstream" watch --recursive --json --changes --count 4 --fallback-interval 100 \
+		"$parent" >"$tmp/chg" 2>"$tmp/chg.err" || fail "watch --changes: $(cat "$tmp/chg.err")"
+	kill $burner; wait $burner 2>/dev/null
+	python3 - "$tmp/chg" "$rel" <<'PY' || fail "--changes: see above"
+import collections, json, sys
+rel, by_seq, first = sys.argv[2], collections.defaultdict(set), None
+for o in map(json.loads, open(sys.argv[1])):
+    if o.get("event") == "added":
+        continue
+    assert o["event"] == "changed" and o["changed"], o
+    first = first or o["seq"]
+    by_seq[o["seq"]].add(o["cgroup"])
+seqs = sorted(by_seq)
+assert len(seqs) == 4 and len(by_seq[first]) > 3, by_seq
+for q in seqs[1:]:
+    assert rel + "/busy" in by_seq[q] and by_seq[q] <= {rel, rel + "/busy"}, (q, by_seq[q])
+print("ok: --changes: all at first (%d), then only what moved" % len(by_seq[first]))
 PY
 
 	# two arguments, one below the other: one tree, each cgroup once

@@ -127,7 +127,7 @@ wait_for() {
 	return 1
 }
 
-# a cgroup removed while shown: a note, and its row goes
+# a cgroup removed while shown: a note, its last row marked once, then gone
 "$cgstream" top -b --fallback-interval 200 "$parent" >"$tmp/rm" 2>"$tmp/rm.err" &
 bg=$!
 wait_for "$tmp/rm" '^cache-idle/nested ' || fail "no table: $(cat "$tmp/rm.err")"
@@ -143,16 +143,23 @@ bg=
 python3 - "$tmp/rm" <<'PY' || fail "removal: see above"
 import sys
 tables = [t for t in open(sys.argv[1]).read().split("\n\n") if t.strip()]
-after = False
+after = 0
 for t in tables:
     if "removed cache-idle/nested" in t:
-        after = True
-    rows = [l.split()[0] for l in t.split("\n")[6:] if l]
-    if after:
-        assert "cache-idle/nested" not in rows, t
-        assert "cache-idle" in rows, t
-assert after
-print("ok: a removed cgroup: noted, its row gone, %d tables" % len(tables))
+        after += 1
+    rows = [l for l in t.split("\n")[6:] if l]
+    names = [l.split()[0] for l in rows]
+    marked = [l for l in rows if l.startswith("cache-idle/nested (removed) ")]
+    if after == 1:
+        # the table of the cycle that removed it: its last row, marked
+        assert len(marked) == 1, t
+    elif after:
+        assert "cache-idle/nested" not in names, t
+        assert "cache-idle" in names, t
+    else:
+        assert not marked, t
+assert after >= 2
+print("ok: a removed cgroup: noted, its last row marked one table, then gone, %d tables" % len(tables))
 PY
 
 # the watched cgroup removed: exit 3, said

@@ -181,6 +181,32 @@ static inline pid_t t_burner(const char *cgroup)
 	return pid;
 }
 
+/* a child process that joins @cgroup and uses @spin_us of CPU every
+ * @sleep_ms, for an hour at most: a cgroup whose values keep changing */
+static inline pid_t t_ticker(const char *cgroup, unsigned int spin_us, unsigned int sleep_ms)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char p[PATH_MAX];
+
+		snprintf(p, sizeof(p), "%s/cgroup.procs", cgroup);
+		if (t_write_file(p, "0") < 0)
+			_exit(2);
+		alarm(3600);	/* never outlive a broken test */
+		for (;;) {
+			uint64_t t = t_now_us();
+
+			while (t_now_us() - t < spin_us)
+				;
+			t_sleep_ms(sleep_ms);
+		}
+	}
+	return pid;
+}
+
 static inline void t_kill(pid_t pid)
 {
 	if (pid > 0) {

@@ -41,9 +41,9 @@ static const struct field {
 	F("throttled_usec", throttled_usec, CGSTREAM_F_THROTTLED),
 	F("nr_bursts", nr_bursts, CGSTREAM_F_NR_BURSTS),
 	F("burst_usec", burst_usec, CGSTREAM_F_BURST),
-	F(CGROUP_STAT_STREAM_KEY_SEQ, seq, CGSTREAM_F_SEQ),
-	F(CGROUP_STAT_STREAM_KEY_TIME, flush_time_usec, CGSTREAM_F_FLUSH_TIME),
-	F(CGROUP_STAT_STREAM_KEY_MISSED, flush_missed, CGSTREAM_F_FLUSH_MISSED),
+	F("publication_seq", seq, CGSTREAM_F_SEQ),
+	F("publication_time_usec", flush_time_usec, CGSTREAM_F_FLUSH_TIME),
+	F("publications_skipped", flush_missed, CGSTREAM_F_FLUSH_MISSED),
 };
 #undef F
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

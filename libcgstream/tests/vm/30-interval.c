@@ -56,17 +56,17 @@ static void test_get_set(void)
 	t_use_interval(100);
 	T_EQ(cgstream_get_interval(NULL, &ms), 0);
 	T_EQ(ms, 100);
-	T_EQ(cgstream_set_interval(NULL, CGROUP_STAT_STREAM_INTERVAL_MIN_MS - 1), -EINVAL);
-	T_EQ(cgstream_set_interval(NULL, CGROUP_STAT_STREAM_INTERVAL_MAX_MS + 1), -EINVAL);
+	T_EQ(cgstream_set_interval(NULL, CGSTREAM_INTERVAL_MIN_MS - 1), -EINVAL);
+	T_EQ(cgstream_set_interval(NULL, CGSTREAM_INTERVAL_MAX_MS + 1), -EINVAL);
 	T_EQ(cgstream_get_interval(NULL, &ms), 0);
 	T_EQ(ms, 100);	/* the old value stays */
-	T_EQ(cgstream_set_interval(NULL, CGROUP_STAT_STREAM_INTERVAL_MAX_MS), 0);
+	T_EQ(cgstream_set_interval(NULL, CGSTREAM_INTERVAL_MAX_MS), 0);
 	T_EQ(cgstream_get_interval(NULL, &ms), 0);
-	T_EQ(ms, CGROUP_STAT_STREAM_INTERVAL_MAX_MS);
+	T_EQ(ms, CGSTREAM_INTERVAL_MAX_MS);
 	T_EQ(in_child(as_nobody), 0);
 	T_EQ(in_child(without_sys_admin), 0);
 	T_EQ(cgstream_get_interval(NULL, &ms), 0);
-	T_EQ(ms, CGROUP_STAT_STREAM_INTERVAL_MAX_MS);
+	T_EQ(ms, CGSTREAM_INTERVAL_MAX_MS);
 	T_EQ(cgstream_set_interval(NULL, 100), 0);
 }
 

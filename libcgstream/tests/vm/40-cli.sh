@@ -249,7 +249,7 @@ expect 0 '' "$cgstream" watch --json --count 2 --controllers memory "$parent/mio
 "$python" - "$tmp/out" <<'PY' || fail "--controllers memory"
 import json, sys
 for o in map(json.loads, open(sys.argv[1]).read().splitlines()):
-    assert list(o) == ["cgroup", "cgroup_id", "mode", "memory_mode", "memory_seq",
+    assert list(o) == ["cgroup", "cgroup_id", "changed", "mode", "memory_mode", "memory_seq",
                        "memory_flush_time_usec", "memory"], list(o)
     assert o["mode"] == o["memory_mode"] == "kernel", o
 print("ok: --controllers memory: memory's keys only, kernel mode")

@@ -17,6 +17,10 @@ int main(void)
 	if (access(sub, F_OK) < 0)
 		t_skip("this kernel has no cpu.stat.stream.subtree");
 	tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, 1000, "sub1k");
+	/* change snapshots: CHANGED for what moved, REMOVED with final values */
+	tc_report = CGSTREAM_REPORT_CHANGES;
+	tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, 200, "sub1kc");
+	tc_report = CGSTREAM_REPORT_ALL;
 	if (tc_big())
 		tc_run(CGSTREAM_MODE_SUBTREE, tc_big(), 100, 100, "sub10k");
 	t_log("tree-subtree: all passed");

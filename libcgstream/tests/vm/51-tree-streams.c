@@ -17,6 +17,9 @@ int main(void)
 
 	t_require_kernel_stream();
 	tc_run(CGSTREAM_MODE_KERNEL, 1000, 100, 100, "ker1k");
+	tc_report = CGSTREAM_REPORT_CHANGES;
+	tc_run(CGSTREAM_MODE_KERNEL, 1000, 100, 50, "ker1kc");
+	tc_report = CGSTREAM_REPORT_ALL;
 	if (tc_big())
 		tc_run(CGSTREAM_MODE_KERNEL, e && *e ? atoi(e) : 3000, 500, 20, "kerbig");
 	t_log("tree-streams: all passed");

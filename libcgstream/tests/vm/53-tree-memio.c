@@ -40,6 +40,10 @@ int main(void)
 	tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, big ? 1000 : 200, "msub1k");
 	tc_run(CGSTREAM_MODE_KERNEL, big ? 1000 : 300, 100, big ? 100 : 50, "mker");
 	tc_run(CGSTREAM_MODE_FALLBACK, big ? 1000 : 300, 100, 50, "mfb");
+	/* change snapshots of the three: CHANGED for what moved */
+	tc_report = CGSTREAM_REPORT_CHANGES;
+	tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, 100, "msub1kc");
+	tc_report = CGSTREAM_REPORT_ALL;
 	if (big) {
 		tc_run(CGSTREAM_MODE_SUBTREE, big, 200, 100, "msub10k");
 		/* a cycle reads 60,000 files here: about a minute under TCG */

@@ -22,6 +22,10 @@ LibraryNotFoundError (an ImportError) says how to get it otherwise.
     with pycgstream.Tree("/", controllers=("memory",)) as tree:
         batch = tree.sync()              # now: the latest completed flush, no waiting
 
+    with pycgstream.Tree("/", changes=True) as tree:
+        for batch in tree:               # Changed for what changed, Removed with its
+            ...                          # final values (removed.values, removed.final)
+
 Errors from the library are OSError subclasses carrying the errno
 (FileNotFoundError for a missing cgroup, PermissionError, OSError with
 errno.EOPNOTSUPP for kernel mode on a kernel without cpu.stat.stream).
@@ -33,6 +37,7 @@ from ._stream import (
     CONTROLLERS,
     Added,
     CgroupRemovedError,
+    Changed,
     Event,
     Failed,
     Group,
@@ -44,6 +49,7 @@ from ._stream import (
     Sample,
     Stream,
     Tree,
+    Values,
     cpu_percent,
     escape_name,
     get_interval,
@@ -59,6 +65,7 @@ __all__ = [
     "CONTROLLERS",
     "Added",
     "CgroupRemovedError",
+    "Changed",
     "Event",
     "Failed",
     "Group",
@@ -71,6 +78,7 @@ __all__ = [
     "Sample",
     "Stream",
     "Tree",
+    "Values",
     "cpu_percent",
     "escape_name",
     "get_interval",

@@ -80,6 +80,13 @@ EVENT_SAMPLE = 1
 EVENT_REMOVED = 2
 EVENT_ERROR = 3
 EVENT_ADDED = 4
+EVENT_CHANGED = 5       # (since 1.3) a SAMPLE of a cgroup whose values changed
+
+# enum cgstream_report (since 1.3): what a Group's and a Tree's batches carry
+REPORT_ALL = 0
+REPORT_CHANGES = 1
+# cgstream_event.flags (since 1.3)
+EVENT_F_PARTIAL = 1 << 0
 
 
 class LibraryNotFoundError(ImportError):
@@ -132,17 +139,25 @@ class FieldInfoStruct(Structure):
     ]
 
 
+def _named_values(time_field: str) -> list[tuple[str, Any]]:
+    """The fields of struct cgstream_memory and struct cgstream_values: one
+    layout, the time's field named by its header"""
+    return [("seq", c_uint64), (time_field, c_uint64), ("nr", c_uint32),
+            ("reserved", c_uint32), ("names", POINTER(c_char_p)),
+            ("values", POINTER(c_uint64))]
+
+
 class MemoryStruct(Structure):
     """struct cgstream_memory: names[i] labels values[i]"""
 
-    _fields_ = [
-        ("seq", c_uint64),
-        ("flush_time_usec", c_uint64),
-        ("nr", c_uint32),
-        ("reserved", c_uint32),
-        ("names", POINTER(c_char_p)),
-        ("values", POINTER(c_uint64)),
-    ]
+    _fields_ = _named_values("flush_time_usec")
+
+
+class ValuesStruct(Structure):
+    """struct cgstream_values (since 1.3; struct cgstream_memory's layout):
+    a controller's values by the kernel's names"""
+
+    _fields_ = _named_values("time_usec")
 
 
 # The one Python table of struct cgstream_io_device's counters after major
@@ -159,7 +174,7 @@ class IoDeviceStruct(Structure):
 
 
 class IoStruct(Structure):
-    """struct cgstream_io"""
+    """struct cgstream_io (1.3: and each device's values by name)"""
 
     _fields_ = [
         ("seq", c_uint64),
@@ -167,11 +182,15 @@ class IoStruct(Structure):
         ("nr_devices", c_uint32),
         ("reserved", c_uint32),
         ("devices", POINTER(IoDeviceStruct)),
+        ("nr_values", c_uint32),
+        ("reserved2", c_uint32),
+        ("names", POINTER(c_char_p)),
+        ("values", POINTER(c_uint64)),
     ]
 
 
 class RecordStruct(Structure):
-    """struct cgstream_record"""
+    """struct cgstream_record (1.2's format 1: its calls fail on format 2)"""
 
     _fields_ = [
         ("size", c_uint32),
@@ -190,6 +209,44 @@ class RecordStruct(Structure):
     ]
 
 
+class RecStruct(Structure):
+    """struct cgstream_rec (since 1.3): one record of a format-2 snapshot,
+    as cgstream_decoder_next() gives it"""
+
+    _fields_ = [
+        ("size", c_uint32),
+        ("type", ctypes.c_uint16),
+        ("flags", ctypes.c_uint16),
+        ("decoded", c_uint32),
+        ("controller", c_uint32),
+        ("data", c_void_p),
+        ("version", ctypes.c_uint16),
+        ("snapshot_flags", ctypes.c_uint16),
+        ("reserved", c_uint32),
+        ("seq", c_uint64),
+        ("time_usec", c_uint64),
+        ("base_seq", c_uint64),
+        ("skipped", c_uint64),
+        ("schema_values", c_uint32),
+        ("device_values", c_uint32),
+        ("device_size", c_uint32),
+        ("reserved2", c_uint32),
+        ("names", POINTER(c_char_p)),
+        ("device_names", POINTER(c_char_p)),
+        ("id", c_uint64),
+        ("parent_id", c_uint64),
+        ("nr_values", c_uint32),
+        ("nr_devices", c_uint32),
+    ]
+
+
+class DecoderHandle(Structure):
+    """opaque struct cgstream_decoder"""
+
+
+DecoderPtr = POINTER(DecoderHandle)
+
+
 class OptsStruct(Structure):
     """struct cgstream_opts (set .sz, zero the rest)"""
 
@@ -199,6 +256,7 @@ class OptsStruct(Structure):
         ("fallback_interval_ms", c_uint32),
         ("cgroup_root", c_char_p),
         ("controllers", c_uint32),
+        ("report", c_uint32),
     ]
 
 
@@ -216,6 +274,11 @@ class EventStruct(Structure):
         ("reserved", c_uint32),
         ("memory", POINTER(MemoryStruct)),
         ("io", POINTER(IoStruct)),
+        ("changed", c_uint32),
+        ("final", c_uint32),
+        ("cpu", POINTER(ValuesStruct)),
+        ("flags", c_uint32),
+        ("reserved2", c_uint32),
     ]
 
 
@@ -260,16 +323,19 @@ TreePtr = POINTER(TreeHandle)
 # struct cgstream_event as Python's struct module reads an array of them
 # (the decode of a whole batch in one pass): type, error, path, userdata,
 # the sample's present and its fields in SAMPLE_FIELDS order, parent_id,
-# controllers, reserved, and the memory and io pointers
-EVENT_LAYOUT = struct.Struct("@iiPP" + "Q" * len(SampleStruct._fields_) + "QIIPP")
-# struct cgstream_memory and struct cgstream_io read the same way:
-# seq, flush_time_usec, nr, reserved, names, values / devices
+# controllers, reserved, the memory and io pointers, then (1.3) changed,
+# final, the cpu pointer, flags, reserved2
+EVENT_LAYOUT = struct.Struct("@iiPP" + "Q" * len(SampleStruct._fields_) + "QIIPP" + "IIPII")
+# struct cgstream_memory (and cgstream_values) and struct cgstream_io read
+# the same way: seq, flush_time_usec, nr, reserved, names, values /
+# devices, and io's nr_values, reserved2, names, values
 MEMORY_LAYOUT = struct.Struct("@QQIIPP")
-IO_LAYOUT = struct.Struct("@QQIIP")
+IO_LAYOUT = struct.Struct("@QQIIPIIPP")
 # struct cgstream_io_device: major, minor, then IO_FIELDS
 IO_DEVICE_LAYOUT = struct.Struct("@II" + "Q" * len(IO_FIELDS))
 for _layout, _struct in ((EVENT_LAYOUT, EventStruct), (MEMORY_LAYOUT, MemoryStruct),
-                         (IO_LAYOUT, IoStruct), (IO_DEVICE_LAYOUT, IoDeviceStruct)):
+                         (MEMORY_LAYOUT, ValuesStruct), (IO_LAYOUT, IoStruct),
+                         (IO_DEVICE_LAYOUT, IoDeviceStruct)):
     if _layout.size != ctypes.sizeof(_struct):
         raise ImportError(f"pycgstream: {_struct.__doc__} layout mismatch")
 
@@ -351,7 +417,20 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
         c_int, [POINTER(RecordStruct), ctypes.c_uint, POINTER(c_uint64)], None),
     "cgstream_record_device": (
         c_int, [POINTER(RecordStruct), ctypes.c_uint, POINTER(IoDeviceStruct)], None),
+    "cgstream_decoder_new": (c_int, [POINTER(DecoderPtr)], None),
+    "cgstream_decoder_free": (None, [DecoderPtr], _RAW),
+    "cgstream_decoder_next": (
+        c_int, [DecoderPtr, c_void_p, c_size_t, POINTER(c_size_t), POINTER(RecStruct), c_size_t],
+        None),
+    "cgstream_rec_value": (c_int, [POINTER(RecStruct), ctypes.c_uint, POINTER(c_uint64)], None),
+    "cgstream_rec_get": (c_int, [POINTER(RecStruct), c_char_p, POINTER(c_uint64)], None),
+    "cgstream_rec_device": (
+        c_int, [POINTER(RecStruct), ctypes.c_uint, POINTER(c_uint32), POINTER(c_uint32),
+                POINTER(c_uint64), ctypes.c_uint], None),
+    "cgstream_rec_io_device": (
+        c_int, [POINTER(RecStruct), ctypes.c_uint, POINTER(IoDeviceStruct)], None),
     "cgstream_memory_get": (c_int, [POINTER(MemoryStruct), c_char_p, POINTER(c_uint64)], None),
+    "cgstream_values_get": (c_int, [POINTER(ValuesStruct), c_char_p, POINTER(c_uint64)], None),
     "cgstream_controller_name": (c_char_p, [ctypes.c_uint], _RAW),
     "cgstream_sample_field": (
         c_int,
@@ -503,11 +582,13 @@ def load() -> ctypes.CDLL:
 
 
 def make_opts(mode: int = MODE_AUTO, fallback_interval_ms: int = 0,
-              cgroup_root: Optional[bytes] = None, controllers: int = 0) -> OptsStruct:
+              cgroup_root: Optional[bytes] = None, controllers: int = 0,
+              report: int = REPORT_ALL) -> OptsStruct:
     opts = OptsStruct()
     opts.sz = ctypes.sizeof(OptsStruct)
     opts.mode = mode
     opts.fallback_interval_ms = fallback_interval_ms
     opts.cgroup_root = cgroup_root
     opts.controllers = controllers
+    opts.report = report
     return opts

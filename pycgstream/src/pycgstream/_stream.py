@@ -35,16 +35,14 @@ class CgroupRemovedError(OSError):
     """
 
 
-class Memory(Mapping[str, int]):
-    """A cgroup's memory values as of one flush of the memory controller:
-    a read-only mapping of every key memory.stat prints (spelled and
-    ordered as it prints them, in its units: bytes for sizes, counts for
-    events), then ``current`` (memory.current), ``swap.current`` where the
-    kernel accounts swap, and ``events.`` + each key of memory.events
-    (hierarchical).  The names come from the kernel (its KEYS record, or
-    memory.stat's text in fallback mode), so a key a kernel adds shows up
-    here as is.  ``seq`` and ``flush_time_usec`` (CLOCK_MONOTONIC) say
-    which flush; in fallback mode the library's cycle count and the time
+class Values(Mapping[str, int]):
+    """A controller's values of a cgroup as of one publication of that
+    controller: a read-only mapping of each value's name to its value, in
+    the kernel's order.  The names are the kernel's (its SCHEMA record in
+    subtree mode, the keys of the text elsewhere), so a statistic a kernel
+    adds shows up here as is (cpu.stat's ``core_sched.force_idle_usec``).
+    ``seq`` and ``flush_time_usec`` (CLOCK_MONOTONIC) say which
+    publication; in fallback mode the library's cycle count and the time
     of its read."""
 
     __slots__ = ("_names", "_index", "_raw", "seq", "flush_time_usec")
@@ -80,7 +78,7 @@ class Memory(Mapping[str, int]):
         return hash((self._names, self._raw))
 
     def __repr__(self) -> str:
-        return f"Memory(seq={self.seq}, {dict(self)!r})"
+        return f"{type(self).__name__}(seq={self.seq}, {dict(self)!r})"
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -103,6 +101,16 @@ class Memory(Mapping[str, int]):
         read, order = picker
         got = order(read(self._raw) + (None,))
         return got if len(names) > 1 else (got,)
+
+
+class Memory(Values):
+    """A cgroup's memory values (a :class:`Values`): every key memory.stat
+    prints (spelled and ordered as it prints them, in its units: bytes for
+    sizes, counts for events), then ``current`` (memory.current),
+    ``swap.current`` where the kernel accounts swap, and ``events.`` +
+    each key of memory.events (hierarchical)."""
+
+    __slots__ = ()
 
 
 _U64_AT = struct.Struct("@Q").unpack_from
@@ -220,7 +228,11 @@ class Sample:
     ``memory`` (a :class:`Memory`) and ``io`` (an :class:`Io`) are None
     unless their controller was asked for and the cgroup has it (a cgroup
     without ``memory.stat`` because the controller is not enabled for it
-    carries no memory values); keyword-only too.
+    carries no memory values); keyword-only too.  ``cpu`` (a
+    :class:`Values`) has every cpu value by the kernel's names, those the
+    fields above lack included.  ``changed`` names the controllers whose
+    values changed since the cgroup's previous sample (all of them in its
+    first).
     """
 
     cgroup: str
@@ -240,6 +252,16 @@ class Sample:
     flush_missed: Optional[int] = None
     memory: Optional[Memory] = field(default=None, kw_only=True)
     io: Optional[Io] = field(default=None, kw_only=True)
+    cpu: Optional[Values] = field(default=None, kw_only=True)
+    changed: frozenset[str] = field(default=frozenset(), kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Changed(Sample):
+    """The sample of a cgroup whose values changed since its previous one
+    (a Group's or a Tree's with ``changes=True``, which hand out nothing
+    of the cgroups whose values stayed).  A :class:`Sample`: code that
+    reads samples reads these."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,11 +279,19 @@ class Added:
 class Removed:
     """The cgroup was removed.  In a Group it is no longer watched; in a
     Tree it may come back under the same path with a new ``cgroup_id``
-    (an :class:`Added` in the same batch)."""
+    (an :class:`Added` in the same batch).
+
+    ``values`` (a :class:`Sample`, None if it was never read) has its last
+    values; ``final`` names the controllers whose values there are the
+    kernel's as of its removal, after its last task left (subtree mode:
+    the kernel's REMOVED records); the others' are the last read before
+    it went, and what it used after that read is lost."""
 
     cgroup: str
     cgroup_id: Optional[int] = field(default=None, kw_only=True)
     parent_id: Optional[int] = field(default=None, kw_only=True)
+    values: Optional[Sample] = field(default=None, kw_only=True)
+    final: frozenset[str] = field(default=frozenset(), kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +306,7 @@ class Failed:
     parent_id: Optional[int] = field(default=None, kw_only=True)
 
 
-Event = Union[Sample, Added, Removed, Failed]
+Event = Union[Sample, Changed, Added, Removed, Failed]
 
 
 def cpu_percent(previous: Sample, current: Sample, field: str = "usage_usec") -> Optional[float]:
@@ -337,11 +367,24 @@ def _controller_bits(controllers: Optional[Iterable[str]]) -> int:
 
 def _make_opts(mode: str, fallback_interval_ms: int, cgroup_root: Optional[StrPath],
                allowed: Iterable[str] = _STREAM_MODES,
-               controllers: Optional[Iterable[str]] = None) -> _lib.OptsStruct:
+               controllers: Optional[Iterable[str]] = None,
+               changes: bool = False) -> _lib.OptsStruct:
     root = os.fsencode(cgroup_root) if cgroup_root is not None else None
     return _lib.make_opts(_mode_number(mode, allowed),
                           _u32(fallback_interval_ms, "fallback_interval_ms"),
-                          root, _controller_bits(controllers))
+                          root, _controller_bits(controllers),
+                          _lib.REPORT_CHANGES if changes else _lib.REPORT_ALL)
+
+
+_CTRL_SETS: dict[int, frozenset[str]] = {}
+
+
+def _controller_set(bits: int) -> frozenset[str]:
+    """The names of the controllers of a mask (one frozenset per mask)."""
+    names = _CTRL_SETS.get(bits)
+    if names is None:
+        names = _CTRL_SETS[bits] = frozenset(n for n, b in _lib.CONTROLLERS if bits & b)
+    return names
 
 
 # A Tree makes a Sample for every cgroup every cycle: they are filled
@@ -350,9 +393,11 @@ def _make_opts(mode: str, fallback_interval_ms: int, cgroup_root: Optional[StrPa
 # field, and a loop over the fields costs as much again).
 def _make_sample_filler() -> Any:
     cpu = {name: (i, bit) for i, (name, bit) in enumerate(_lib.SAMPLE_FIELDS)}
-    env: dict[str, Any] = {"_new": object.__new__, "_Sample": Sample}
-    lines = ["def _sample(path, values, present, parent_id=None, memory=None, io=None):",
-             "    s = _new(_Sample)"]
+    env: dict[str, Any] = {"_new": object.__new__, "_Sample": Sample,
+                           "_none": frozenset()}
+    lines = ["def _sample(path, values, present, parent_id=None, memory=None, io=None,",
+             "            cpu=None, changed=_none, cls=_Sample):",
+             "    s = _new(cls)"]
     for f in fields(Sample):
         env[f"_set_{f.name}"] = Sample.__dict__[f.name].__set__
         if f.name in cpu:
@@ -371,10 +416,13 @@ _sample_filler = _make_sample_filler()
 
 def _sample(path: str, values: Sequence[int], present: int,
             parent_id: Optional[int] = None, memory: Optional[Memory] = None,
-            io: Optional[Io] = None) -> Sample:
-    """A Sample from the fields of a struct cgstream_sample after
-    ``present``, in SAMPLE_FIELDS order (absent ones None)."""
-    return _sample_filler(path, values, present, parent_id, memory, io)  # type: ignore[no-any-return]
+            io: Optional[Io] = None, cpu: Optional[Values] = None,
+            changed: frozenset[str] = frozenset(), cls: type = Sample) -> Sample:
+    """A Sample (or a Changed: @cls) from the fields of a struct
+    cgstream_sample after ``present``, in SAMPLE_FIELDS order (absent ones
+    None)."""
+    return _sample_filler(path, values, present, parent_id, memory, io, cpu,  # type: ignore[no-any-return]
+                          changed, cls)
 
 
 class _Decoder:
@@ -386,7 +434,8 @@ class _Decoder:
     def __init__(self) -> None:
         self._names: dict[tuple[int, int], tuple[tuple[str, ...], dict[str, int]]] = {}
 
-    def memory(self, address: int) -> Memory:
+    def values(self, address: int, cls: type = Values) -> Values:
+        """struct cgstream_values (or struct cgstream_memory: @cls Memory)"""
         seq, flush_time, nr, _, names_at, values_at = _lib.MEMORY_LAYOUT.unpack(
             ctypes.string_at(address, _lib.MEMORY_LAYOUT.size))
         known = self._names.get((names_at, nr))
@@ -394,15 +443,18 @@ class _Decoder:
             pointers = (ctypes.c_void_p * nr).from_address(names_at) if nr else ()
             known = self._names[(names_at, nr)] = _name_index(
                 tuple(os.fsdecode(ctypes.string_at(p)) for p in pointers))
-        memory = object.__new__(Memory)
-        memory._names, memory._index = known
-        memory._raw = ctypes.string_at(values_at, 8 * nr) if nr else b""
-        memory.seq = seq
-        memory.flush_time_usec = flush_time
-        return memory
+        values: Values = object.__new__(cls)
+        values._names, values._index = known
+        values._raw = ctypes.string_at(values_at, 8 * nr) if nr else b""
+        values.seq = seq
+        values.flush_time_usec = flush_time
+        return values
+
+    def memory(self, address: int) -> Memory:
+        return self.values(address, Memory)  # type: ignore[return-value]
 
     def io(self, address: int) -> Io:
-        seq, flush_time, nr, _, devices_at = _lib.IO_LAYOUT.unpack(
+        seq, flush_time, nr, _, devices_at, *_ = _lib.IO_LAYOUT.unpack(
             ctypes.string_at(address, _lib.IO_LAYOUT.size))
         raw = ctypes.string_at(devices_at, nr * _lib.IO_DEVICE_LAYOUT.size) if nr else b""
         return Io((IoDevice(*d) for d in _lib.IO_DEVICE_LAYOUT.iter_unpack(raw)), seq, flush_time)
@@ -415,19 +467,28 @@ def _decode_events(raw: Union[bytes, memoryview], tree: bool) -> list[Event]:
     out: list[Event] = []
     decoder = _Decoder()
     for (etype, error, path_ptr, _userdata, present, *values, parent_id, controllers, _,
-         memory_at, io_at) in _lib.EVENT_LAYOUT.iter_unpack(raw):
+         memory_at, io_at, changed, final, cpu_at, _flags, _) in _lib.EVENT_LAYOUT.iter_unpack(raw):
         path = os.fsdecode(ctypes.string_at(path_ptr)) if path_ptr else ""
         parent = parent_id if tree else None
-        if etype == _lib.EVENT_SAMPLE:
-            memory = decoder.memory(memory_at) if memory_at else None
-            io = decoder.io(io_at) if io_at else None
-            out.append(_sample(path, values, present, parent, memory, io))
-            continue
+        if etype in (_lib.EVENT_SAMPLE, _lib.EVENT_CHANGED) or (
+                etype == _lib.EVENT_REMOVED and controllers):
+            sample = _sample(path, values, present, parent,
+                             decoder.memory(memory_at) if memory_at else None,
+                             decoder.io(io_at) if io_at else None,
+                             decoder.values(cpu_at) if cpu_at else None,
+                             _controller_set(changed),
+                             Changed if etype == _lib.EVENT_CHANGED else Sample)
+            if etype != _lib.EVENT_REMOVED:
+                out.append(sample)
+                continue
+        else:
+            sample = None
         cgroup_id = values[-1] if present & _lib.F_CGROUP_ID else None
         if etype == _lib.EVENT_ADDED:
             out.append(Added(path, cgroup_id or 0, parent_id))
         elif etype == _lib.EVENT_REMOVED:
-            out.append(Removed(path, cgroup_id=cgroup_id, parent_id=parent))
+            out.append(Removed(path, cgroup_id=cgroup_id, parent_id=parent, values=sample,
+                               final=_controller_set(final)))
         elif etype == _lib.EVENT_ERROR:
             err = -error
             out.append(Failed(path, OSError(err, os.strerror(err), path),
@@ -857,8 +918,10 @@ class Group(_Batches):
     """Many cgroups watched at once, one batch per cycle through a single
     fd.
 
-    Options are those of :class:`Stream`.  Iterating yields, per cycle, a
-    list of events: a :class:`Sample` for each cgroup with a new sample,
+    Options are those of :class:`Stream`, and ``changes`` as for
+    :class:`Tree`.  Iterating yields, per cycle, a list of events: a
+    :class:`Sample` for each cgroup with a new sample (with ``changes``, a
+    :class:`Changed` for each one whose values changed),
     :class:`Removed` for a removed cgroup, :class:`Failed` for one that
     could not be read (both are dropped from the group).  Iteration ends
     once the group watches no cgroup, or it is closed.  A batch keeps a
@@ -869,11 +932,12 @@ class Group(_Batches):
     def __init__(self, cgroups: Iterable[StrPath] = (), mode: str = "auto",
                  fallback_interval_ms: int = 0,
                  cgroup_root: Optional[StrPath] = None,
-                 controllers: Optional[Iterable[str]] = None) -> None:
+                 controllers: Optional[Iterable[str]] = None,
+                 changes: bool = False) -> None:
         super().__init__()
         lib = _lib.load()
         self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root,
-                                controllers=controllers)
+                                controllers=controllers, changes=changes)
         handle = _lib.GroupPtr()
         lib.cgstream_group_new(ctypes.byref(self._opts), ctypes.byref(handle))
         self._lib = lib
@@ -934,10 +998,16 @@ class Tree(_Rooted, _Batches):
     per cgroup.  Other options as for :class:`Stream`.
 
     Iterating yields, per cycle, a list of events: :class:`Removed` for
-    cgroups gone since the last cycle and :class:`Failed` for those that
-    could not be read, :class:`Added` for cgroups seen for the first time
+    cgroups gone since the last cycle (with their last values, final ones
+    where the kernel gave them) and :class:`Failed` for those that could
+    not be read, :class:`Added` for cgroups seen for the first time
     (parents first), then a :class:`Sample` for every cgroup of the
-    subtree.  Every event has ``cgroup_id`` and ``parent_id``: a cgroup
+    subtree, or with ``changes=True`` a :class:`Changed` for each cgroup
+    whose values changed (every new one's first too): the tree keeps every
+    cgroup's values, and in subtree mode reads only what changed (the
+    kernel's change snapshots), so that a cycle costs what changed.  A
+    batch may then be empty of samples: iteration skips empty batches.
+    Every event has ``cgroup_id`` and ``parent_id``: a cgroup
     removed and made again under the same path is a Removed (old id) and an
     Added (new id).  Iteration ends after the batch that reports the root's
     own removal (``removed`` is True then), or when the tree is closed.
@@ -946,10 +1016,12 @@ class Tree(_Rooted, _Batches):
     def __init__(self, cgroup: StrPath, mode: str = "auto",
                  fallback_interval_ms: int = 0,
                  cgroup_root: Optional[StrPath] = None,
-                 controllers: Optional[Iterable[str]] = None) -> None:
+                 controllers: Optional[Iterable[str]] = None,
+                 changes: bool = False) -> None:
         super().__init__()
         lib = _lib.load()
-        self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root, _MODES, controllers)
+        self._opts = _make_opts(mode, fallback_interval_ms, cgroup_root, _MODES, controllers,
+                                changes)
         handle = _lib.TreePtr()
         lib.cgstream_tree_open(os.fsencode(cgroup), ctypes.byref(self._opts),
                                ctypes.byref(handle))

@@ -169,7 +169,8 @@ def test_errcheck_maps_errno_to_oserror_subclasses() -> None:
 
 # every struct the ctypes layer mirrors, by its C name
 MIRRORED = {"cgstream_sample": _lib.SampleStruct, "cgstream_opts": _lib.OptsStruct,
-            "cgstream_event": _lib.EventStruct, "cgstream_record": _lib.RecordStruct,
+            "cgstream_event": _lib.EventStruct, "cgstream_values": _lib.ValuesStruct,
+            "cgstream_record": _lib.RecordStruct, "cgstream_rec": _lib.RecStruct,
             "cgstream_field_info": _lib.FieldInfoStruct, "cgstream_memory": _lib.MemoryStruct,
             "cgstream_io_device": _lib.IoDeviceStruct, "cgstream_io": _lib.IoStruct}
 

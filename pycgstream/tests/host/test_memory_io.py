@@ -138,7 +138,7 @@ def test_struct_sizes_match_the_header_layout() -> None:
     ones: test_library.test_struct_layout_matches_the_header)."""
     assert ctypes.sizeof(_lib.IoDeviceStruct) == 56
     assert ctypes.sizeof(_lib.MemoryStruct) == 40
-    assert ctypes.sizeof(_lib.IoStruct) == 32
+    assert ctypes.sizeof(_lib.IoStruct) == 56  # 1.3: each device's values by name
 
 
 @pytest.mark.usefixtures("library")

@@ -17,7 +17,7 @@ CPU_STAT_STREAM = (
     "usage_usec 1234\nuser_usec 1000\nsystem_usec 234\nnice_usec 0\n"
     "nr_periods 0\nnr_throttled 0\nthrottled_usec 0\nnr_bursts 0\nburst_usec 0\n"
     "core_sched.force_idle_usec 7\n"
-    "flush_seq 17\nflush_time_usec 123456789\nflush_missed 0\n")
+    "publication_seq 17\npublication_time_usec 123456789\npublications_skipped 0\n")
 
 
 def test_absent_fields_are_none_not_zero() -> None:

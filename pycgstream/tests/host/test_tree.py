@@ -112,8 +112,12 @@ def test_tree_of_one_cgroup_and_its_removal(cgroups: Cgroups, cgroup: Path) -> N
         assert first[1].parent_id == 0
         cgroups.remove(cgroup)
         batches = list(t)
-        assert batches[-1][-1] == pycgstream.Removed(str(cgroup), cgroup_id=cgroup_id,
-                                                     parent_id=0)
+        gone = batches[-1][-1]
+        assert isinstance(gone, pycgstream.Removed) and gone.cgroup == str(cgroup)
+        assert (gone.cgroup_id, gone.parent_id) == (cgroup_id, 0)
+        # its last values, read before it went (the emulation has no final ones)
+        assert gone.final == frozenset() and gone.values is not None
+        assert gone.values.cgroup_id == cgroup_id and gone.values.usage_usec is not None
         assert t.removed and t.wait(5) is True
         with pytest.raises(pycgstream.CgroupRemovedError) as e:
             t.read()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 import pytest
 
@@ -206,7 +206,15 @@ def test_memory_and_io_in_every_mode(all_streaming: int, mount: Path, cgroups: C
     with pycgstream.Tree(top, mode=mode, fallback_interval_ms=100,
                          controllers=pycgstream.CONTROLLERS) as tree:
         assert tree.modes == {c: mode for c in pycgstream.CONTROLLERS}
-        samples = {ev.cgroup: ev for ev in tree.sync(60) if isinstance(ev, Sample)}
+        # cgroups newer than a controller's publication have none of its
+        # values until the next one: sync until each has them all
+        samples: dict[str, Sample] = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (
+                set(samples) != {str(top), str(child)} or
+                any(s.memory is None or s.io is None for s in samples.values())):
+            samples.update((ev.cgroup, ev) for ev in tree.sync(10) if isinstance(ev, Sample))
+            time.sleep(0.1)
     assert set(samples) == {str(top), str(child)}
     for path, s in samples.items():
         assert s.memory is not None and s.io is not None, path
@@ -217,3 +225,48 @@ def test_memory_and_io_in_every_mode(all_streaming: int, mount: Path, cgroups: C
         swap = ["swap.current"] if (Path(path) / "memory.swap.current").exists() else []
         assert list(s.memory) == stat + ["current"] + swap + events, path
         assert all(":" in device for device in s.io)
+
+
+@pytest.mark.usefixtures("interval", "subtree_file")
+def test_changes_and_final_values(cgroups: Cgroups) -> None:
+    """Subtree mode with changes=True (the kernel's change snapshots):
+    Changed for the busy cgroup and its parent only; a cgroup that burned
+    CPU and was removed between two reads: its Removed has final cpu
+    values (the kernel's REMOVED record), at least what it used until its
+    last read, and its usage after that is not lost (sync and async alike
+    in test_changes.py on the host)."""
+    top = cgroups.make("top")
+    busy = cgroups.make("busy", top)
+    gone = cgroups.make("gone", top)
+    idle = [cgroups.make(f"idle{i}", top) for i in range(20)]
+    cgroups.burn(busy)
+    with pycgstream.Tree(top, mode="subtree", controllers=CPU, changes=True) as tree:
+        first = next(tree)
+        assert sum(isinstance(ev, pycgstream.Changed) for ev in first) == len(idle) + 3
+        for batch in itertools.islice(tree, 3):
+            got = {ev.cgroup for ev in batch}
+            assert all(isinstance(ev, pycgstream.Changed) for ev in batch), batch
+            assert got <= {str(top), str(busy)}, got
+        burner = cgroups.burn(gone)
+        last: Optional[Sample] = None
+        for batch in tree:
+            for ev in batch:
+                if isinstance(ev, Sample) and ev.cgroup == str(gone):
+                    last = ev
+            if last is not None and last.usage_usec and last.usage_usec > 200_000:
+                break
+        assert last is not None
+        time.sleep(0.3)     # more use after its last read ...
+        cgroups.stop(burner)
+        cgroups.remove(gone)    # ... then its removal, before the next read
+        removed: Optional[pycgstream.Removed] = None
+        for batch in itertools.islice(tree, 20):
+            removed = next((ev for ev in batch if isinstance(ev, pycgstream.Removed)), None)
+            if removed:
+                break
+        assert removed is not None and removed.cgroup == str(gone)
+        assert removed.final == {"cpu"}, removed
+        assert removed.values is not None and removed.values.usage_usec is not None
+        assert last.usage_usec is not None
+        # final: no less than its last read, and its last 0.3 s of burning too
+        assert removed.values.usage_usec > last.usage_usec + 50_000, (last, removed)

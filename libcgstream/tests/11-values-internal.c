@@ -2,14 +2,17 @@
 /*
  * The library's parsers of memory's and io's text (src/parse.c, internal):
  * memory.stat / memory.stat.stream (flat-keyed, every key a value; the
- * stream's flush_seq, flush_time_usec and flush_missed apart),
+ * stream's publication_seq, publication_time_usec and publications_skipped
+ * apart; the previous series' flush_* keys are values like any other),
  * memory.current, memory.events with its "events." prefix, and io.stat /
  * io.stat.stream (a line per device: the six counters, policies' extra
  * fields skipped, a device without counts, "(unknown)" devices skipped,
  * the stream's two last lines).  Junk, cut lines, NUL bytes, signs,
- * overflow: -EBADMSG.  And the shared names (src/memio.c): cgroups with
- * the same keys share one list; another list of keys is a second layout;
- * values are reused, not reallocated, from cycle to cycle.
+ * overflow: -EBADMSG.  And the values kept (src/values.c, members.c):
+ * cgroups with the same keys share one list of names; another list of
+ * keys is a second layout; values are reused, not reallocated, from cycle
+ * to cycle; a change is told (.changed) only when a value or a name
+ * moved; cpu's API fields come from its names; final values are flagged.
  */
 #include "testutil.h"
 #include "internal.h"
@@ -46,8 +49,8 @@ static void test_memory_text(void)
 	kv_at(&k, 4, "", "pgfault", 77);
 	/* the stream: its three keys apart, the rest the same */
 	k.n = 0;
-	T_EQ(keyed("anon 1\nfile 2\nflush_seq 9\nflush_time_usec 123\nflush_missed 1\n", "", &k,
-		   &fl), 0);
+	T_EQ(keyed("anon 1\nfile 2\npublication_seq 9\npublication_time_usec 123\n"
+		   "publications_skipped 1\n", "", &k, &fl), 0);
 	T_EQ(k.n, 2);
 	T_EQ(fl.seq, 9);
 	T_EQ(fl.time_usec, 123);
@@ -78,9 +81,15 @@ static void test_memory_text(void)
 	T_EQ(cgs_parse_keyed("anon 1\0\n", 8, "", &k, NULL), -EBADMSG);	/* a NUL */
 	/* the stream's key twice, or not a number */
 	fl = (struct cgs_flush){ 0 };
-	T_EQ(keyed("flush_seq 1\nflush_seq 2\n", "", &k, &fl), -EBADMSG);
+	T_EQ(keyed("publication_seq 1\npublication_seq 2\n", "", &k, &fl), -EBADMSG);
 	fl = (struct cgs_flush){ 0 };
-	T_EQ(keyed("flush_seq x\n", "", &k, &fl), -EBADMSG);
+	T_EQ(keyed("publication_seq x\n", "", &k, &fl), -EBADMSG);
+	/* the previous series' keys are no stream keys: values */
+	k.n = 0;
+	fl = (struct cgs_flush){ 0 };
+	T_EQ(keyed("anon 1\nflush_seq 4\n", "", &k, &fl), 0);
+	T_EQ(k.n, 2);
+	T_EQ(fl.present, 0);
 	/* single values */
 	T_EQ(cgs_parse_value("123\n", 4, &v), 0);
 	T_EQ(v, 123);
@@ -141,13 +150,14 @@ static void test_io_text(void)
 	dev_is(&d, 2, 7, 4, 0, 0, 0);
 	dev_is(&d, 3, 253, 1, 7, 0, 0);
 	/* the stream's last lines */
-	T_EQ(io("8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=5 dios=6\nflush_seq 12\n"
-		"flush_time_usec 99\n", &d, &fl), 0);
+	T_EQ(io("8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=5 dios=6\npublication_seq 12\n"
+		"publication_time_usec 99\npublications_skipped 3\n", &d, &fl), 0);
 	T_EQ(d.n, 1);
 	T_EQ(fl.seq, 12);
 	T_EQ(fl.time_usec, 99);
+	T_EQ(fl.missed, 3);
 	fl = (struct cgs_flush){ 0 };
-	T_EQ(io("flush_seq 1\nflush_time_usec 2\n", &d, &fl), 0);	/* no devices */
+	T_EQ(io("publication_seq 1\npublication_time_usec 2\n", &d, &fl), 0);	/* no devices */
 	T_EQ(d.n, 0);
 	T_EQ(io("", &d, NULL), 0);
 	/* no newline at the end */
@@ -157,7 +167,7 @@ static void test_io_text(void)
 	static const char *const bad[] = {
 		"8:0 rbytes=-1\n", "8:0 rbytes=\n", "8:0 rbytes\n", "8:0 =5\n",
 		"8:0 rbytes=1x\n", "8:0 wbytes=18446744073709551616\n", "sda rbytes=1\n",
-		"\n", " 8:0 rbytes=1\n", "8:0 rbytes=1\n\n", "flush_seq 1\n",
+		"\n", " 8:0 rbytes=1\n", "8:0 rbytes=1\n\n", "publication_seq 1\n",
 		"8: rbytes=1\n", ":0 rbytes=1\n", "8:0:1 rbytes=1\n", "4294967296:0 rbytes=1\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -165,8 +175,23 @@ static void test_io_text(void)
 			T_FAIL("accepted %s", bad[i]);
 	T_EQ(cgs_parse_io("8:0 rbytes=1\0\n", 14, &d, NULL), -EBADMSG);
 	fl = (struct cgs_flush){ 0 };
-	T_EQ(io("flush_seq 1\nflush_seq 1\n", &d, &fl), -EBADMSG);
+	T_EQ(io("publication_seq 1\npublication_seq 1\n", &d, &fl), -EBADMSG);
 	free(d.v);
+}
+
+/* memory's parsed text (s->kvs) kept as @m's, as of publication @seq */
+static int take_memory(struct cgs_set *s, struct cgs_cg *m, uint64_t seq)
+{
+	struct cgs_in in = { .seq = seq, .pub_present = CGSTREAM_F_SEQ };
+	uint64_t vals[64];
+
+	in.layout = cgs_layout_of_kvs(s, &cgs_memory, m->vals[CGS_MEMORY].layout, &s->kvs);
+	T_ASSERT(in.layout && s->kvs.n <= 64);
+	for (size_t i = 0; i < s->kvs.n; i++)
+		vals[i] = s->kvs.v[i].v;
+	in.values = vals;
+	in.n = (uint32_t)s->kvs.n;
+	return cgs_cg_take(s, m, &cgs_memory, &in);
 }
 
 /* layouts: shared by members with the same keys, one more for others */
@@ -174,41 +199,98 @@ static void test_layouts(void)
 {
 	struct cgs_set s = { 0 };
 	struct cgs_cg *a = cgs_cg_new("/a", 2), *b = cgs_cg_new("/b", 2);
+	const struct cgs_vals *av = &a->vals[CGS_MEMORY], *bv = &b->vals[CGS_MEMORY];
 	const uint64_t *values;
-	uint64_t v;
 
 	T_ASSERT(a && b);
 	T_EQ(keyed(memstat, "", &s.kvs, NULL), 0);
 	T_EQ(cgs_kvs_push(&s.kvs, "", "current", 7, 999), 0);
 	T_EQ(keyed("low 1\noom 2\n", "events.", &s.kvs, NULL), 0);
-	T_EQ(cgs_memory_store(&s, a, &s.kvs), 0);
-	T_EQ(a->mem.nr, 8);
-	T_ASSERT(!strcmp(a->mem.names[5], "current"));
-	T_ASSERT(!strcmp(a->mem.names[7], "events.oom"));
-	T_EQ(cgstream_memory_get(&a->mem, "current", &v), 0);
-	T_EQ(v, 999);
-	T_EQ(cgstream_memory_get(&a->mem, "events.low", &v), 0);
-	T_EQ(v, 1);
-	T_EQ(cgstream_memory_get(&a->mem, "swap.current", &v), -ENOENT);
-	T_EQ(cgstream_memory_get(&a->mem, "events.", &v), -ENOENT);
-	T_EQ(cgstream_memory_get(NULL, "x", &v), -EINVAL);
-	T_EQ(cgs_memory_store(&s, b, &s.kvs), 0);
-	T_ASSERT(a->mem.names == b->mem.names);	/* shared, not copied */
-	values = a->mem.values;
+	T_EQ(take_memory(&s, a, 1), 0);
+	T_EQ(av->n, 8);
+	T_ASSERT(!strcmp(av->layout->names[5], "current"));
+	T_ASSERT(!strcmp(av->layout->names[7], "events.oom"));
+	T_EQ(av->v[5], 999);
+	T_EQ(a->have, CGSTREAM_CTRL_MEMORY);
+	T_EQ(a->changed, CGSTREAM_CTRL_MEMORY);	/* its first values */
+	T_EQ(take_memory(&s, b, 1), 0);
+	T_ASSERT(av->layout == bv->layout);	/* shared, not copied */
+	values = av->v;
+	a->changed = 0;
+	T_EQ(take_memory(&s, a, 2), 0);
+	T_EQ(a->changed, 0);			/* the same values: no change */
+	T_EQ(av->seq, 2);			/* as of the later publication */
 	s.kvs.v[0].v = 1;
-	T_EQ(cgs_memory_store(&s, a, &s.kvs), 0);
-	T_ASSERT(a->mem.values == values);	/* reused */
-	T_EQ(a->mem.values[0], 1);
+	T_EQ(take_memory(&s, a, 3), 0);
+	T_EQ(a->changed, CGSTREAM_CTRL_MEMORY);
+	T_ASSERT(av->v == values);		/* reused */
+	T_EQ(av->v[0], 1);
 	/* the root in emulation: no current, no events */
 	s.kvs.n = 0;
 	T_EQ(keyed(memstat, "", &s.kvs, NULL), 0);
-	T_EQ(cgs_memory_store(&s, b, &s.kvs), 0);
-	T_EQ(b->mem.nr, 5);
-	T_ASSERT(a->mem.names != b->mem.names);
-	T_ASSERT(!strcmp(a->mem.names[5], "current"));	/* the old layout stays */
+	b->changed = 0;
+	T_EQ(take_memory(&s, b, 2), 0);
+	T_EQ(bv->n, 5);
+	T_EQ(b->changed, CGSTREAM_CTRL_MEMORY);	/* other names: a change */
+	T_ASSERT(av->layout != bv->layout);
+	T_ASSERT(!strcmp(av->layout->names[5], "current"));	/* the old layout stays */
+	/* the controller gone: a change, and no values */
+	b->changed = 0;
+	cgs_cg_lose(b, &cgs_memory);
+	T_EQ(b->have, 0);
+	T_EQ(b->changed, CGSTREAM_CTRL_MEMORY);
 	cgs_cg_free(a);
 	cgs_cg_free(b);
-	cgs_memio_free_set(&s);
+	cgs_values_free_set(&s);
+}
+
+/* cpu: the API's fields from the names, as the kernel's SCHEMA gives them */
+static void test_cpu_names(void)
+{
+	static const char *const names[] = {
+		"usage_usec", "user_usec", "system_usec", "nice_usec",
+		"core_sched.force_idle_usec", "nr_periods", "nr_throttled", "throttled_usec",
+	};
+	static const char *const dup[] = { "usage_usec", "usage_usec" };
+	const uint64_t vals[] = { 10, 6, 4, 0, 77, 5, 1, 300 };
+	struct cgs_set s = { 0 };
+	struct cgs_cg *m = cgs_cg_new("/m", 2);
+	struct cgs_in in = { .values = vals, .n = 8, .seq = 9, .time_usec = 1000, .skipped = 2,
+			     .pub_present = CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME |
+					    CGSTREAM_F_FLUSH_MISSED, .final = true };
+
+	T_ASSERT(m);
+	m->id = 42;
+	in.layout = cgs_layout_of_names(&s, &cgs_cpu, names, 8);
+	T_ASSERT(in.layout);
+	T_ASSERT(cgs_layout_of_names(&s, &cgs_cpu, names, 8) == in.layout);
+	T_ASSERT(cgs_layout_of_names(&s, &cgs_memory, names, 8) != in.layout);
+	T_EQ(cgs_cg_take(&s, m, &cgs_cpu, &in), 0);
+	T_EQ(m->sample.usage_usec, 10);
+	T_EQ(m->sample.nr_periods, 5);
+	T_EQ(m->sample.throttled_usec, 300);
+	T_EQ(m->sample.seq, 9);
+	T_EQ(m->sample.flush_time_usec, 1000);
+	T_EQ(m->sample.flush_missed, 2);
+	T_EQ(m->sample.cgroup_id, 42);
+	/* the kernel's without bursts: those bits absent */
+	T_EQ(m->sample.present & (CGSTREAM_F_NR_BURSTS | CGSTREAM_F_BURST), 0);
+	T_ASSERT(m->sample.present & CGSTREAM_F_THROTTLED);
+	T_EQ(m->final, CGSTREAM_CTRL_CPU);
+	/* a cgroup without the bandwidth values: fewer of the same names */
+	in.n = 4;
+	in.final = false;
+	T_EQ(cgs_cg_take(&s, m, &cgs_cpu, &in), 0);
+	T_EQ(m->sample.present & CGSTREAM_F_NR_PERIODS, 0);
+	T_EQ(m->vals[CGS_CPU].n, 4);
+	/* no usage_usec within the values, or a name twice: no cpu.stat */
+	in.n = 0;
+	T_EQ(cgs_cg_take(&s, m, &cgs_cpu, &in), -EBADMSG);
+	in.layout = cgs_layout_of_names(&s, &cgs_cpu, dup, 2);
+	in.n = 2;
+	T_EQ(cgs_cg_take(&s, m, &cgs_cpu, &in), -EBADMSG);
+	cgs_cg_free(m);
+	cgs_values_free_set(&s);
 }
 
 int main(void)
@@ -216,6 +298,7 @@ int main(void)
 	test_memory_text();
 	test_io_text();
 	test_layouts();
-	t_log("memio: all passed");
+	test_cpu_names();
+	t_log("values: all passed");
 	return 0;
 }

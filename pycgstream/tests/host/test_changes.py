@@ -1,0 +1,91 @@
+"""Changes in fallback mode on the host (the emulation compares values):
+a Tree and a Group with ``changes=True`` hand out a Changed (a Sample)
+for each cgroup whose values moved, nothing for the others; a removed
+cgroup's Removed has its last values; sync and async iteration alike.
+The same against the patched kernel's change snapshots, with final
+values, is tests/vm/test_tree.py's."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from pathlib import Path
+
+import pytest
+
+import pycgstream
+from pycgstream import Added, Changed, Removed, Sample
+from conftest import Cgroups
+
+pytestmark = pytest.mark.usefixtures("library")
+
+
+def subtree(cgroups: Cgroups, n: int) -> tuple[Path, Path, list[Path]]:
+    """A top cgroup, a busy child (a process spins in it), @n idle ones."""
+    top = cgroups.make("top")
+    busy = cgroups.make("busy", top)
+    idle = [cgroups.make(f"idle{i}", top) for i in range(n)]
+    cgroups.burn(busy)
+    return top, busy, idle
+
+
+def test_tree_changes(cgroups: Cgroups) -> None:
+    top, busy, idle = subtree(cgroups, 8)
+    with pycgstream.Tree(top, mode="fallback", fallback_interval_ms=50, changes=True) as tree:
+        first = next(tree)
+        added = [ev for ev in first if isinstance(ev, Added)]
+        changed = [ev for ev in first if isinstance(ev, Changed)]
+        assert len(added) == len(changed) == 10
+        assert all(ev.changed == {"cpu"} and isinstance(ev, Sample) for ev in changed)
+        assert all(ev.cpu is not None and ev.cpu["usage_usec"] == ev.usage_usec
+                   for ev in changed)
+        last = {ev.cgroup: ev for ev in changed}
+        for batch in itertools.islice(tree, 4):
+            # the busy cgroup and its parent: their usage moved; the idle ones' did not
+            assert all(isinstance(ev, Changed) for ev in batch), batch
+            got = {ev.cgroup for ev in batch}
+            assert str(busy) in got and got <= {str(top), str(busy)}, got
+            for ev in batch:
+                assert ev.usage_usec != last[ev.cgroup].usage_usec
+                last[ev.cgroup] = ev
+        cgroups.remove(idle[0])
+        for batch in tree:
+            gone = [ev for ev in batch if isinstance(ev, Removed)]
+            if gone:
+                break
+        assert [ev.cgroup for ev in gone] == [str(idle[0])]
+        # its last values: read before it went, the emulation has no final ones
+        assert gone[0].final == frozenset() and gone[0].values is not None
+        assert gone[0].values.usage_usec == last[str(idle[0])].usage_usec
+
+
+def test_group_changes_async(cgroups: Cgroups) -> None:
+    top, busy, idle = subtree(cgroups, 3)
+
+    async def main() -> list[list[pycgstream.Event]]:
+        got = []
+        async with pycgstream.Group([busy, *idle], mode="fallback", fallback_interval_ms=50,
+                                    changes=True) as group:
+            async for batch in group:
+                got.append(batch)
+                if len(got) == 4:
+                    break
+        return got
+
+    batches = asyncio.run(main())
+    assert {ev.cgroup for ev in batches[0]} == {str(busy), *map(str, idle)}
+    for batch in batches[1:]:
+        assert [ev.cgroup for ev in batch] == [str(busy)]
+        assert isinstance(batch[0], Changed) and batch[0].changed == {"cpu"}
+
+
+def test_all_by_default(cgroups: Cgroups) -> None:
+    """Without changes: a Sample of every cgroup each cycle, as before,
+    each saying which controllers' values moved."""
+    top, busy, idle = subtree(cgroups, 2)
+    with pycgstream.Tree(top, mode="fallback", fallback_interval_ms=50) as tree:
+        next(tree)
+        batch = next(tree)
+        assert len(batch) == 4 and not any(isinstance(ev, Changed) for ev in batch)
+        moved = {ev.cgroup: ev.changed for ev in batch}
+        assert moved[str(busy)] == {"cpu"} and moved[str(idle[0])] == frozenset()
