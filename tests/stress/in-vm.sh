@@ -1,7 +1,8 @@
 #!/bin/bash
 # One `make stress` boot: the randomized stress, then the 10,000-file scale
 # test, the kselftest's cases (as make check runs them), its 10,000-cgroup
-# subtree reads of cpu, memory and io,
+# subtree reads (one run of test_stat_stream_subtree's subtree_10k: its cpu,
+# memory and io variants),
 # libcgstream's large trees (10,000 cgroups of cpu in subtree mode and of
 # cpu, memory and io in each mode; 3,000 in kernel mode), pycgstream's
 # large and long Tree tests (10,000 and 3,000 cgroups, 1,000 cycles
@@ -48,9 +49,8 @@ run stress env CGSTREAM_STRESS_BIN="$bin/cgstress" "$here/run-stress.sh" --secon
 run scale "$bin/scale"
 run kselftest "$here/../vm/20-kselftest-stat-stream"
 if [[ $scope == all ]]; then
-	run cpu-scale "$here/../kselftest/build/test_stat_stream" test_stat_stream_subtree_10k
-	run memory-scale "$here/../kselftest/build/test_stat_stream" memory:test_memory_stream_subtree_10k
-	run io-scale "$here/../kselftest/build/test_stat_stream" io:test_io_stream_subtree_10k
+	run subtree-10k env STAT_STREAM_10K=1 "$here/../kselftest/build/test_stat_stream_subtree" \
+		-t subtree_10k
 	# (their 1,000-cgroup runs again first: make check runs those)
 	run libcgstream-tree-scale env CGSTREAM_TEST_SCALE=1 "$here/../../libcgstream/build/tests/vm/50-tree-subtree"
 	run libcgstream-streams-scale env CGSTREAM_TEST_SCALE=1 "$here/../../libcgstream/build/tests/vm/51-tree-streams"

@@ -89,7 +89,7 @@ static long model(const unsigned char *in, size_t len, long *value)
 		if (v > UINT_MAX)
 			return -EINVAL;
 	}
-	if (v && (v < CGROUP_STAT_STREAM_INTERVAL_MIN_MS || v > CGROUP_STAT_STREAM_INTERVAL_MAX_MS))
+	if (v && (v < INTERVAL_MIN_MS || v > INTERVAL_MAX_MS))
 		return -EINVAL;
 	*value = v;
 	return len;
@@ -232,7 +232,7 @@ static void mismatch(const char *who, const unsigned char *in, size_t len, long 
 static void fuzz_root(int *fd, unsigned char *in)
 {
 	size_t len = make_input(in);
-	long before = interval_get(root), after, want_val = before, want, got;
+	long before = interval_get(root, "cpu"), after, want_val = before, want, got;
 
 	if (*fd < 0 || rng_pct(&rng, 30)) {
 		if (*fd >= 0)
@@ -247,7 +247,7 @@ static void fuzz_root(int *fd, unsigned char *in)
 	}
 	want = model(in, len, &want_val);
 	got = do_write(*fd, in, len);
-	after = interval_get(root);
+	after = interval_get(root, "cpu");
 	stats[S_WRITES]++;
 	if (got != want || after != want_val)
 		mismatch("root", in, len, got, want, before, after, want_val);
@@ -280,7 +280,7 @@ static int drop_cap_sys_admin(void)
  */
 static int unprivileged(bool nobody, int n, unsigned char *in)
 {
-	long before = interval_get(root);
+	long before = interval_get(root, "cpu");
 	int bad = 0, i, fd;
 
 	if (nobody) {
@@ -297,7 +297,7 @@ static int unprivileged(bool nobody, int n, unsigned char *in)
 			}
 			stats[S_EACCES]++;
 		}
-		if (interval_get(root) != before) {
+		if (interval_get(root, "cpu") != before) {
 			printf("FAIL: the interval changed under uid 65534's attempts\n");
 			bad++;
 		}
@@ -312,7 +312,7 @@ static int unprivileged(bool nobody, int n, unsigned char *in)
 	}
 	for (i = 0; i < n; i++) {
 		size_t len = make_input(in);
-		long got = do_write(fd, in, len), want, after = interval_get(root);
+		long got = do_write(fd, in, len), want, after = interval_get(root, "cpu");
 
 		want = !len ? 0 : (long)len > page_size ? -E2BIG : -EPERM;
 		if (got != want || after != before) {
@@ -378,12 +378,12 @@ int main(int argc, char **argv)
 		printf("SKIP: no cgroup2 mount\n");
 		return EXIT_SKIP;
 	}
-	path_join(path, sizeof(path), root, INTERVAL_FILE);
+	path_join(path, sizeof(path), root, "cpu" INTERVAL_SUFFIX);
 	if (access(path, F_OK)) {
 		printf("SKIP: no %s: not a cgstream kernel\n", path);
 		return EXIT_SKIP;
 	}
-	saved = interval_get(root);
+	saved = interval_get(root, "cpu");
 	if (saved < 0) {
 		printf("FAIL: read %s: %s\n", path, strerror(-saved));
 		return EXIT_FAIL;
@@ -400,7 +400,7 @@ int main(int argc, char **argv)
 	}
 	if (fd >= 0)
 		close(fd);
-	r = interval_set(root, saved);
+	r = interval_set(root, "cpu", saved);
 	if (r) {
 		printf("FAIL: restoring the interval %ld: %s\n", saved, strerror(-r));
 		failures++;

@@ -34,9 +34,7 @@ shows() { shown_logs+=("$1"); shown_max[$1]=$2 shown_pattern[$1]=$3; }
 shows stress.log 40 '^cgstress: (ran|PASS|FAIL)|^FAIL|^  \S'
 shows scale.log 100 '^(scale|FAIL)'
 shows kselftest.log 100 '^(not ok|# Totals|# FAIL)'
-shows cpu-scale.log 100 '^# |^(ok|not ok) '
-shows memory-scale.log 100 '^# |^(ok|not ok) '
-shows io-scale.log 100 '^# |^(ok|not ok) '
+shows subtree-10k.log 100 '^# |^(ok|not ok) '
 shows libcgstream-tree-scale.log 100 '^== |passed|FAIL'
 shows libcgstream-streams-scale.log 100 '^== |passed|FAIL'
 shows libcgstream-memio-scale.log 100 '^== |passed|FAIL'
@@ -174,16 +172,14 @@ log_lines() {
 	echo
 	echo "## Results"
 	echo
-	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | kselftest | cpu 10k | memory 10k | io 10k | libcgstream 10k | libcgstream streams 3k | libcgstream memio 10k | pycgstream 10k, 3k, growth | exporter 10k | interval fuzz |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| kernel | release | verdict | kernel build step | boot | cgstress | scale | kselftest | subtree 10k (cpu, memory, io) | libcgstream 10k | libcgstream streams 3k | libcgstream memio 10k | pycgstream 10k, 3k, growth | exporter 10k | interval fuzz |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for k in $kernels; do
 		d=$res/$k
 		echo "| $k | $(val "$d/release") | $(val "$d/verdict" "did not run") |" \
 			"$(val "$d/build-seconds") s ($(val "$d/build-kind")) | $(val "$d/boot-seconds") s |" \
 			"$(prog "$k" stress) | $(prog "$k" scale) | $(prog "$k" kselftest) |" \
-			"$(prog "$k" cpu-scale) |" \
-			"$(prog "$k" memory-scale) |" \
-			"$(prog "$k" io-scale) | $(prog "$k" libcgstream-tree-scale) |" \
+			"$(prog "$k" subtree-10k) | $(prog "$k" libcgstream-tree-scale) |" \
 			"$(prog "$k" libcgstream-streams-scale) |" \
 			"$(prog "$k" libcgstream-memio-scale) | $(prog "$k" pycgstream-scale) |" \
 			"$(prog "$k" pycgstream-export-scale) |" \
@@ -198,35 +194,39 @@ log_lines() {
 	echo
 	echo "## What ran"
 	echo
-	echo "- **cgstress** (tests/stress/cgstress.c): three threads make and remove"
-	echo "  small nested trees of cgroups (some with \`+cpu\`, \`+memory\` and"
-	echo "  \`+io\` in \`cgroup.subtree_control\` and a \`cpu.max\`), a migrator"
-	echo "  moves four CPU-burning processes between leaves, which charge and"
-	echo "  uncharge memory and do O_DIRECT I/O on two loop devices (one of them"
-	echo "  removed and re-created every few seconds), two poll readers, an epoll"
-	echo "  reader (level and edge triggered) and an io_uring reader (one-shot and"
-	echo "  multishot polls) keep ten cpu, memory and io stream and subtree files"
-	echo "  each open on random cgroups (removed"
-	echo "  ones too) and read them with small and large buffers, a walker reads"
-	echo "  subtree snapshots in pieces, another thread opens, reads and closes"
-	echo "  stream, subtree and classic \`*.stat\` files, and one per stream writes valid"
-	echo "  (the 10 ms minimum often), invalid and 0 intervals. Its invariants:"
-	echo "  flush_seq and the counters never go back for an open file; no error"
-	echo "  but ENODEV/EPOLLERR/ENOENT once a cgroup's rmdir began; every rmdir"
-	echo "  returns within 2 s (a bound against a hang, not a latency target:"
-	echo "  removing a memory+io cgroup on the lockdep kernel under TCG has taken"
-	echo "  1.21 s with nothing wrong; on KASAN and KCSAN, about three times slower,"
-	echo "  the bound and the wake-up margin are three times longer, \`cgstress --slow 3\`:"
-	echo "  up to 4.1 s there); at most one POLLIN wake-up per completed"
-	echo "  flush per file, EPOLLPRI only after a stop, no poller asleep through a"
-	echo "  flush, a stop or its cgroup's removal; subtree snapshots in pre-order,"
-	echo "  no cgroup twice, the long-lived cgroups present."
+	echo "- **cgstress** (tests/stress/cgstress.c, one table row per controller driving"
+	echo "  every role): three threads make and remove small nested trees of cgroups"
+	echo "  (some with \`+cpu\`, \`+memory\` and \`+io\` in \`cgroup.subtree_control\`, a"
+	echo "  \`cpu.max\`, some directories 0700), a migrator moves four processes between"
+	echo "  leaves that burn CPU, charge and uncharge memory and do O_DIRECT I/O on two"
+	echo "  loop devices (one removed and re-created every few seconds); poll, epoll"
+	echo "  (level and edge triggered) and io_uring (one-shot and multishot) readers keep"
+	echo "  ten text and subtree files each open on random cgroups and read full and"
+	echo "  change snapshots in pieces; a walker, a change reader (changes applied to a"
+	echo "  state must equal the next full snapshot of the same publication), REMOVED"
+	echo "  accounting (a parent's usage = its live children's + its removed children's"
+	echo "  final values, at every publication), a pinning reader (snapshots read up to"
+	echo "  their first cgroup and kept open: the dying cgroups must drain), a reader as"
+	echo "  uid 65534 (nothing under a 0700 directory), fd storms on removal (every file"
+	echo "  reports EPOLLERR; rmdir with 500 and 4,000 files timed), quick opens and"
+	echo "  classic \`*.stat\` reads, and per stream a monitor and an interval writer (valid,"
+	echo "  invalid and 0 intervals). Its invariants: publication_seq and the counters"
+	echo "  never go back for an open file; no error but ENODEV/EPOLLERR/ENOENT once a"
+	echo "  cgroup's rmdir began, ENODATA only where nothing is published; every rmdir"
+	echo "  returns within 2 s (a hang bound; three times longer on KASAN and KCSAN,"
+	echo "  \`cgstress --slow 3\`); at most one POLLIN wake-up per publication per file,"
+	echo "  EPOLLPRI and the STOPPED flag only around a stop, no poller asleep through a"
+	echo "  publication, a stop or its cgroup's removal; every record valid, the SCHEMA"
+	echo "  naming the text files' keys, snapshots in pre-order, no cgroup twice, the"
+	echo "  long-lived cgroups present, REMOVED records once and only for removed ones."
 	echo "- **scale** (tests/stress/scale.c): 10,000 open stream files over 2,000"
-	echo "  cgroups, the memory an open file costs, one wake-up per file per flush"
-	echo "  through epoll, and the flusher stopping once all are closed."
-	echo "- **kselftest** (tests/kselftest/test_stat_stream, every case make check"
-	echo "  runs): the cpu, memory and io stream and subtree files' contract, 1,000-cgroup"
+	echo "  cgroups, the memory an open file costs, one wake-up per file per publication"
+	echo "  through epoll, and the publisher stopping once all are closed."
+	echo "- **kselftest** (tests/kselftest's test_stat_stream programs, every case make"
+	echo "  check runs): the cpu, memory and io stream and subtree files' contract, 1,000-cgroup"
 	echo "  subtree reads, bad input, removal, stop and freshness, an unprivileged reader."
+	echo "- **subtree 10k** (\`STAT_STREAM_10K=1 test_stat_stream_subtree -t subtree_10k\`):"
+	echo "  subtree snapshots of 10,000 cgroups, one run for the cpu, memory and io variants."
 	echo "- **libcgstream 10k** (libcgstream/tests/vm/50-tree-subtree and 53-tree-memio with"
 	echo "  \`CGSTREAM_TEST_SCALE=1\`): the tree checks (ADDED and REMOVED once with churn,"
 	echo "  every cgroup in every batch, no fd or RSS growth, the root removed) on"
@@ -269,9 +269,7 @@ log_lines() {
 	log_lines kselftest.log
 	echo "## 10,000-cgroup subtree reads"
 	echo
-	log_lines cpu-scale.log named
-	log_lines memory-scale.log named
-	log_lines io-scale.log named
+	log_lines subtree-10k.log named
 	log_lines libcgstream-tree-scale.log named
 	log_lines libcgstream-streams-scale.log named
 	log_lines libcgstream-memio-scale.log named

@@ -10,19 +10,25 @@
  *      and closed once before, so that its dentry and inode exist), after
  *      registering them all with epoll, and after a first read of each
  *      (a seq_file keeps its buffer), divided by the number of files;
- *   3. every file wakes once per flush: the interval is set (2 s by
- *      default, long enough for TCG to read all files between two
- *      flushes), epoll waits on all of them, and each file woken is read.
- *      A file must read each flush exactly once: never a flush it had
- *      read (no empty wake-up) and never skip one.  A round (all files
- *      read for flush S) that ended after flush S+1 began is overrun: it
- *      is not judged, as the kernel promises one wake-up per flush only to
- *      readers that are not behind; with too many overrun rounds the
- *      interval is doubled and the rounds taken again;
- *   4. closing them all stops the flusher: its hrtimer leaves
- *      /proc/timer_list at once, and over five intervals flush_seq +
- *      flush_missed does not grow, as seen by a file opened afterwards
- *      (opening restarts the flusher, with at most one flush at once).
+ *   3. every file wakes once per publication: the interval is set (2 s
+ *      by default, long enough for TCG to read all files between two
+ *      publications), epoll waits on all of them, and each file woken is
+ *      read.  A file must read each publication exactly once: never one it
+ *      had read (no empty wake-up) and never skip one.  A round (all files
+ *      read for publication S) that ended after publication S+1 began is
+ *      overrun: it is not judged, as the kernel promises one wake-up per
+ *      publication only to readers that are not behind; with too many
+ *      overrun rounds the interval is doubled and the rounds taken again;
+ *   4. closing them all stops the publisher: its hrtimer leaves
+ *      /proc/timer_list at once, and over five intervals publication_seq +
+ *      publications_skipped does not grow, as seen by a file opened
+ *      afterwards (opening restarts the publisher, with at most one
+ *      publication at once).
+ *
+ * While the files are opened and first read the stream is armed (one
+ * publication made) and stopped, one file kept open (a stopped stream with
+ * no file open is disarmed, and reads find nothing): every file starts
+ * with the same publication.
  *
  * usage: scale [--cgroups N] [--files-per-cgroup N] [--interval MS] [--rounds N]
  * Exit: 0 pass, 1 fail, 77 skip.  Prints "scale: <what> <numbers>" lines.
@@ -45,6 +51,8 @@
 
 #define MAX_ROUNDS	64
 #define SUBTREE_BUF	(256 * 1024)
+#define STREAM_FILE	"cpu" STREAM_SUFFIX
+#define SUBTREE_FILE	"cpu" SUBTREE_SUFFIX
 
 static char root[PATH_MAX], top[PATH_MAX];
 static long interval_saved = -1;
@@ -101,10 +109,10 @@ static void report_mem(const char *what, const struct meminfo *a, const struct m
 }
 
 /*
- * Does /proc/timer_list show the flusher's hrtimer?  1, 0, or -errno.  It
+ * Does /proc/timer_list show the publisher's hrtimer?  1, 0, or -errno.  It
  * leaves the list for a moment each time it fires: a few looks.
  */
-static int flusher_timer_armed(void)
+static int publisher_timer_armed(void)
 {
 	int tries;
 
@@ -128,64 +136,66 @@ static int flusher_timer_armed(void)
 struct file {
 	int fd;
 	bool subtree;
-	uint64_t seq;		/* flush_seq of the last read */
+	uint64_t seq;		/* publication_seq of the last read */
 	unsigned long wakes;
 };
 
-/* flush_seq a read of @f gives (the opened cgroup's record for a subtree) */
+/*
+ * The publication a read of @f gives: the text's last lines, or a
+ * snapshot's SNAPSHOT record (the first read of it, the rest unread: the
+ * next read at offset 0 starts a new one).
+ */
 static int read_seq(struct file *f, char *buf, uint64_t *seq, uint64_t *time_usec,
-		    uint64_t *missed)
+		    uint64_t *skipped)
 {
-	char why[128];
+	struct pub_tail t;
+	char why[160];
+	size_t body;
 	ssize_t n;
 
+	n = pread(f->fd, buf, f->subtree ? SUBTREE_BUF : 4096, 0);
+	if (n < 0)
+		return -errno;
 	if (f->subtree) {
-		struct cgstream_record rec;
+		struct snap_decoder *d = malloc(sizeof(*d));
+		struct snap_rec r;
 		size_t off = 0;
-		int r;
+		int ret;
 
-		n = pread(f->fd, buf, SUBTREE_BUF, 0);
-		if (n < 0)
-			return -errno;
-		r = cgstream_records_next(buf, (size_t)n, &off, &rec, sizeof(rec));
-		if (r != 1 || rec.type != CGSTREAM_RECORD_CPU) {
-			fail("a subtree snapshot of %zd bytes: %s", n,
-			     r < 0 ? "a malformed first record" :
-			     r == 0 ? "no record" : "the first record is not a CPU record");
+		if (!d)
+			return -ENOMEM;
+		snap_decoder_init(d, CGROUP_STAT_CTRL_CPU);
+		while ((ret = snap_next(d, buf, n, &off, &r, why)) > 0)
+			;
+		t.seq = d->snap.seq;
+		t.time_usec = d->snap.time_usec;
+		t.skipped = d->snap.skipped;
+		free(d);
+		if (ret < 0) {
+			fail("a subtree snapshot of %zd bytes: %s", n, why);
 			return -EINVAL;
 		}
-		*seq = rec.sample.seq;
-		*time_usec = rec.sample.flush_time_usec;
-		if (missed)
-			*missed = 0;
-	} else {
-		struct stream_sample s;
-
-		n = pread(f->fd, buf, 4096, 0);
-		if (n < 0)
-			return -errno;
-		if (parse_stream(buf, n, &s, why)) {
-			fail("cpu.stat.stream: %s", why);
-			return -EINVAL;
-		}
-		*seq = s.v[K_FLUSH_SEQ];
-		*time_usec = s.v[K_FLUSH_TIME];
-		if (missed)
-			*missed = s.v[K_FLUSH_MISSED];
+	} else if (parse_pub_tail(buf, n, &t, &body, why)) {
+		fail("%s: %s", STREAM_FILE, why);
+		return -EINVAL;
 	}
+	*seq = t.seq;
+	*time_usec = t.time_usec;
+	if (skipped)
+		*skipped = t.skipped;
 	return 0;
 }
 
 struct round {
-	unsigned long reads;		/* files that read this flush */
+	unsigned long reads;		/* files that read this publication */
 	int64_t last_read_end;
-	uint64_t flush_time_usec;
+	uint64_t pub_time_usec;
 };
 
 /*
  * Waits on all files at @interval_ms until @want rounds are judged (or a
  * deadline): 1 done, 0 too many rounds overrun, -1 on an error.  @fresh:
- * every file has read the latest flush (else the first round is not
+ * every file has read the latest publication (else the first round is not
  * judged: files behind from an earlier call catch up in it).
  */
 static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, int want,
@@ -205,7 +215,7 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 	for (i = 0; i < nf; i++)
 		if (files[i].seq > base)
 			base = files[i].seq;
-	r = interval_set(root, interval_ms);
+	r = interval_set(root, "cpu", interval_ms);
 	if (r) {
 		fail("setting the interval to %ld ms: %s", interval_ms, strerror(-r));
 		goto out;
@@ -240,25 +250,25 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 				first_read = now_ns();
 			f->wakes++;
 			if (seq <= f->seq) {
-				fail("file %ld woken, but it had read flush %llu already (reads %llu)",
+				fail("file %ld woken, but it had read publication %llu already (reads %llu)",
 				     (long)ev[k].data.u64, (unsigned long long)f->seq,
 				     (unsigned long long)seq);
 				continue;
 			}
 			if (seq - base >= MAX_ROUNDS) {
-				fail("flush_seq %llu: more flushes than expected",
+				fail("publication_seq %llu: more publications than expected",
 				     (unsigned long long)seq);
 				goto out;
 			}
-			/* skipping a flush is only judged below, by round */
+			/* skipping a publication is only judged below, by round */
 			f->seq = seq;
 			rounds[seq - base].reads++;
 			rounds[seq - base].last_read_end = now_ns();
-			rounds[seq - base].flush_time_usec = t_usec;
+			rounds[seq - base].pub_time_usec = t_usec;
 		}
 		/*
-		 * Judge round S once flush S+1 has been read: overrun if its
-		 * last read ended after S+1's flush time (a file may have read
+		 * Judge round S once publication S+1 has been read: overrun if its
+		 * last read ended after S+1's publication time (a file may have read
 		 * S+1 instead of S then), else complete: all files read S.  A
 		 * round after an overrun one is not judged either (a file that
 		 * read S early is not woken for S again).
@@ -270,16 +280,16 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 			double len;
 
 			overran[s] = r->reads && r->last_read_end / 1000 >
-				     (int64_t)rounds[s + 1].flush_time_usec;
+				     (int64_t)rounds[s + 1].pub_time_usec;
 			if (overran[s])
 				overrun++;
 			if (overran[s] || (s == 1 && !fresh) || (s > 1 && overran[s - 1]))
 				continue;
-			len = (r->last_read_end / 1000 - (int64_t)r->flush_time_usec) / 1e6;
+			len = (r->last_read_end / 1000 - (int64_t)r->pub_time_usec) / 1e6;
 			if (len > longest)
 				longest = len;
 			if (r->reads != (unsigned long)nf) {
-				fail("flush %llu woke %lu of %ld files; the round was not overrun",
+				fail("publication %llu woke %lu of %ld files; the round was not overrun",
 				     (unsigned long long)(base + s), r->reads, nf);
 				goto out;
 			}
@@ -306,12 +316,47 @@ out:
 	return ret;
 }
 
+/*
+ * Arms the stream (its first publication publishes every cgroup), then
+ * stops it while the files are opened and first read, one file of the
+ * root kept open (a stopped stream with no file open is disarmed, and
+ * reads find nothing): every file starts with the same publication.  The
+ * file kept open, or -1.
+ */
+static int arm_and_stop(long interval_ms, char *buf)
+{
+	int64_t t0 = now_ns(), end = t0 + 30 * NSEC_PER_SEC;
+	int fd, r = interval_set(root, "cpu", interval_ms);
+	uint64_t seq = 0, t_usec = 0;
+	char path[PATH_MAX];
+	struct file f;
+
+	path_join(path, sizeof(path), root, STREAM_FILE);
+	f = (struct file){ .fd = fd = r ? -1 : open(path, O_RDONLY | O_CLOEXEC) };
+	/* a publication made after the cgroups: it has them all */
+	while (fd >= 0 && (int64_t)t_usec * 1000 <= t0 && now_ns() < end) {
+		r = read_seq(&f, buf, &seq, &t_usec, NULL);
+		if (r && r != -ENODATA)
+			break;
+		sleep_ms(20);
+		r = 0;
+	}
+	if (r || fd < 0 || (int64_t)t_usec * 1000 <= t0 || interval_set(root, "cpu", 0)) {
+		printf("FAIL: arming the stream, a publication, stopping it: %s\n",
+		       strerror(r ? -r : errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void cleanup(void)
 {
 	if (top[0] && remove_tree(top))
 		printf("scale: could not remove %s\n", top);
 	if (interval_saved >= 0)
-		interval_set(root, interval_saved);
+		interval_set(root, "cpu", interval_saved);
 }
 
 static void usage(void)
@@ -335,6 +380,7 @@ int main(int argc, char **argv)
 	struct meminfo m0, m1, m2, m3;
 	struct file *files;
 	char path[PATH_MAX], name[64], *buf, **cgpath;
+	int keeper;
 	double longest = 0;
 	int64_t t0;
 
@@ -374,10 +420,9 @@ int main(int argc, char **argv)
 		printf("FAIL: RLIMIT_NOFILE to %ld: %s\n", nf + 256, strerror(-r));
 		return EXIT_FAIL;
 	}
-	interval_saved = interval_get(root);
-	/* off while setting up: files opened now start with the last flush seen */
-	if (interval_saved < 0 || interval_set(root, 0)) {
-		printf("FAIL: the interval: %s\n", strerror(errno));
+	interval_saved = interval_get(root, "cpu");
+	if (interval_saved < 0) {
+		printf("FAIL: read the interval: %s\n", strerror(-interval_saved));
 		return EXIT_FAIL;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -415,6 +460,11 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("scale: %ld cgroups made in %.1f s\n", ncg, (now_ns() - t0) / 1e9);
+	keeper = arm_and_stop(interval, buf);
+	if (keeper < 0) {
+		cleanup();
+		return EXIT_FAIL;
+	}
 
 	/* 2. open every file once (dentries, inodes), then measure the opens */
 	for (i = 0; i < ncg * 2; i++) {
@@ -464,7 +514,7 @@ int main(int argc, char **argv)
 	}
 	settle();
 	meminfo(&m2);
-	/* a first read: the last flush seen; streams keep a seq_file buffer */
+	/* a first read: the last publication seen; streams keep a seq_file buffer */
 	for (i = 0; i < nf; i++) {
 		uint64_t t_usec;
 
@@ -481,7 +531,7 @@ int main(int argc, char **argv)
 	report_mem("epoll registration (two wait queues)", &m1, &m2, nf);
 	report_mem("cpu.stat.stream file after its first read", &m2, &m3, nf - ncg);
 
-	/* 3. one wake-up per file per flush */
+	/* 3. one wake-up per file per publication */
 	for (bool fresh = true;; fresh = false) {
 		r = wake_rounds(files, nf, ep, interval, want, fresh, buf, &judged, &longest);
 		if (r != 0 || interval >= 16000)
@@ -494,26 +544,26 @@ int main(int argc, char **argv)
 
 		for (i = 0; i < nf; i++)
 			total += files[i].wakes;
-		printf("scale: %lu wake-ups read, one per file per flush over %d judged rounds "
+		printf("scale: %lu wake-ups read, one per file per publication over %d judged rounds "
 		       "of %ld files (interval %ld ms, longest round %.2f s)\n",
 		       total, judged, nf, interval, longest);
 	} else if (r == 0) {
 		fail("rounds kept overrunning up to an interval of %ld ms", interval);
 	}
 
-	/* 4. closing them all stops the flusher */
+	/* 4. closing them all stops the publisher */
 	{
-		uint64_t seq_before = 0, seq_after, missed_before = 0, missed_after, t_usec;
-		int armed_open = flusher_timer_armed(), armed;
+		uint64_t seq_before = 0, seq_after, skipped_before = 0, skipped_after, t_usec;
+		int armed_open = publisher_timer_armed(), armed;
 		long last;
 		int64_t t_close, t_wait;
 		struct file probe = { 0 };
 
 		/*
-		 * The latest flush and miss count, read through the last
+		 * The latest publication and miss count, read through the last
 		 * cpu.stat.stream file still open: closing 10,000 files takes
 		 * seconds (11 s on the KASAN kernel under TCG), and the
-		 * flusher rightly runs on until the last one goes.
+		 * publisher rightly runs on until the last one goes.
 		 */
 		for (last = nf - 1; last >= 0 && files[last].subtree; last--)
 			;
@@ -522,54 +572,55 @@ int main(int argc, char **argv)
 			if (i != last)
 				close(files[i].fd);
 		close(ep);
+		close(keeper);
 		if (last < 0) {
 			fail("no cpu.stat.stream file among the %ld", nf);
 		} else {
-			if (read_seq(&files[last], buf, &seq_before, &t_usec, &missed_before))
+			if (read_seq(&files[last], buf, &seq_before, &t_usec, &skipped_before))
 				fail("reading the last open file before closing it");
 			close(files[last].fd);
 		}
 		t_close = now_ns();
 		printf("scale: %ld files closed in %.1f s\n", nf, (t_close - t0) / 1e9);
-		armed = flusher_timer_armed();
+		armed = publisher_timer_armed();
 		if (armed_open < 0) {
 			printf("scale: no /proc/timer_list (%s): the timer is not checked\n",
 			       strerror(-armed_open));
 		} else if (armed_open != 1) {
-			fail("the flusher's timer is not in /proc/timer_list while files are open");
+			fail("the publisher's timer is not in /proc/timer_list while files are open");
 		} else if (armed) {
-			fail("the flusher's timer is still in /proc/timer_list after closing all files");
+			fail("the publisher's timer is still in /proc/timer_list after closing all files");
 		}
 		t_wait = t_close + 5 * interval * NSEC_PER_MSEC;
 		while (now_ns() < t_wait) {
 			sleep_ms(interval / 4);
-			if (armed_open == 1 && flusher_timer_armed() == 1) {
-				fail("the flusher's timer came back with no file open");
+			if (armed_open == 1 && publisher_timer_armed() == 1) {
+				fail("the publisher's timer came back with no file open");
 				break;
 			}
 		}
 		path_join(path, sizeof(path), root, STREAM_FILE);
 		t0 = now_ns();
 		probe.fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (probe.fd < 0 || read_seq(&probe, buf, &seq_after, &t_usec, &missed_after)) {
+		if (probe.fd < 0 || read_seq(&probe, buf, &seq_after, &t_usec, &skipped_after)) {
 			fail("open and read %s: %s", path, strerror(errno));
 		} else {
-			long grown = (long)(seq_after + missed_after - seq_before - missed_before);
+			long grown = (long)(seq_after + skipped_after - seq_before - skipped_before);
 
-			printf("scale: over %.1f s with no file open: flush_seq %llu -> %llu, "
-			       "flush_missed %llu -> %llu (a running flusher: about %d)\n",
+			printf("scale: over %.1f s with no file open: publication_seq %llu -> %llu, "
+			       "publications_skipped %llu -> %llu (a running publisher: about %d)\n",
 			       (t0 - t_close) / 1e9, (unsigned long long)seq_before,
-			       (unsigned long long)seq_after, (unsigned long long)missed_before,
-			       (unsigned long long)missed_after, 5);
+			       (unsigned long long)seq_after, (unsigned long long)skipped_before,
+			       (unsigned long long)skipped_after, 5);
 			/* one in flight at the close, one at once on the new open */
 			if (grown > 2)
-				fail("the flusher kept running with no file open: flush_seq + "
-				     "flush_missed grew by %ld", grown);
-			/* a flush seen now ran before the close settled or after the open */
+				fail("the publisher kept running with no file open: publication_seq + "
+				     "publications_skipped grew by %ld", grown);
+			/* a publication seen now ran before the close settled or after the open */
 			if (seq_after > seq_before &&
 			    (int64_t)t_usec * 1000 > t_close + interval * NSEC_PER_MSEC &&
 			    (int64_t)t_usec * 1000 < t0)
-				fail("flush %llu ran at %.3f s after the close, with no file open",
+				fail("publication %llu ran at %.3f s after the close, with no file open",
 				     (unsigned long long)seq_after, (t_usec * 1000.0 - t_close) / 1e9);
 		}
 		if (probe.fd >= 0)
