@@ -42,9 +42,11 @@ int cli_shared_option(int opt, const char *arg, struct cgstream_opts *opts);
 /*
  * Each of the @n cgroups @paths can be opened with @opts (a tree's with
  * @tree), the controllers asked for enabled for every one
- * (cgstream_probe()); 0, or the exit status, said.
+ * (cgstream_probe()); 0, or the exit status, said.  @controllers (if not
+ * NULL): the controllers the probes picked, for any of them.
  */
-int cli_probe(const struct cgstream_opts *opts, char *const *paths, size_t n, bool tree);
+int cli_probe(const struct cgstream_opts *opts, char *const *paths, size_t n, bool tree,
+	      uint32_t *controllers);
 /* the exit statuses, for a usage text: "0 ok, 1 failure, ..." */
 void cli_exit_statuses(FILE *f);
 /* the library's notices (@which) about a source reading @controllers in @modes */

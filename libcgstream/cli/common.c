@@ -66,17 +66,22 @@ int cli_shared_option(int opt, const char *arg, struct cgstream_opts *opts)
 	return 0;
 }
 
-int cli_probe(const struct cgstream_opts *opts, char *const *paths, size_t n, bool tree)
+int cli_probe(const struct cgstream_opts *opts, char *const *paths, size_t n, bool tree,
+	      uint32_t *controllers)
 {
 	struct cgstream_probe p;
 	int r;
 
+	if (controllers)
+		*controllers = 0;
 	for (size_t i = 0; i < n; i++) {
 		r = cgstream_probe(paths[i], opts, tree ? CGSTREAM_PROBE_TREE : 0, &p, sizeof(p));
 		if (r < 0)
 			return cli_fail(r, CGSTREAM_WHAT_OPEN, paths[i], opts);
 		if (p.error)
 			return cli_fail(p.error, CGSTREAM_WHAT_OPEN, paths[i], opts);
+		if (controllers)
+			*controllers |= p.controllers;
 	}
 	return 0;
 }

@@ -354,11 +354,20 @@ static void source_report(struct source *s, const struct cgstream_opts *opts)
 static int open_group(struct watch *w, char **args, char *const *paths, int n_args)
 {
 	struct source *s = &w->src[w->n_src];
-	int r = cli_probe(&w->opts, paths, (size_t)n_args, false);
+	struct cgstream_opts o = w->opts;
+	uint32_t ctrls;
+	int r = cli_probe(&w->opts, paths, (size_t)n_args, false, &ctrls);
 
 	if (r)
 		return r;
-	r = cgstream_group_new(&w->opts, &s->g);
+	/*
+	 * The default set: the controllers enabled for one of the cgroups
+	 * at least (cpu alone for cgroups without memory and io), not every
+	 * controller the hierarchy has
+	 */
+	if (o.controllers == CGSTREAM_CTRL_DEFAULT)
+		o.controllers = ctrls;
+	r = cgstream_group_new(&o, &s->g);
 	if (r < 0)
 		return cli_fail(r, CGSTREAM_WHAT_OPEN, "/", &w->opts);
 	w->n_src++;
@@ -383,7 +392,7 @@ static int open_trees(struct watch *w, char **args, char *const *paths, int n_ar
 	for (int i = 0; i < n_args && r == 0; i++) {
 		struct source *s = &w->src[w->n_src];
 
-		if (!keep[i] || (r = cli_probe(&w->opts, &paths[i], 1, true)))
+		if (!keep[i] || (r = cli_probe(&w->opts, &paths[i], 1, true, NULL)))
 			continue;
 		r = cgstream_tree_open(paths[i], &w->opts, &s->t);
 		if (r < 0) {

@@ -1184,7 +1184,7 @@ static int top_open(struct top *tp, const char *arg)
 	r = cgstream_resolve_path(arg, &tp->opts, path, sizeof(path));
 	if (r < 0)
 		return cli_fail(r, CGSTREAM_WHAT_OPEN, arg, &tp->opts);
-	r = cli_probe(&tp->opts, (char *[]){ path }, 1, true);
+	r = cli_probe(&tp->opts, (char *[]){ path }, 1, true, NULL);
 	if (r)
 		return r;
 	r = cgstream_tree_open(path, &tp->opts, &tp->t);
