@@ -141,8 +141,9 @@ struct cgroup_stat_schema {
  * @id is the cgroup id: what name_to_handle_at() gives for its directory
  * and bpf_get_current_cgroup_id() for its tasks (the directory's inode
  * number on 64-bit), never reused.  @parent_id is its parent's id; 0 for
- * the first CGROUP record of a snapshot (the opened cgroup, or the root of
- * the reader's cgroup namespace).
+ * the record of the opened cgroup, or of the root of the reader's cgroup
+ * namespace where that lies below it: the first CGROUP record of a full
+ * snapshot (a change snapshot lists it only if it changed).
  */
 struct cgroup_stat_cgroup {
 	struct cgroup_stat_rec hdr;	/* type CGROUP or REMOVED */
