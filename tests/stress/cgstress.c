@@ -1364,6 +1364,8 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 			 enum counter wake_counter)
 {
 	struct ctrl *c = f->c;
+	uint64_t prev;
+	bool had;
 	int ret;
 
 	if (revents & POLLNVAL) {
@@ -1401,6 +1403,8 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 		FFAIL(f, "poll mask %#x", revents);
 		return;
 	}
+	had = f->have_seq;
+	prev = f->seq_last;
 	ret = file_read(rd, f);
 	if (ret == -ENODEV) {
 		/* removed meanwhile: from now on polls say EPOLLERR */
@@ -1408,6 +1412,20 @@ static void reader_event(struct reader *rd, struct sfile *f, unsigned int revent
 
 		if (poll(&p, 1, 0) != 1 || !(p.revents & POLLERR))
 			FFAIL(f, "reads fail with ENODEV, poll says %#x", p.revents);
+		return;
+	}
+	/*
+	 * io_uring's poll takes the wake-up's mask as the answer: a file that
+	 * read the new publication before its wait queue was woken is told
+	 * POLLIN once more and reads that publication again.  poll and epoll
+	 * ask the file, so there POLLIN with nothing new is wrong.
+	 */
+	if (!ret && (revents & POLLIN) && had && f->seq_last == prev) {
+		if (strncmp(f->via, "io_uring", 8))
+			FFAIL(f, "POLLIN (via %s), but the read gave publication %llu again",
+			      f->via, (unsigned long long)prev);
+		else
+			COUNT(stale_in_events);
 		return;
 	}
 	/* only a wake-up followed by a read of a publication counts */

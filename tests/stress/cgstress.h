@@ -97,7 +97,7 @@ extern int64_t slow;
 	X(mkdir) X(rmdir) X(rmdir_ebusy) X(private_dirs) X(limits_set)	\
 	X(migrations) X(migrations_to_removed) X(opens_of_removed) X(closes) \
 	X(poll_wakes) X(epoll_wakes) X(uring_oneshot_wakes) X(uring_multishot_wakes) \
-	X(stale_pri_events) X(err_wakes) X(uring_einval_removed) X(enodev_reads) \
+	X(stale_pri_events) X(stale_in_events) X(err_wakes) X(uring_einval_removed) X(enodev_reads) \
 	X(poll_timeouts) X(quick_opens) X(quick_unread_closes)			\
 	X(epoch_skips) X(foreign_removed)				\
 	X(acct_rounds) X(acct_children) X(acct_removed) X(acct_checks_quiet) \
