@@ -1,5 +1,5 @@
 """python -m pycgstream export on the host (the emulation: fallback mode on
-the host's cgroup2 mount): the snapshot kept per cycle, the metrics and
+the host's cgroup2 mount): the values kept per cycle, the metrics and
 their names, both formats, a scrape that never reads cgroupfs, removed
 cgroups gone from the next cycle's scrape, the command with systemd's
 notifications and SIGTERM, prometheus_client 0.16 (Debian's, for the
@@ -98,7 +98,7 @@ def test_controllers_option() -> None:
         "cpu", "memory", "io")
 
 
-# --- snapshots and the collector, from made-up cycles ------------------------
+# --- subtrees and the scrape, from made-up cycles ----------------------------
 
 MOUNT = "/sys/fs/cgroup"
 MEMORY_NAMES = ("anon", "file", "inactive_file", "pgfault", "pgmajfault", "workingset_refault_anon",
@@ -150,68 +150,83 @@ def fake_subtree(path: str = "/", modes: Optional[dict[str, str]] = None) -> exp
     return export.Subtree(tree, MOUNT)
 
 
-def test_snapshot_per_cycle(capsys: pytest.CaptureFixture[str]) -> None:
+def served(st: export.Subtree) -> dict[str, Sample]:
+    """The cgroups a subtree serves now, by label value, with their samples."""
+    return {row.label[len('cgroup="'):-1]: row.sample for row in st._rows.values()}
+
+
+def test_subtree_per_cycle(capsys: pytest.CaptureFixture[str]) -> None:
     st = fake_subtree("/a")
-    first = st.snapshot
-    assert first.rows == [] and first.flushes == {} and first.cycles == 0
+    assert served(st) == {} and st.flushes == {} and st.cycles == 0
     st.apply([Added(MOUNT + "/a", 10, 0), Added(MOUNT + "/a/b", 11, 10),
               sample("/a", 10, 5, 1000), sample("/a/b", 11, 5, 500)])
-    one = st.snapshot
-    assert one is not first and first.rows == [], "a snapshot is never changed"
-    assert [(label, s.cgroup_id) for label, s in one.rows] == [(("/a",), 10), (("/a/b",), 11)]
-    assert (one.flushes["cpu"][0], one.cycles, one.flush_missed) == (5, 1, 2)
+    assert [(label, s.cgroup_id) for label, s in served(st).items()] == [("/a", 10), ("/a/b", 11)]
+    assert (st.flushes["cpu"][0], st.cycles, st.flush_missed) == (5, 1, 2)
+    label_a = st._rows[10].label
     # a cycle later: b removed, c added and failed, a again
     st.apply([Removed(MOUNT + "/a/b", cgroup_id=11, parent_id=10),
               Added(MOUNT + "/a/c", 12, 10), sample("/a", 10, 6, 1500)])
     st.apply([Failed(MOUNT + "/a/c", OSError(errno.EMFILE, "x"), cgroup_id=12, parent_id=10),
               sample("/a", 10, 9, 2000)])
-    last = st.snapshot
-    assert [s.usage_usec for _, s in last.rows] == [2000]
+    assert [s.usage_usec for s in served(st).values()] == [2000]
     assert capsys.readouterr().err.count("/a/c: Too many open files (left out") == 1
     st.apply([Failed(MOUNT + "/a/c", OSError(errno.EMFILE, "x"), cgroup_id=12, parent_id=10)])
     assert capsys.readouterr().err == "", "a failing cgroup is said once, not every cycle"
-    assert st.snapshot.errors == 2 and st.snapshot.rows == []
+    assert st.errors == 2 and list(served(st)) == ["/a"]
     st.apply([sample("/a", 10, 9, 2000)])
-    last = st.snapshot
-    assert last.rows[0][0] is one.rows[0][0], "labels are made once per cgroup"
-    assert (last.flushes["cpu"][0], last.cycles, last.errors) == (9, 5, 2)
+    assert st._rows[10].label is label_a, "labels are made once per cgroup"
+    assert (st.flushes["cpu"][0], st.cycles, st.errors) == (9, 5, 2)
+    # a failing cgroup is back with its next values
+    st.apply([sample("/a/c", 12, 11, 7)])
+    assert list(served(st)) == ["/a", "/a/c"]
     # the same path made again: a new id, a new series
     st.apply([Added(MOUNT + "/a/b", 13, 10), sample("/a", 10, 10, 2500),
               sample("/a/b", 13, 10, 0)])
-    assert {label for label, _ in st.snapshot.rows} == {("/a",), ("/a/b",)}
+    assert set(served(st)) == {"/a", "/a/b", "/a/c"} and 13 in st._rows
 
 
 def test_several_cycles_in_one_batch_keep_the_latest() -> None:
     st = fake_subtree()
     st.apply([sample("/", 1, 3, 10), sample("/", 1, 4, 20)])
-    assert [(s.seq, s.usage_usec) for _, s in st.snapshot.rows] == [(4, 20)]
+    assert [(s.seq, s.usage_usec) for s in served(st).values()] == [(4, 20)]
 
 
-def test_an_empty_batch_keeps_the_cycle_state() -> None:
+def test_a_batch_without_changes_is_a_cycle_that_keeps_the_values() -> None:
+    """A tree with changes=True hands out nothing of the cgroups whose
+    values stayed: an empty batch is a cycle in which none moved."""
     st = fake_subtree()
     st.apply([sample("/", 1, 3, 10)])
     st.apply([])
-    assert (st.snapshot.flushes["cpu"][0], st.snapshot.cycles, len(st.snapshot.rows)) == (3, 1, 1)
+    assert (st.flushes["cpu"][0], st.cycles, list(served(st))) == (3, 2, ["/"])
 
 
 def test_flushes_per_controller() -> None:
     st = fake_subtree()
     st.apply([sample("/", 1, 3, 10, memory=memory(0), io=Io([IoDevice(7, 0, 1)], 11, 99))])
-    assert st.snapshot.flushes["memory"][0] == 7 and st.snapshot.flushes["io"] == (11, 99)
+    assert st.flushes["memory"][0] == 7 and st.flushes["io"] == (11, 99)
 
 
-def families(registry: Any, openmetrics: bool = False) -> dict[str, Any]:
+class Scraper:
+    """The exporter's /metrics for made-up subtrees: a Scrape and a
+    registry with the exporter's own collector, kept across scrapes (as
+    the exporter keeps them: what is rendered once is reused)."""
+
+    def __init__(self, *subtrees: export.Subtree, every_stat: bool = False) -> None:
+        self.registry = prometheus_client.CollectorRegistry()
+        self.registry.register(export.OwnCollector(lambda: subtrees))
+        self.scrape = export.Scrape(lambda: subtrees, export.Render(every_stat))
+
+    def text(self, openmetrics: bool = False) -> str:
+        encoder = openmetrics_latest if openmetrics else prometheus_client.generate_latest
+        return self.scrape.body(self.registry, encoder, openmetrics).decode()
+
+
+def families(scraper: Scraper, openmetrics: bool = False) -> dict[str, Any]:
+    text = scraper.text(openmetrics)
     if openmetrics:
-        text = openmetrics_latest(registry).decode()
-        assert text.endswith("# EOF\n")
+        assert text.endswith("# EOF\n") and text.count("# EOF") == 1
         return {f.name: f for f in parse_om(text)}
-    return {f.name: f for f in parse_text(prometheus_client.generate_latest(registry).decode())}
-
-
-def registry_of(*subtrees: export.Subtree, every_stat: bool = False) -> Any:
-    registry = prometheus_client.CollectorRegistry()
-    registry.register(export.CgroupCollector(lambda: subtrees, every_stat))
-    return registry
+    return {f.name: f for f in parse_text(text)}
 
 
 @pytest.mark.parametrize("openmetrics", [False, True], ids=["text", "openmetrics"])
@@ -224,7 +239,7 @@ def test_metrics(openmetrics: bool, every_stat: bool) -> None:
                 sample("/busy.slice/x.service", 8, 41, 1_000_000)])
     capped.apply([sample("/capped", 9, 3, 4_000_000, nr_periods=50, nr_throttled=20,
                          throttled_usec=1_500_000, nr_bursts=1, burst_usec=250)])
-    got = families(registry_of(busy, capped, every_stat=every_stat), openmetrics)
+    got = families(Scraper(busy, capped, every_stat=every_stat), openmetrics)
 
     def values(name: str, label: str = "cgroup") -> dict[str, float]:
         return {s.labels[label]: s.value for s in got[name].samples
@@ -262,12 +277,14 @@ def test_metrics(openmetrics: bool, every_stat: bool) -> None:
               "cgroup_memory_swap_current_bytes": ("gauge", base + 7),
               "cgroup_memory_events_high": ("counter", base + 9),
               "cgroup_memory_events_max": ("counter", base + 10),
-              "cgroup_memory_events_oom_kill": ("counter", base + 12)}
+              "cgroup_memory_events_oom_kill": ("counter", base + 12),
+              # current - inactive_file, as cAdvisor's working set
+              "cgroup_memory_working_set_bytes": ("gauge", 4)}
     memory_families = {n for n in got if n.startswith("cgroup_memory_")}
     if every_stat:
         assert memory_families == {export.memory_metric(k).name +
                                    ("" if export.memory_metric(k).counter else "_bytes")
-                                   for k in MEMORY_NAMES}
+                                   for k in MEMORY_NAMES} | {"cgroup_memory_working_set_bytes"}
     else:
         assert memory_families == set(expect)
     for name, (kind, value) in expect.items():
@@ -300,7 +317,8 @@ def test_metrics(openmetrics: bool, every_stat: bool) -> None:
                                          ("/busy.slice", "io"): 0, ("/capped", "cpu"): 3}
     assert values("cgstream_exporter_cgroups", "subtree") == {"/busy.slice": 2, "/capped": 1}
     assert values("cgstream_flush_missed", "subtree") == {"/busy.slice": 2, "/capped": 2}
-    assert values("cgstream_exporter_cycles", "subtree") == {"/busy.slice": 1, "/capped": 1}
+    # the streamed subtree's scrape synced: a cycle too, though nothing changed
+    assert values("cgstream_exporter_cycles", "subtree") == {"/busy.slice": 2, "/capped": 1}
     assert values("cgstream_exporter_read_errors", "subtree")["/capped"] == 0
     ages = own("cgstream_flush_age_seconds")
     assert all(0 <= age < 60 for age in ages.values()), ages
@@ -317,8 +335,8 @@ def test_every_memory_key() -> None:
     other = ("anon", "hugetlb", "thp_fault_alloc", "zswap", "zswpout")
     st.apply([sample("/", 1, 3, 10, memory=memory(100)),
               sample("/x", 2, 3, 10, memory=memory(200, other))])
-    registry = registry_of(st, every_stat=True)
-    got = families(registry)
+    scraper = Scraper(st, every_stat=True)
+    got = families(scraper)
     names = {n for n in got if n.startswith("cgroup_memory_")}
     assert names == {
         "cgroup_memory_anon_bytes", "cgroup_memory_file_bytes",
@@ -328,12 +346,12 @@ def test_every_memory_key() -> None:
         "cgroup_memory_events_low", "cgroup_memory_events_high", "cgroup_memory_events_max",
         "cgroup_memory_events_oom", "cgroup_memory_events_oom_kill",
         "cgroup_memory_hugetlb_bytes", "cgroup_memory_thp_fault_alloc",
-        "cgroup_memory_zswap_bytes", "cgroup_memory_zswpout"}
+        "cgroup_memory_zswap_bytes", "cgroup_memory_zswpout", "cgroup_memory_working_set_bytes"}
     assert {s.labels["cgroup"]: s.value for s in got["cgroup_memory_anon_bytes"].samples} == {
         "/": 100, "/x": 200}
     assert {s.labels["cgroup"] for s in got["cgroup_memory_zswpout"].samples} == {"/x"}
     assert got["cgroup_memory_zswpout"].type == "counter"
-    promtool_check(prometheus_client.generate_latest(registry))
+    promtool_check(scraper.text().encode())
 
 
 @pytest.mark.parametrize("key, name, counter", [
@@ -356,7 +374,7 @@ def test_no_samples_yet_and_gone_subtrees() -> None:
     waiting, gone = fake_subtree("/w"), fake_subtree("/g")
     gone.apply([sample("/g", 3, 1, 10)])
     gone.gone = True
-    got = families(registry_of(waiting, gone))
+    got = families(Scraper(waiting, gone))
     assert not any(name.startswith("cgroup_") for name in got)
     assert [s.labels["subtree"] for s in got["cgstream_exporter_cgroups"].samples] == ["/w"]
     assert got["cgstream_flush_seq"].samples == []
@@ -372,16 +390,16 @@ def test_a_scrape_syncs_streamed_subtrees_only() -> None:
     tree: Any = streamed.tree
     tree.batches = [[Added(MOUNT + "/s", 5, 0), sample("/s", 5, 10, 100)],
                     [sample("/s", 5, 11, 200)]]
-    registry = registry_of(streamed, emulated)
-    first = families(registry)
+    scraper = Scraper(streamed, emulated)
+    first = families(scraper)
     assert {s.value for s in first["cgroup_cpu_usage_seconds"].samples} == {0.0001}
     assert (tree.syncs, emulated.tree.syncs) == (1, 0)  # type: ignore[attr-defined]
-    second = families(registry)
+    second = families(scraper)
     assert {s.value for s in second["cgroup_cpu_usage_seconds"].samples} == {0.0002}
     time.sleep(0.2)
     assert tree.syncs == 2, "nothing read between scrapes"
     # a sync that brings nothing (no flush since): the last values stay
-    assert {s.value for s in families(registry)["cgroup_cpu_usage_seconds"].samples} == {0.0002}
+    assert {s.value for s in families(scraper)["cgroup_cpu_usage_seconds"].samples} == {0.0002}
 
 
 def test_scrapes_at_once_share_a_sync() -> None:
@@ -396,9 +414,8 @@ def test_scrapes_at_once_share_a_sync() -> None:
 
     tree.sync = slow_sync
     tree.batches = [[sample("/s", 5, 10, 100)], [sample("/s", 5, 11, 200)]]
-    registry = registry_of(st)
-    threads = [threading.Thread(target=prometheus_client.generate_latest, args=(registry,))
-               for _ in range(4)]
+    scraper = Scraper(st)
+    threads = [threading.Thread(target=scraper.text) for _ in range(4)]
     for t in threads:
         t.start()
     time.sleep(0.3)     # all four in collect(): one syncing, three waiting for it
@@ -408,7 +425,7 @@ def test_scrapes_at_once_share_a_sync() -> None:
     # the first scrape's sync began before the others asked: they share
     # the one that began after all of them had
     assert tree.syncs == 2, "scrapes that waited for a sync begun after them share it"
-    families(registry)
+    families(scraper)
     assert tree.syncs == 3, "a scrape after the sync syncs again"
 
 
@@ -420,7 +437,7 @@ def test_a_failing_tree_is_served_no_more(capsys: pytest.CaptureFixture[str]) ->
         raise pycgstream.CgroupRemovedError(errno.ENODEV, "gone", tree.path)
 
     tree.sync = fail
-    got = families(registry_of(st))
+    got = families(Scraper(st))
     assert st.gone and got["cgstream_exporter_cgroups"].samples == []
     assert "/s: removed; no longer served" in capsys.readouterr().err
 
