@@ -496,6 +496,32 @@ int cgstream_tree_process(struct cgstream_tree *t, struct cgstream_event *events
 int cgstream_tree_sync(struct cgstream_tree *t);
 
 /*
+ * Since 1.3: one controller's latest publication as of the tree's last
+ * cycle (the last batch it began to hand out, SAMPLE or CHANGED events
+ * or none): SUBTREE mode the snapshot's, KERNEL the newest its stream
+ * files had, FALLBACK the emulation's cycle (seq its count, time when
+ * its reads began, skipped the ticks missed).  With
+ * CGSTREAM_REPORT_CHANGES a cycle hands out nothing of the cgroups that
+ * did not change: this is how a caller knows how fresh the values it
+ * holds are (an exporter's flush age) when none did.
+ */
+struct cgstream_publication {
+	uint64_t seq;			/* publication_seq (fallback: the cycle count) */
+	uint64_t time_usec;		/* its CLOCK_MONOTONIC time */
+	uint64_t skipped;		/* publications skipped since boot (fallback:
+					 * the timer's ticks missed) */
+};
+/*
+ * 0 and *@pub for @ctrl (one CGSTREAM_CTRL_* bit); -ENOENT: the tree
+ * does not read @ctrl; -ENODATA: no cycle read a publication of it yet
+ * (none handed out yet, or the kernel published none: its interval is
+ * 0); -EINVAL for bad arguments.  @pub_size: sizeof(struct
+ * cgstream_publication) as the caller knows it.
+ */
+int cgstream_tree_publication(const struct cgstream_tree *t, unsigned int ctrl,
+			      struct cgstream_publication *pub, size_t pub_size);
+
+/*
  * --- the kernel's snapshots (since 1.3: format 2) ---
  *
  * The <ctrl>.stat.stream.subtree files return snapshots of whole records
