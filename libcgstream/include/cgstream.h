@@ -149,11 +149,13 @@ struct cgstream_opts {
 	 * stream hands out a SAMPLE per cycle whatever this says).
 	 * CGSTREAM_REPORT_ALL (0, and an older caller's): a SAMPLE for every
 	 * cgroup each cycle, as 1.2 did, with .changed saying whose values
-	 * moved.  CGSTREAM_REPORT_CHANGES: a CHANGED event only for the
-	 * cgroups whose values changed since their previous event (and the
-	 * ADDED, REMOVED and ERROR events as always): the tree keeps every
-	 * cgroup's values, and in SUBTREE mode reads only what changed (the
-	 * kernel's change snapshots).  -EINVAL for any other value.
+	 * moved.  CGSTREAM_REPORT_CHANGES: the ADDED, REMOVED and ERROR
+	 * events as always, and a CHANGED event only for the cgroups whose
+	 * values changed since their previous event, or that are read again
+	 * after an ERROR event (then with every controller in .changed,
+	 * whatever its values): the tree keeps every cgroup's values, and in
+	 * SUBTREE mode reads only what changed (the kernel's change
+	 * snapshots).  -EINVAL for any other value.
 	 */
 	uint32_t report;
 };

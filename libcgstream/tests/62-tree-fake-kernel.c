@@ -80,10 +80,14 @@ static int count_of(const struct cgstream_event *ev, int n, int type, const char
  * The tree's latest publication (cgstream_tree_publication()) in SUBTREE
  * and KERNEL mode with changes only: none before a cycle, then the
  * newest each sync read, moving on while the cgroups stay idle and no
- * event says so.
+ * event says so.  KERNEL: a cgroup whose stream read failed (ERROR) comes
+ * back with a CHANGED when it is read again, although its values are
+ * those it had.
  */
-static void test_publication(int mode)
+static void test_publication_and_recovery(int mode)
 {
+	int (*fail)(const char *, int) = (int (*)(const char *, int))dlsym(RTLD_DEFAULT,
+									   "fake_kernel_fail");
 	struct cgstream_opts o = { .sz = sizeof(o), .mode = mode,
 				   .report = CGSTREAM_REPORT_CHANGES };
 	struct cgstream_publication pub, prev;
@@ -96,6 +100,7 @@ static void test_publication(int mode)
 	struct cgstream_tree *t;
 	int n;
 
+	T_ASSERT(fail);
 	t_use_interval(20);
 	T_EQ(t_cg_make(t_cgroup_root(), t_name("pub"), top, sizeof(top)), 0);
 	T_EQ(t_cg_make(top, "kid", kid, sizeof(kid)), 0);
@@ -135,10 +140,31 @@ static void test_publication(int mode)
 		T_ASSERT(t_now_us() - pub.time_usec < 200 * 1000);	/* 20 ms old, a busy host's more */
 		prev = pub;
 	}
+	if (mode == CGSTREAM_MODE_KERNEL) {
+		T_EQ(fail(kid, EIO), 0);
+		t_sleep_ms(50);
+		n = sync_batch(t, ev, 16);
+		T_EQ(count_of(ev, n, CGSTREAM_EVENT_ERROR, kid), 1);
+		T_EQ(count_of(ev, n, CGSTREAM_EVENT_CHANGED, kid), 0);
+		T_EQ(cgstream_tree_size(t), 2);	/* it stays, tried again */
+		T_EQ(fail(NULL, 0), 0);
+		t_sleep_ms(50);
+		n = sync_batch(t, ev, 16);
+		/* read again, the same values: a change to whoever dropped it */
+		T_EQ(count_of(ev, n, CGSTREAM_EVENT_CHANGED, kid), 1);
+		for (int i = 0; i < n; i++)
+			if (ev[i].type == CGSTREAM_EVENT_CHANGED && !strcmp(ev[i].path, kid))
+				T_EQ(ev[i].changed, CGSTREAM_CTRL_CPU);
+		t_sleep_ms(50);
+		n = sync_batch(t, ev, 16);
+		T_EQ(count_of(ev, n, CGSTREAM_EVENT_CHANGED, kid), 0);	/* once */
+	}
 	cgstream_tree_close(t);
 	T_EQ(t_cg_remove(kid), 0);
 	T_EQ(t_cg_remove(top), 0);
-	t_log("%s: the tree's publication moves on while idle", cgstream_mode_name(mode));
+	t_log("%s: the tree's publication moves on while idle%s", cgstream_mode_name(mode),
+	      mode == CGSTREAM_MODE_KERNEL ? "; a cgroup read again after an ERROR is CHANGED" :
+	      "");
 }
 
 int main(int argc, char **argv)
@@ -170,8 +196,8 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		t_skip("needs root");
 	test_sync_before_listed();
-	test_publication(CGSTREAM_MODE_SUBTREE);
-	test_publication(CGSTREAM_MODE_KERNEL);
+	test_publication_and_recovery(CGSTREAM_MODE_SUBTREE);
+	test_publication_and_recovery(CGSTREAM_MODE_KERNEL);
 	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 2000, 20, fast ? 50 : 200, "fsub");
 	tc_run(CGSTREAM_MODE_KERNEL, fast ? 100 : 1000, 50, fast ? 20 : 50, "fker");
 	/* changes: the fake kernel's cgroups change 10 % a publication, and
