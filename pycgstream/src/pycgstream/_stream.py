@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Iterator, Mapping
 from operator import itemgetter as _itemgetter
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Generic, Iterable, Optional, Sequence, TypeVar, Union
+from typing import Any, Generic, Iterable, NamedTuple, Optional, Sequence, TypeVar, Union
 
 from . import _lib
 
@@ -1106,6 +1106,29 @@ class Tree(_Rooted, _Batches):
         except OSError as e:
             raise self._failed(e) from None
 
+    def publications(self) -> dict[str, Publication]:
+        """Each controller's latest publication as of the tree's last
+        cycle (the last batch read, events in it or not; the library's
+        cgstream_tree_publication()), for the controllers that have had
+        one.  With ``changes=True`` a cycle hands out nothing of the
+        cgroups that did not change: this says how fresh the values held
+        are all the same (an exporter's flush age).  Any thread: it takes
+        the tree's lock, as read() does."""
+        pub = _lib.PublicationStruct()
+        out: dict[str, Publication] = {}
+        with self._lock:
+            handle = self._check_open()
+            for name in self._modes:
+                try:
+                    self._lib.cgstream_tree_publication(handle, _CONTROLLER_BITS[name],
+                                                        ctypes.byref(pub), ctypes.sizeof(pub))
+                except OSError as e:
+                    if e.errno == errno.ENODATA:
+                        continue    # none yet (or the kernel publishes none)
+                    raise
+                out[name] = Publication(pub.seq, pub.time_usec, pub.skipped)
+        return out
+
     def _wait_until(self, deadline: Optional[float]) -> bool:
         """Wait for the fd until @deadline (monotonic; None: no limit);
         False when the time is up."""
@@ -1113,6 +1136,19 @@ class Tree(_Rooted, _Batches):
         if left is not None and left <= 0:
             return False
         return self.wait(left)
+
+
+class Publication(NamedTuple):
+    """A controller's latest publication as of a tree's last cycle
+    (:meth:`Tree.publications`): ``seq`` the kernel's publication_seq (the
+    emulation: its cycle count), ``time_usec`` its CLOCK_MONOTONIC time
+    (the emulation: when the cycle's reads began), ``skipped`` the
+    publications the kernel skipped since boot (the emulation: the ticks
+    it missed)."""
+
+    seq: int
+    time_usec: int
+    skipped: int
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,32 @@ def test_all_by_default(cgroups: Cgroups) -> None:
         assert len(batch) == 4 and not any(isinstance(ev, Changed) for ev in batch)
         moved = {ev.cgroup: ev.changed for ev in batch}
         assert moved[str(busy)] == {"cpu"} and moved[str(idle[0])] == frozenset()
+
+
+def test_publications_of_an_idle_tree(cgroups: Cgroups) -> None:
+    """Tree.publications(): none before a cycle; then each cycle's (the
+    emulation's count and the time its reads began), moving on while no
+    cgroup changes and the batches are empty."""
+    top = cgroups.make("top")
+    cgroups.make("idle", top)
+    tree = pycgstream.Tree(top, mode="fallback", fallback_interval_ms=50,
+                           controllers=("cpu",), changes=True)
+    with tree:
+        assert tree.publications() == {}
+        assert len(next(tree)) == 4     # Added and Changed of both
+        first = tree.publications()["cpu"]
+        assert isinstance(first, pycgstream.Publication) and first.seq >= 1
+        seqs, empty = [first.seq], 0
+        deadline = time.monotonic() + 10
+        while len(set(seqs)) < 6 and time.monotonic() < deadline:
+            tree.wait(1)
+            empty += tree.read() == []
+            pub = tree.publications()
+            assert set(pub) == {"cpu"}
+            now = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+            assert first.time_usec <= pub["cpu"].time_usec <= now
+            assert pub["cpu"].seq >= seqs[-1]
+            seqs.append(pub["cpu"].seq)
+        assert len(set(seqs)) >= 6 and empty, seqs
+    with pytest.raises(ValueError):
+        tree.publications()
