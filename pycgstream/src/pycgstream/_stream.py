@@ -1079,7 +1079,9 @@ class Tree(_Rooted, _Batches):
         sync never loses a Removed).  Blocks until the batch is complete
         (fallback mode with io_uring reads in the kernel's workers), or
         ``timeout`` seconds, then returns what came; None waits without
-        limit.  CgroupRemovedError once the root is gone."""
+        limit.  With ``changes=True`` the batch of a cycle in which nothing
+        changed is empty: returned as soon as that cycle is read.
+        CgroupRemovedError once the root is gone."""
         if self._removed:
             self._check_open()
             raise self._gone(self._path)
@@ -1087,6 +1089,7 @@ class Tree(_Rooted, _Batches):
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
+                before = self._emulated_cycles()
                 try:
                     with self._lock:
                         self._lib.cgstream_tree_sync(self._check_open())
@@ -1101,10 +1104,23 @@ class Tree(_Rooted, _Batches):
             while True:
                 batch = self._read_batch(tree=True)
                 events += batch
-                if batch or not self._wait_until(deadline):
+                if (batch or before is None or self._emulated_cycles() != before
+                        or not self._wait_until(deadline)):
                     return events
         except OSError as e:
             raise self._failed(e) from None
+
+    def _emulated_cycles(self) -> Optional[dict[str, int]]:
+        """Whether the cycle a sync began is read (its batch may be empty):
+        the kernel's modes read a cycle within the sync call itself (None:
+        read); the emulation's reads may go on after it, and its
+        publication is its cycle count, which moves on once the cycle is
+        read."""
+        emulated = [name for name, mode in self._modes.items() if mode == "fallback"]
+        if not emulated:
+            return None
+        pubs = self.publications()
+        return {name: pubs[name].seq if name in pubs else -1 for name in emulated}
 
     def publications(self) -> dict[str, Publication]:
         """Each controller's latest publication as of the tree's last
