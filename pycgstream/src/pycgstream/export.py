@@ -416,14 +416,6 @@ def _values(s: Sample) -> tuple[Any, ...]:
             None if s.io is None else tuple(s.io.values()))
 
 
-def _newest(flushes: dict[str, tuple[int, int]], controller: str, seq: Optional[int],
-            flush_time: Optional[int]) -> None:
-    if seq is not None and flush_time is not None:
-        known = flushes.get(controller)
-        if known is None or seq > known[0]:
-            flushes[controller] = (seq, flush_time)
-
-
 class Subtree:
     """One watched subtree: its Tree (opened with ``changes=True``: a
     batch has a Changed for each cgroup whose values changed), the cgroups
@@ -443,7 +435,8 @@ class Subtree:
         self.label = self.cgroup_label(tree.path)
         self.filters = filters
         self.gone = False
-        # the latest flush each controller's values are as of: (seq, CLOCK_MONOTONIC usec)
+        # each controller's latest publication as of the tree's last cycle
+        # (Tree.publications()): (seq, CLOCK_MONOTONIC usec)
         self.flushes: dict[str, tuple[int, int]] = {}
         self.flush_missed: Optional[int] = None     # the cpu flusher's skipped cycles
         self.cycles = 0                             # batches read
@@ -509,19 +502,28 @@ class Subtree:
                 self._said_none = True
                 log(f"{self.label}: {self.filters} leave none of its {len(self._serves)} "
                     "cgroups; serving none of them")
+            self._published()
+
+    def published(self) -> None:
+        """The tree read a cycle that changed nothing (an empty batch):
+        its publications moved on all the same."""
+        with self._state:
+            self._published()
+
+    def _published(self) -> None:
+        # The tree's own word (the library's cgstream_tree_publication()),
+        # not the newest sample's: with changes only an idle subtree hands
+        # out no sample, yet what is served is as of its latest publication.
+        pubs = self.tree.publications()
+        self.flushes = {c: (p.seq, p.time_usec) for c, p in pubs.items()}
+        cpu = pubs.get("cpu")
+        self.flush_missed = None if cpu is None else cpu.skipped
 
     def _take(self, s: Sample) -> None:
         key = s.cgroup_id or 0
         if not self._served(key, s.cgroup):
             return
         self._failing.discard(key)
-        _newest(self.flushes, "cpu", s.seq, s.flush_time_usec)
-        if s.flush_missed is not None:
-            self.flush_missed = max(self.flush_missed or 0, s.flush_missed)
-        if s.memory is not None:
-            _newest(self.flushes, "memory", s.memory.seq, s.memory.flush_time_usec)
-        if s.io is not None:
-            _newest(self.flushes, "io", s.io.seq, s.io.flush_time_usec)
         row = self._rows.get(key)
         if row is None:
             self._rows[key] = _Row(f'cgroup="{_label_value(self.cgroup_label(s.cgroup))}"', s)
@@ -1014,6 +1016,8 @@ class Exporter:
                     raise Exit(status("failure"), f"reading {st.label}: {e.strerror}") from None
                 if batch:   # (empty: no value changed, or the cycle is not complete)
                     st.apply(batch)
+                else:
+                    st.published()
         return self._stopping
 
     def close(self) -> None:

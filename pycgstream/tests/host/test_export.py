@@ -1,13 +1,16 @@
 """python -m pycgstream export on the host (the emulation: fallback mode on
 the host's cgroup2 mount): the values kept per cycle, the metrics and
 their names, both formats, a scrape that never reads cgroupfs, removed
-cgroups gone from the next cycle's scrape, the command with systemd's
-notifications and SIGTERM, prometheus_client 0.16 (Debian's, for the
-installed service) and the errors."""
+cgroups gone from the next cycle's scrape, the flush age of an idle
+subtree (the tree's publications), a subtree read at scrapes as in the
+kernel's modes (under libcgstream's fake kernel), the command with
+systemd's notifications and SIGTERM, prometheus_client 0.16 (Debian's,
+for the installed service) and the errors."""
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import resource
@@ -28,8 +31,9 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from prometheus_client.parser import text_string_to_metric_families as parse_text  # noqa: E402
 
 import pycgstream  # noqa: E402
-from pycgstream import Added, Failed, Io, IoDevice, Memory, Removed, Sample, export  # noqa: E402
-from conftest import Cgroups, as_nobody, python_env  # noqa: E402
+from pycgstream import (Added, Failed, Io, IoDevice, Memory, Publication, Removed,  # noqa: E402
+                        Sample, export)
+from conftest import CHECKOUT, Cgroups, as_nobody, python_env  # noqa: E402
 from promcheck import CliExporter, fetch, in_process, promtool_check  # noqa: E402,F401 (a fixture)
 
 pytestmark = pytest.mark.usefixtures("library")
@@ -123,8 +127,10 @@ def sample(path: str, cid: int, seq: int, usage: int, **more: Any) -> Sample:
 
 
 class FakeTree:
-    """What a Subtree uses of a Tree: path, modes, and sync() handing out
-    the batches queued in ``batches`` (counted in ``syncs``)."""
+    """What a Subtree uses of a Tree: path, modes, sync() handing out
+    the batches queued in ``batches`` (counted in ``syncs``), and
+    publications(): ``published``, what the library would say of the
+    tree's last cycle (set by the test)."""
 
     def __init__(self, path: str, modes: dict[str, str]) -> None:
         self.path = MOUNT + path if path != "/" else MOUNT
@@ -132,10 +138,14 @@ class FakeTree:
         self.batches: list[list[Any]] = []
         self.syncs = 0
         self.closed = False
+        self.published: dict[str, Publication] = {}
 
     def sync(self, timeout: Optional[float] = None) -> list[Any]:
         self.syncs += 1
         return self.batches.pop(0) if self.batches else []
+
+    def publications(self) -> dict[str, Publication]:
+        return dict(self.published)
 
     def close(self) -> None:
         self.closed = True
@@ -150,6 +160,16 @@ def fake_subtree(path: str = "/", modes: Optional[dict[str, str]] = None) -> exp
     return export.Subtree(tree, MOUNT)
 
 
+def publish(st: export.Subtree, cpu: Optional[int] = None, memory: Optional[int] = None,
+            io: Optional[int] = None, at: Optional[int] = None, skipped: int = 2) -> None:
+    """The fake tree's publications from now on: each controller's seq,
+    as of @at (CLOCK_MONOTONIC usec; now)."""
+    at = now_usec() if at is None else at
+    st.tree.published = {c: Publication(seq, at, skipped)  # type: ignore[attr-defined]
+                         for c, seq in (("cpu", cpu), ("memory", memory), ("io", io))
+                         if seq is not None}
+
+
 def served(st: export.Subtree) -> dict[str, Sample]:
     """The cgroups a subtree serves now, by label value, with their samples."""
     return {row.label[len('cgroup="'):-1]: row.sample for row in st._rows.values()}
@@ -158,6 +178,7 @@ def served(st: export.Subtree) -> dict[str, Sample]:
 def test_subtree_per_cycle(capsys: pytest.CaptureFixture[str]) -> None:
     st = fake_subtree("/a")
     assert served(st) == {} and st.flushes == {} and st.cycles == 0
+    publish(st, cpu=5)
     st.apply([Added(MOUNT + "/a", 10, 0), Added(MOUNT + "/a/b", 11, 10),
               sample("/a", 10, 5, 1000), sample("/a/b", 11, 5, 500)])
     assert [(label, s.cgroup_id) for label, s in served(st).items()] == [("/a", 10), ("/a/b", 11)]
@@ -166,6 +187,7 @@ def test_subtree_per_cycle(capsys: pytest.CaptureFixture[str]) -> None:
     # a cycle later: b removed, c added and failed, a again
     st.apply([Removed(MOUNT + "/a/b", cgroup_id=11, parent_id=10),
               Added(MOUNT + "/a/c", 12, 10), sample("/a", 10, 6, 1500)])
+    publish(st, cpu=9)
     st.apply([Failed(MOUNT + "/a/c", OSError(errno.EMFILE, "x"), cgroup_id=12, parent_id=10),
               sample("/a", 10, 9, 2000)])
     assert [s.usage_usec for s in served(st).values()] == [2000]
@@ -193,17 +215,49 @@ def test_several_cycles_in_one_batch_keep_the_latest() -> None:
 
 def test_a_batch_without_changes_is_a_cycle_that_keeps_the_values() -> None:
     """A tree with changes=True hands out nothing of the cgroups whose
-    values stayed: an empty batch is a cycle in which none moved."""
+    values stayed: an empty batch is a cycle in which none moved, and
+    the values served are as of its publication all the same."""
     st = fake_subtree()
+    publish(st, cpu=3)
     st.apply([sample("/", 1, 3, 10)])
+    publish(st, cpu=4)
     st.apply([])
-    assert (st.flushes["cpu"][0], st.cycles, list(served(st))) == (3, 2, ["/"])
+    assert (st.flushes["cpu"][0], st.cycles, list(served(st))) == (4, 2, ["/"])
+    publish(st, cpu=5)
+    st.published()  # the emulation's cycle with no change: no batch, no cycle counted
+    assert (st.flushes["cpu"][0], st.cycles) == (5, 2)
 
 
-def test_flushes_per_controller() -> None:
+def test_flushes_are_the_trees_publications() -> None:
+    """Per controller, the tree's word (Tree.publications()), not the
+    newest sample's: those may be older (a cgroup that did not change)."""
     st = fake_subtree()
-    st.apply([sample("/", 1, 3, 10, memory=memory(0), io=Io([IoDevice(7, 0, 1)], 11, 99))])
-    assert st.flushes["memory"][0] == 7 and st.flushes["io"] == (11, 99)
+    publish(st, cpu=3, memory=7, io=11, at=99, skipped=5)
+    st.apply([sample("/", 1, 1, 10, memory=memory(0), io=Io([IoDevice(7, 0, 1)], 2, 2))])
+    assert st.flushes == {"cpu": (3, 99), "memory": (7, 99), "io": (11, 99)}
+    assert st.flush_missed == 5
+    publish(st, memory=8)   # a tree without cpu: no flush_missed
+    st.apply([])
+    assert st.flushes == {"memory": (8, st.flushes["memory"][1])} and st.flush_missed is None
+
+
+def test_flush_age_of_an_idle_subtree() -> None:
+    """Scrapes of a streamed subtree in which nothing changes (every sync
+    an empty batch) serve a flush age that stays small and a seq that
+    moves on, as the tree's publications do."""
+    st = fake_subtree("/idle")
+    tree: Any = st.tree
+    tree.batches = [[Added(MOUNT + "/idle", 5, 0), sample("/idle", 5, 10, 100)]]
+    scraper = Scraper(st)
+    seqs = []
+    for i in range(5):
+        publish(st, cpu=10 + i)     # what the sync will find
+        got = families(scraper)
+        seqs.append(got["cgstream_flush_seq"].samples[0].value)
+        age = got["cgstream_flush_age_seconds"].samples[0].value
+        assert 0 <= age < 1, age
+        time.sleep(0.2)
+    assert seqs == [10, 11, 12, 13, 14] and tree.syncs == 5
 
 
 class Scraper:
@@ -233,6 +287,8 @@ def families(scraper: Scraper, openmetrics: bool = False) -> dict[str, Any]:
 @pytest.mark.parametrize("every_stat", [False, True], ids=["default", "all"])
 def test_metrics(openmetrics: bool, every_stat: bool) -> None:
     busy, capped = fake_subtree("/busy.slice"), fake_subtree("/capped", EMULATED)
+    publish(busy, cpu=41, memory=7, io=0)
+    publish(capped, cpu=3)
     busy.apply([sample("/busy.slice", 7, 41, 2_500_000, memory=memory(1 << 20),
                        io=Io([IoDevice(7, 0, 4096, 8192, 1, 2, 0, 0),
                               IoDevice(259, 3, 1, 2, 3, 4, 5, 6)], 0, now_usec())),
@@ -516,6 +572,31 @@ def test_removed_cgroups_leave_with_the_next_cycle(cgroups: Cgroups, mount: Path
     e.wait("the cgroup made again", lambda u: label(mount, go) in u)
 
 
+def test_flush_age_of_an_idle_emulated_subtree(cgroups: Cgroups, mount: Path,
+                                               in_process: Any) -> None:
+    """An idle subtree (changes only: no cycle brings a change, no batch
+    is applied) keeps a flush age of about an interval, scrape after
+    scrape, and its seq moves on: the emulation's cycles are its
+    publications (Tree.publications()), changes or not."""
+    top = cgroups.make("top")
+    cgroups.make("idle", parent=top)
+    tree = pycgstream.Tree(str(top), mode="fallback", fallback_interval_ms=200,
+                           controllers=("cpu",), changes=True)
+    e = in_process([tree], mount)
+    e.wait("both cgroups", lambda u: len(u) == 2)
+    seqs, ages, cycles = [], [], set()
+    for _ in range(6):
+        time.sleep(0.5)
+        got = e.scrape()
+        seqs.append(got["cgstream_flush_seq"].samples[0].value)
+        ages.append(got["cgstream_flush_age_seconds"].samples[0].value)
+        cycles.add(got["cgstream_exporter_cycles"].samples[0].value)
+    assert len(cycles) == 1, "idle: no cycle brought a change, none was applied"
+    assert seqs == sorted(seqs) and seqs[-1] - seqs[0] >= 5, seqs
+    # 3 s in: an interval, or a few on a busy host; not the time since the last change
+    assert max(ages) < 1.0, ages
+
+
 def test_every_subtree_removed_ends_run(cgroups: Cgroups, mount: Path, in_process: Any) -> None:
     top = cgroups.make("top")
     e = in_process([pycgstream.Tree(str(top), mode="fallback", fallback_interval_ms=100)], mount)
@@ -524,6 +605,97 @@ def test_every_subtree_removed_ends_run(cgroups: Cgroups, mount: Path, in_proces
     e.thread.join(60)
     assert e.result == [False], "run() says every subtree is gone"
     assert "cgstream_exporter_cgroups" not in {n for n, f in e.scrape().items() if f.samples}
+
+
+# --- the kernel's modes, under libcgstream's fake kernel ----------------------
+
+FAKE_KERNEL = CHECKOUT / "libcgstream" / "build" / "tests" / "fake-kernel.so"
+
+# Run under fake-kernel.so (an LD_PRELOAD emulation of cpu.stat.stream and
+# .subtree, libcgstream/tests/fake-kernel.c): a Subtree read at scrapes, as
+# the exporter reads a kernel-streamed one; what it served, as JSON lines.
+FAKE_SCRAPES = r"""
+import ctypes, errno, json, sys, time
+import prometheus_client
+from prometheus_client.parser import text_string_to_metric_families as parse
+import pycgstream
+from pycgstream import export
+
+mode, mount, top, kid = sys.argv[1:]
+fail = ctypes.CDLL(None).fake_kernel_fail
+fail.argtypes = [ctypes.c_char_p, ctypes.c_int]
+tree = pycgstream.Tree(top, mode=mode, controllers=("cpu",), changes=True)
+st = export.Subtree(tree, mount)
+registry = prometheus_client.CollectorRegistry()
+registry.register(export.OwnCollector(lambda: [st]))
+scrape = export.Scrape(lambda: [st], export.Render())
+
+def scraped(what):
+    began = time.monotonic()
+    text = scrape.body(registry, prometheus_client.generate_latest, False).decode()
+    took = time.monotonic() - began
+    got = {f.name: f for f in parse(text)}
+    one = lambda n: got[n].samples[0].value if n in got and got[n].samples else None
+    cgroups = sorted(s.labels["cgroup"] for s in got["cgroup_cpu_usage_seconds"].samples)
+    print(json.dumps({"what": what, "took": took, "cgroups": cgroups,
+                      "seq": one("cgstream_flush_seq"), "age": one("cgstream_flush_age_seconds"),
+                      "cycles": one("cgstream_exporter_cycles"),
+                      "errors": one("cgstream_exporter_read_errors")}), flush=True)
+
+deadline = time.monotonic() + 10
+while len(tree) < 2 or not st.served == 2:      # both published and served
+    scraped("start")
+    assert time.monotonic() < deadline
+    time.sleep(0.05)
+for _ in range(5):
+    time.sleep(0.2)
+    scraped("idle")
+if mode == "kernel":
+    fail(kid.encode(), errno.EIO)
+    time.sleep(0.1)
+    scraped("failing")
+    fail(None, 0)
+    time.sleep(0.1)
+    scraped("recovered")
+tree.close()
+"""
+
+
+@pytest.mark.parametrize("mode", ["subtree", "kernel"])
+def test_streamed_subtree_under_the_fake_kernel(mode: str, cgroups: Cgroups,
+                                                mount: Path) -> None:
+    """A subtree read at scrapes (the kernel's modes, the fake kernel
+    publishing every 50 ms), idle: each scrape syncs and returns at once
+    (an empty batch is a complete cycle), flush_seq moves on and the age
+    stays within a few publications although no cgroup changed.  Kernel
+    mode: a cgroup whose read fails is left out, and served again once it
+    reads, with the same values as before."""
+    if not FAKE_KERNEL.exists():
+        pytest.skip(f"{FAKE_KERNEL} is not built (make -C libcgstream)")
+    if (mount / "cpu.stat.stream").exists():
+        pytest.skip("this kernel has the stream files: tests/vm covers it")
+    top = cgroups.make("top")
+    kid = cgroups.make("kid", top)
+    env = {**os.environ, "LD_PRELOAD": str(FAKE_KERNEL), "FAKE_INTERVAL_MS": "50"}
+    r = subprocess.run([sys.executable, "-c", FAKE_SCRAPES, mode, str(mount), str(top),
+                        str(kid)], env=python_env(env), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    both = sorted([label(mount, top), label(mount, kid)])
+    idle = [x for x in lines if x["what"] == "idle"]
+    assert len(idle) == 5 and all(x["cgroups"] == both for x in idle)
+    assert len({x["cycles"] for x in idle}) == 5, "each scrape synced: a cycle"
+    assert all(x["took"] < 2 for x in idle), "a sync of an idle subtree waits for nothing"
+    seqs = [x["seq"] for x in idle]
+    assert seqs == sorted(set(seqs)), seqs
+    assert all(0 <= x["age"] < 1 for x in idle), [x["age"] for x in idle]
+    if mode == "kernel":
+        by = {x["what"]: x for x in lines}
+        assert by["failing"]["cgroups"] == [label(mount, top)]
+        assert by["failing"]["errors"] == 1
+        assert "(left out until it can be read)" in r.stderr
+        assert by["recovered"]["cgroups"] == both, "back once read, though its values stayed"
 
 
 # --- the command ----------------------------------------------------------------

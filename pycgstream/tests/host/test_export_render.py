@@ -40,6 +40,9 @@ class FakeTree:
         self.path = path
         self.modes = {"cpu": "fallback", "memory": "fallback", "io": "fallback"}
 
+    def publications(self) -> dict[str, Any]:
+        return {}
+
     def close(self) -> None:
         pass
 
