@@ -16,12 +16,10 @@ from typing import Any
 import pytest
 
 prometheus_client = pytest.importorskip("prometheus_client")
-from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest  # noqa: E402
-from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_om  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families as parse_text  # noqa: E402
 
-import pycgstream  # noqa: E402
 from pycgstream import Added, Failed, Io, IoDevice, Memory, Removed, Sample, export  # noqa: E402
+from rendercheck import blocks, oracle, parsed  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("library")
 
@@ -72,75 +70,6 @@ def make_sample(rng: random.Random, path: str, cid: int, seq: int) -> Sample:
                   throttled_usec=big() if capped else None,
                   nr_bursts=big() if capped else None, burst_usec=big() if capped else None,
                   flush_missed=0, memory=memory, io=io)
-
-
-def blocks(text: str) -> dict[str, str]:
-    """The cgroup_* families of a scrape, each its header and lines."""
-    out: dict[str, str] = {}
-    name = ""
-    for line in text.splitlines(keepends=True):
-        if line.startswith("# HELP "):
-            name = line.split()[2]
-            out[name] = ""
-        if name.startswith("cgroup_") and line != "# EOF\n":
-            out[name] += line
-    return {n: b for n, b in out.items() if n.startswith("cgroup_")}
-
-
-def parsed(text: str, openmetrics: bool) -> dict[str, Any]:
-    fams = (parse_om if openmetrics else parse_text)(text)
-    return {f.name: (f.type, f.documentation, f.unit if openmetrics else "",
-                     sorted((s.name, tuple(sorted(s.labels.items())), s.value)
-                            for s in f.samples))
-            for f in fams if f.name.startswith("cgroup_")}
-
-
-def oracle(rows: list[Sample], every_stat: bool, openmetrics: bool) -> str:
-    """prometheus_client's own rendering of @rows' values (in that order):
-    CounterMetricFamily/GaugeMetricFamily and add_metric, as the exporter
-    did before it wrote the lines itself."""
-    core = prometheus_client.core
-    fams: list[Any] = []
-
-    def family(m: export.Metric, labels: tuple[str, ...] = ("cgroup",)) -> Any:
-        make = core.CounterMetricFamily if m.counter else core.GaugeMetricFamily
-        fams.append(make(m.name, m.help, labels=labels, unit=m.unit))
-        return fams[-1]
-
-    label = {s.cgroup_id: pycgstream.shown_path(s.cgroup, MOUNT) for s in rows}
-    for m in export.CPU_METRICS:
-        if every_stat or m.default:
-            fam = family(m)
-            for s in rows:
-                if getattr(s, m.source) is not None:
-                    fam.add_metric([label[s.cgroup_id]], getattr(s, m.source) / m.divisor)
-    keys: tuple[str, ...] = export.MEMORY_DEFAULT
-    if every_stat:
-        keys = tuple(dict.fromkeys(k for s in rows if s.memory for k in s.memory.names))
-    for key in keys:
-        fam = family(export.memory_metric(key))
-        for s in rows:
-            if s.memory is not None and key in s.memory:
-                fam.add_metric([label[s.cgroup_id]], s.memory[key])
-    fam = family(export.WORKING_SET)
-    for s in rows:
-        if s.memory is not None and "current" in s.memory and "inactive_file" in s.memory:
-            fam.add_metric([label[s.cgroup_id]],
-                           max(0, s.memory["current"] - s.memory["inactive_file"]))
-    for m in export.IO_METRICS:
-        if every_stat or m.default:
-            fam = family(m, ("cgroup", "device"))
-            for s in rows:
-                for name, dev in (s.io or {}).items():
-                    fam.add_metric([label[s.cgroup_id], name], getattr(dev, m.source))
-    fams = [f for f in fams if f.samples]
-
-    class Collector:
-        def collect(self) -> list[Any]:
-            return fams
-
-    encode = openmetrics_latest if openmetrics else prometheus_client.generate_latest
-    return encode(Collector()).decode()  # type: ignore[no-any-return]
 
 
 class Model:
@@ -220,7 +149,7 @@ def test_incremental_equals_full_and_prometheus_client(seed: int, every_stat: bo
             fresh.apply(order)
             full = export.Scrape(lambda: [fresh], export.Render(every_stat)).cgroups(openmetrics)
             assert blocks(incremental) == blocks(full), f"seed {seed} step {step}"
-            theirs = oracle(order, every_stat, openmetrics)
+            theirs = oracle(order, every_stat, openmetrics, MOUNT)
             assert blocks(incremental) == blocks(theirs), f"seed {seed} step {step}"
             mine = incremental + ("# EOF\n" if openmetrics else "")
             assert parsed(mine, openmetrics) == parsed(theirs, openmetrics)
@@ -262,7 +191,7 @@ def test_sample_lines_are_prometheus_clients() -> None:
     st.apply([s])
     for openmetrics in (False, True):
         mine = export.Scrape(lambda: [st], export.Render()).cgroups(openmetrics)
-        assert blocks(mine) == blocks(oracle([s], False, openmetrics))
+        assert blocks(mine) == blocks(oracle([s], False, openmetrics, MOUNT))
         assert '{cgroup="/q\\"' in mine, mine
 
 
