@@ -149,11 +149,13 @@ struct cgstream_opts {
 	 * stream hands out a SAMPLE per cycle whatever this says).
 	 * CGSTREAM_REPORT_ALL (0, and an older caller's): a SAMPLE for every
 	 * cgroup each cycle, as 1.2 did, with .changed saying whose values
-	 * moved.  CGSTREAM_REPORT_CHANGES: a CHANGED event only for the
-	 * cgroups whose values changed since their previous event (and the
-	 * ADDED, REMOVED and ERROR events as always): the tree keeps every
-	 * cgroup's values, and in SUBTREE mode reads only what changed (the
-	 * kernel's change snapshots).  -EINVAL for any other value.
+	 * moved.  CGSTREAM_REPORT_CHANGES: the ADDED, REMOVED and ERROR
+	 * events as always, and a CHANGED event only for the cgroups whose
+	 * values changed since their previous event, or that are read again
+	 * after an ERROR event (then with every controller in .changed,
+	 * whatever its values): the tree keeps every cgroup's values, and in
+	 * SUBTREE mode reads only what changed (the kernel's change
+	 * snapshots).  -EINVAL for any other value.
 	 */
 	uint32_t report;
 };
@@ -494,6 +496,32 @@ int cgstream_tree_process(struct cgstream_tree *t, struct cgstream_event *events
  * still being handed out or read; -errno once the tree cannot go on.
  */
 int cgstream_tree_sync(struct cgstream_tree *t);
+
+/*
+ * Since 1.3: one controller's latest publication as of the tree's last
+ * cycle (the last batch it began to hand out, SAMPLE or CHANGED events
+ * or none): SUBTREE mode the snapshot's, KERNEL the newest its stream
+ * files had, FALLBACK the emulation's cycle (seq its count, time when
+ * its reads began, skipped the ticks missed).  With
+ * CGSTREAM_REPORT_CHANGES a cycle hands out nothing of the cgroups that
+ * did not change: this is how a caller knows how fresh the values it
+ * holds are (an exporter's flush age) when none did.
+ */
+struct cgstream_publication {
+	uint64_t seq;			/* publication_seq (fallback: the cycle count) */
+	uint64_t time_usec;		/* its CLOCK_MONOTONIC time */
+	uint64_t skipped;		/* publications skipped since boot (fallback:
+					 * the timer's ticks missed) */
+};
+/*
+ * 0 and *@pub for @ctrl (one CGSTREAM_CTRL_* bit); -ENOENT: the tree
+ * does not read @ctrl; -ENODATA: no cycle read a publication of it yet
+ * (none handed out yet, or the kernel published none: its interval is
+ * 0); -EINVAL for bad arguments.  @pub_size: sizeof(struct
+ * cgstream_publication) as the caller knows it.
+ */
+int cgstream_tree_publication(const struct cgstream_tree *t, unsigned int ctrl,
+			      struct cgstream_publication *pub, size_t pub_size);
 
 /*
  * --- the kernel's snapshots (since 1.3: format 2) ---

@@ -119,6 +119,7 @@ static bool cgs_cycle_read_needs_calls(const struct cgs_set *s)
 static void cgs_cycle_collect(struct cgs_set *s)
 {
 	cgs_set_collect(s);
+	memcpy(s->pub, s->pub_read, sizeof(s->pub));	/* as of this cycle */
 	s->phase = CGS_PHASE_EMIT;
 	s->emitted = 0;
 }
@@ -256,6 +257,35 @@ int cgs_set_ctrl_mode(const struct cgs_set *s, unsigned int bit)
 	if (!c)
 		return -EINVAL;
 	return s->modes[c->index] ? s->modes[c->index] : -ENOENT;
+}
+
+/* a publication needs its seq and its time; the newest one counts (a
+ * removed cgroup's final values may be as of an older one) */
+#define CGS_PUB_NEEDS	(CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME)
+
+void cgs_set_published(struct cgs_set *s, const struct cgs_controller *c,
+		       const struct cgs_flush *f)
+{
+	struct cgs_flush *p = &s->pub_read[c->index];
+
+	if ((f->present & CGS_PUB_NEEDS) != CGS_PUB_NEEDS)
+		return;
+	if ((p->present & CGS_PUB_NEEDS) != CGS_PUB_NEEDS || f->seq > p->seq)
+		*p = *f;
+}
+
+int cgs_set_publication(const struct cgs_set *s, unsigned int bit, struct cgs_flush *f)
+{
+	const struct cgs_controller *c = cgs_controller_of_bit(bit);
+
+	if (!c)
+		return -EINVAL;
+	if (!s->modes[c->index])
+		return -ENOENT;
+	if ((s->pub[c->index].present & CGS_PUB_NEEDS) != CGS_PUB_NEEDS)
+		return -ENODATA;
+	*f = s->pub[c->index];
+	return 0;
 }
 
 /* --- setup --- */

@@ -415,6 +415,14 @@ struct cgs_set {
 	 * each the publication (every member it did not list is as of it) */
 	uint32_t fresh;
 	struct cgs_flush snap_pub[CGS_NR_CTRL];
+	/*
+	 * Each controller's latest publication the reads met (the newest a
+	 * value, a snapshot or the emulation's cycle was as of; .present 0:
+	 * none yet), and (pub) the same as of the last cycle collected: what
+	 * cgstream_tree_publication() says, changes or not.
+	 */
+	struct cgs_flush pub_read[CGS_NR_CTRL];
+	struct cgs_flush pub[CGS_NR_CTRL];
 
 	/* values.c */
 	struct cgs_names *layouts;
@@ -445,6 +453,12 @@ int cgs_set_process(struct cgs_set *s, struct cgstream_event *events, size_t max
 int cgs_set_sync(struct cgs_set *s);
 /* the mode of controller @bit (a CGSTREAM_CTRL_* bit): -ENOENT if not read */
 int cgs_set_ctrl_mode(const struct cgs_set *s, unsigned int bit);
+/* controller @c read as of publication @f in this cycle (the newest counts) */
+void cgs_set_published(struct cgs_set *s, const struct cgs_controller *c,
+		       const struct cgs_flush *f);
+/* the publication of controller @bit as of the last cycle collected: 0;
+ * -ENOENT if not read, -ENODATA before any, -EINVAL */
+int cgs_set_publication(const struct cgs_set *s, unsigned int bit, struct cgs_flush *f);
 
 /* --- members.c --- */
 /* a member with its path (copied), no files; NULL without memory */

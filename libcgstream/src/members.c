@@ -341,6 +341,8 @@ int cgs_cg_take(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller
 		m->partial = in->partial;
 	if (in->final)
 		m->final |= c->bit;
+	cgs_set_published(s, c, &(struct cgs_flush){ in->seq, in->time_usec, in->skipped,
+						     in->pub_present });
 	cgs_cg_touch(s, m);
 	cgs_set_list(s, m);
 	m->have |= c->bit;

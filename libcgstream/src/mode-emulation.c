@@ -512,6 +512,10 @@ static bool cgs_emu_read(struct cgs_set *s, void *state)
 	/* the library's own flush: the cycle, as of now */
 	e->own.seq = s->cycle;
 	e->own.time_usec = cgs_now_usec();
+	e->own.present = CGSTREAM_F_SEQ | CGSTREAM_F_FLUSH_TIME | CGSTREAM_F_FLUSH_MISSED;
+	for (int i = 0; i < CGS_NR_CTRL; i++)
+		if (s->modes[i] == CGSTREAM_MODE_FALLBACK)
+			cgs_set_published(s, cgs_controllers[i], &e->own);
 	s->cursor = s->head;
 	if (e->uring && cgs_uring_wave(s, e))
 		return false;	/* the fence wakes the caller when the wave is in */

@@ -356,6 +356,7 @@ static int cgs_subtree_ctrl(struct cgs_set *s, struct cgs_subtree *st,
 			ctl->base = sr.pub.seq;
 			s->fresh |= c->bit;
 			s->snap_pub[c->index] = sr.pub;
+			cgs_set_published(s, c, &sr.pub);
 			if (sr.full) {
 				ctl->last_full = s->cycle;
 				cgs_snap_sweep(s, c);

@@ -324,6 +324,9 @@ int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_c
 		s->ops->failed(s, m, r);
 		return r;
 	}
+	/* read again after an ERROR: news to the caller, who dropped it */
+	if (m->error)
+		m->changed |= m->have;
 	m->error = 0;
 	return 0;
 }

@@ -510,6 +510,26 @@ CGS_EXPORT int cgstream_tree_ctrl_mode(const struct cgstream_tree *t, unsigned i
 	return t ? cgs_set_ctrl_mode(&t->set, ctrl) : -EINVAL;
 }
 
+CGS_EXPORT int cgstream_tree_publication(const struct cgstream_tree *t, unsigned int ctrl,
+					 struct cgstream_publication *pub, size_t pub_size)
+{
+	struct cgstream_publication p;
+	struct cgs_flush f;
+	int r;
+
+	if (!t || !pub || pub_size < sizeof(p))
+		return -EINVAL;
+	r = cgs_set_publication(&t->set, ctrl, &f);
+	if (r < 0)
+		return r;
+	p = (struct cgstream_publication){ .seq = f.seq, .time_usec = f.time_usec,
+					   .skipped = f.missed };
+	memcpy(pub, &p, sizeof(p));
+	if (pub_size > sizeof(p))
+		memset((char *)pub + sizeof(p), 0, pub_size - sizeof(p));
+	return 0;
+}
+
 CGS_EXPORT int cgstream_tree_sync(struct cgstream_tree *t)
 {
 	return t ? cgs_set_sync(&t->set) : -EINVAL;

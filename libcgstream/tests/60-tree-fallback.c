@@ -82,6 +82,71 @@ static void fd_budget(void)
 	T_EQ(t_cg_remove(top), 0);
 }
 
+/*
+ * The emulation's publication (cgstream_tree_publication()): its cycles,
+ * with changes only over idle cgroups (batches without a CHANGED): the
+ * seq moves on with each cycle, and its time stays within an interval or
+ * so of now.  With io_uring and with plain reads.
+ */
+static void publication(bool plain)
+{
+	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_FALLBACK,
+				   .fallback_interval_ms = 20, .report = CGSTREAM_REPORT_CHANGES };
+	struct cgstream_publication pub, first = { 0 };
+	struct cgstream_event ev[16];
+	char top[PATH_MAX], kid[PATH_MAX];
+	struct cgstream_tree *t;
+	uint64_t cycles = 0, last = 0, worst = 0;
+
+	if (plain)
+		setenv("CGSTREAM_NO_IO_URING", "1", 1);
+	T_EQ(t_cg_make(t_cgroup_root(), t_name("pub"), top, sizeof(top)), 0);
+	T_EQ(t_cg_make(top, "kid", kid, sizeof(kid)), 0);
+	T_EQ(cgstream_tree_open(top, &o, &t), 0);
+	T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, &pub, sizeof(pub)), -ENODATA);
+	T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_IO, &pub, sizeof(pub)), -ENOENT);
+	for (uint64_t end = t_now_ms() + 500; t_now_ms() < end;) {
+		T_ASSERT(cgstream_tree_wait(t, 100) >= 0);
+		T_ASSERT(cgstream_tree_process(t, ev, 16, sizeof(ev[0])) >= 0);
+		if (cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, &pub, sizeof(pub)) < 0)
+			continue;
+		if (!first.seq)
+			first = pub;
+		T_ASSERT(pub.seq >= last);
+		cycles += pub.seq != last;
+		last = pub.seq;
+		if (t_now_us() - pub.time_usec > worst)
+			worst = t_now_us() - pub.time_usec;
+	}
+	/* ~25 cycles of 20 ms in 500 ms; a loaded host runs late, not this late */
+	T_ASSERT(cycles >= 5 && last > first.seq);
+	T_ASSERT(worst < 300 * 1000);
+	/* a sync is a cycle too (-EBUSY while a cycle is read: that one first) */
+	for (int r; (r = cgstream_tree_sync(t)) != 0;) {
+		T_EQ(r, -EBUSY);
+		T_ASSERT(cgstream_tree_wait(t, 100) >= 0);
+		T_ASSERT(cgstream_tree_process(t, ev, 16, sizeof(ev[0])) >= 0);
+		T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, &pub, sizeof(pub)), 0);
+		last = pub.seq;
+	}
+	for (uint64_t end = t_now_ms() + 5000; t_now_ms() < end;) {
+		T_ASSERT(cgstream_tree_wait(t, 100) >= 0);
+		T_ASSERT(cgstream_tree_process(t, ev, 16, sizeof(ev[0])) >= 0);
+		T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, &pub, sizeof(pub)), 0);
+		if (pub.seq > last)
+			break;
+	}
+	T_ASSERT(pub.seq > last);
+	cgstream_tree_close(t);
+	T_EQ(t_cg_remove(kid), 0);
+	T_EQ(t_cg_remove(top), 0);
+	if (plain)
+		unsetenv("CGSTREAM_NO_IO_URING");
+	t_log("publication (%s): %llu cycles of an idle tree in 500 ms, at most %llu ms old",
+	      plain ? "plain reads" : "io_uring", (unsigned long long)cycles,
+	      (unsigned long long)worst / 1000);
+}
+
 int main(void)
 {
 	const char *e = getenv("CGSTREAM_TEST_CGROUPS");
@@ -109,6 +174,8 @@ int main(void)
 	T_ASSERT(t == (void *)0x5a5a);
 
 	fd_budget();
+	publication(false);
+	publication(true);
 	tc_setup(CGSTREAM_MODE_FALLBACK, n, 10, "tree");
 	tc_open_and_batches(5);
 	tc_churn();

@@ -55,6 +55,118 @@ static void test_sync_before_listed(void)
 	t_log("a tree synced before its cgroups were published: none removed, both added later");
 }
 
+/* a cycle now: its whole batch (room for it) into @ev; how many events */
+static int sync_batch(struct cgstream_tree *t, struct cgstream_event *ev, size_t max)
+{
+	int n;
+
+	T_EQ(cgstream_tree_sync(t), 0);
+	n = cgstream_tree_process(t, ev, max, sizeof(ev[0]));
+	T_ASSERT(n >= 0 && (size_t)n < max);
+	return n;
+}
+
+/* of a batch, the events of type @type for the cgroup at @path */
+static int count_of(const struct cgstream_event *ev, int n, int type, const char *path)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += ev[i].type == type && !strcmp(ev[i].path, path);
+	return k;
+}
+
+/*
+ * The tree's latest publication (cgstream_tree_publication()) in SUBTREE
+ * and KERNEL mode with changes only: none before a cycle, then the
+ * newest each sync read, moving on while the cgroups stay idle and no
+ * event says so.  KERNEL: a cgroup whose stream read failed (ERROR) comes
+ * back with a CHANGED when it is read again, although its values are
+ * those it had.
+ */
+static void test_publication_and_recovery(int mode)
+{
+	int (*fail)(const char *, int) = (int (*)(const char *, int))dlsym(RTLD_DEFAULT,
+									   "fake_kernel_fail");
+	struct cgstream_opts o = { .sz = sizeof(o), .mode = mode,
+				   .report = CGSTREAM_REPORT_CHANGES };
+	struct cgstream_publication pub, prev;
+	struct {
+		struct cgstream_publication p;
+		uint64_t future;
+	} big = { .future = 7 };
+	struct cgstream_event ev[16];
+	char top[PATH_MAX], kid[PATH_MAX];
+	struct cgstream_tree *t;
+	int n;
+
+	T_ASSERT(fail);
+	t_use_interval(20);
+	T_EQ(t_cg_make(t_cgroup_root(), t_name("pub"), top, sizeof(top)), 0);
+	T_EQ(t_cg_make(top, "kid", kid, sizeof(kid)), 0);
+	T_EQ(cgstream_tree_open(top, &o, &t), 0);
+	T_EQ(cgstream_tree_mode(t), mode);
+	T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, &pub, sizeof(pub)), -ENODATA);
+	T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_MEMORY, &pub, sizeof(pub)), -ENOENT);
+	T_EQ(cgstream_tree_publication(t, 0, &pub, sizeof(pub)), -EINVAL);
+	T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_IO, &pub,
+				       sizeof(pub)), -EINVAL);
+	T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, NULL, sizeof(pub)), -EINVAL);
+	T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, &pub, sizeof(pub) - 1), -EINVAL);
+	T_EQ(cgstream_tree_publication(NULL, CGSTREAM_CTRL_CPU, &pub, sizeof(pub)), -EINVAL);
+
+	/* the first cycles: until the fake kernel publishes both */
+	for (uint64_t end = t_now_ms() + 5000;; t_sleep_ms(20)) {
+		n = sync_batch(t, ev, 16);
+		if (count_of(ev, n, CGSTREAM_EVENT_CHANGED, kid) == 1)
+			break;
+		if (t_now_ms() > end)
+			T_FAIL("%s not listed within 5 s", kid);
+	}
+	T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, &prev, sizeof(prev)), 0);
+	T_ASSERT(prev.seq > 0 && prev.time_usec <= t_now_us());
+	T_EQ(prev.seq, ev[n - 1].sample.seq);	/* the values handed out are as of it */
+	/* a larger struct: the rest zeroed */
+	T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, &big.p, sizeof(big)), 0);
+	T_ASSERT(big.p.seq == prev.seq && big.future == 0);
+
+	/* idle: no CHANGED, and the publication moves on */
+	for (int i = 0; i < 3; i++) {
+		t_sleep_ms(50);
+		n = sync_batch(t, ev, 16);
+		T_EQ(count_of(ev, n, CGSTREAM_EVENT_CHANGED, kid), 0);
+		T_EQ(cgstream_tree_publication(t, CGSTREAM_CTRL_CPU, &pub, sizeof(pub)), 0);
+		T_ASSERT(pub.seq > prev.seq && pub.time_usec > prev.time_usec);
+		T_ASSERT(t_now_us() - pub.time_usec < 200 * 1000);	/* 20 ms old, a busy host's more */
+		prev = pub;
+	}
+	if (mode == CGSTREAM_MODE_KERNEL) {
+		T_EQ(fail(kid, EIO), 0);
+		t_sleep_ms(50);
+		n = sync_batch(t, ev, 16);
+		T_EQ(count_of(ev, n, CGSTREAM_EVENT_ERROR, kid), 1);
+		T_EQ(count_of(ev, n, CGSTREAM_EVENT_CHANGED, kid), 0);
+		T_EQ(cgstream_tree_size(t), 2);	/* it stays, tried again */
+		T_EQ(fail(NULL, 0), 0);
+		t_sleep_ms(50);
+		n = sync_batch(t, ev, 16);
+		/* read again, the same values: a change to whoever dropped it */
+		T_EQ(count_of(ev, n, CGSTREAM_EVENT_CHANGED, kid), 1);
+		for (int i = 0; i < n; i++)
+			if (ev[i].type == CGSTREAM_EVENT_CHANGED && !strcmp(ev[i].path, kid))
+				T_EQ(ev[i].changed, CGSTREAM_CTRL_CPU);
+		t_sleep_ms(50);
+		n = sync_batch(t, ev, 16);
+		T_EQ(count_of(ev, n, CGSTREAM_EVENT_CHANGED, kid), 0);	/* once */
+	}
+	cgstream_tree_close(t);
+	T_EQ(t_cg_remove(kid), 0);
+	T_EQ(t_cg_remove(top), 0);
+	t_log("%s: the tree's publication moves on while idle%s", cgstream_mode_name(mode),
+	      mode == CGSTREAM_MODE_KERNEL ? "; a cgroup read again after an ERROR is CHANGED" :
+	      "");
+}
+
 int main(int argc, char **argv)
 {
 	bool fast = getenv("CGSTREAM_TEST_FAST") != NULL;
@@ -84,6 +196,8 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		t_skip("needs root");
 	test_sync_before_listed();
+	test_publication_and_recovery(CGSTREAM_MODE_SUBTREE);
+	test_publication_and_recovery(CGSTREAM_MODE_KERNEL);
 	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 2000, 20, fast ? 50 : 200, "fsub");
 	tc_run(CGSTREAM_MODE_KERNEL, fast ? 100 : 1000, 50, fast ? 20 : 50, "fker");
 	/* changes: the fake kernel's cgroups change 10 % a publication, and

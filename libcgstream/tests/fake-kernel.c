@@ -41,6 +41,9 @@
  *      removal is told N snapshots late (as when a cgroup goes offline
  *      after publications its directory was already gone at).
  *  All: ENODEV once the cgroup is gone.  access() finds them.
+ *  fake_kernel_fail(dir, err): from now on a pread of the cgroup @dir's
+ *      cpu.stat.stream fails with @err (a read error, the cgroup still
+ *      there); fake_kernel_fail(NULL, 0) ends it.
  * The interval starts at $FAKE_INTERVAL_MS (else 0, off); it is this
  * process's own.  fake_kernel_reads() counts the preads of subtree files.
  */
@@ -113,6 +116,22 @@ static unsigned long subtree_reads;
 
 unsigned long fake_kernel_reads(void);
 int fake_kernel_changed(uint64_t id, uint64_t after, uint64_t upto);
+int fake_kernel_fail(const char *dir, int err);
+
+/* fake_kernel_fail(): the stream reads of this cgroup fail with fail_err */
+static char fail_dir[PATH_MAX];
+static int fail_err;
+
+int fake_kernel_fail(const char *dir, int err)
+{
+	fail_err = 0;
+	if (!dir || !err)
+		return 0;
+	if (!realpath(dir, fail_dir))
+		return -errno;
+	fail_err = err;
+	return 0;
+}
 
 unsigned long fake_kernel_reads(void)
 {
@@ -683,6 +702,10 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
 	if (f->kind == F_SUBTREE) {
 		subtree_reads++;
 		return subtree_pread(fd, f, buf, n, off);
+	}
+	if (fail_err && !strcmp(f->path, fail_dir)) {
+		errno = fail_err;
+		return -1;
 	}
 	return stream_pread(fd, f, buf, n, off);
 }

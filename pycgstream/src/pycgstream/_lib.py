@@ -298,6 +298,12 @@ class ProbeStruct(Structure):
     ]
 
 
+class PublicationStruct(Structure):
+    """struct cgstream_publication (since 1.3)"""
+
+    _fields_ = [("seq", c_uint64), ("time_usec", c_uint64), ("skipped", c_uint64)]
+
+
 class ExitInfoStruct(Structure):
     """struct cgstream_exit_info (since 1.3)"""
 
@@ -390,6 +396,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
     "cgstream_tree_mode": (c_int, [TreePtr], None),
     "cgstream_tree_ctrl_mode": (c_int, [TreePtr, ctypes.c_uint], None),
     "cgstream_tree_sync": (c_int, [TreePtr], None),
+    "cgstream_tree_publication": (
+        c_int, [TreePtr, ctypes.c_uint, POINTER(PublicationStruct), c_size_t], None),
     "cgstream_tree_path": (c_char_p, [TreePtr], _RAW),
     "cgstream_tree_size": (c_size_t, [TreePtr], _RAW),
     "cgstream_tree_wait": (c_int, [TreePtr, c_int], None),

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Iterator, Mapping
 from operator import itemgetter as _itemgetter
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Generic, Iterable, Optional, Sequence, TypeVar, Union
+from typing import Any, Generic, Iterable, NamedTuple, Optional, Sequence, TypeVar, Union
 
 from . import _lib
 
@@ -1079,7 +1079,9 @@ class Tree(_Rooted, _Batches):
         sync never loses a Removed).  Blocks until the batch is complete
         (fallback mode with io_uring reads in the kernel's workers), or
         ``timeout`` seconds, then returns what came; None waits without
-        limit.  CgroupRemovedError once the root is gone."""
+        limit.  With ``changes=True`` the batch of a cycle in which nothing
+        changed is empty: returned as soon as that cycle is read.
+        CgroupRemovedError once the root is gone."""
         if self._removed:
             self._check_open()
             raise self._gone(self._path)
@@ -1087,6 +1089,7 @@ class Tree(_Rooted, _Batches):
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
+                before = self._emulated_cycles()
                 try:
                     with self._lock:
                         self._lib.cgstream_tree_sync(self._check_open())
@@ -1101,10 +1104,46 @@ class Tree(_Rooted, _Batches):
             while True:
                 batch = self._read_batch(tree=True)
                 events += batch
-                if batch or not self._wait_until(deadline):
+                if (batch or before is None or self._emulated_cycles() != before
+                        or not self._wait_until(deadline)):
                     return events
         except OSError as e:
             raise self._failed(e) from None
+
+    def _emulated_cycles(self) -> Optional[dict[str, int]]:
+        """Whether the cycle a sync began is read (its batch may be empty):
+        the kernel's modes read a cycle within the sync call itself (None:
+        read); the emulation's reads may go on after it, and its
+        publication is its cycle count, which moves on once the cycle is
+        read."""
+        emulated = [name for name, mode in self._modes.items() if mode == "fallback"]
+        if not emulated:
+            return None
+        pubs = self.publications()
+        return {name: pubs[name].seq if name in pubs else -1 for name in emulated}
+
+    def publications(self) -> dict[str, Publication]:
+        """Each controller's latest publication as of the tree's last
+        cycle (the last batch read, events in it or not; the library's
+        cgstream_tree_publication()), for the controllers that have had
+        one.  With ``changes=True`` a cycle hands out nothing of the
+        cgroups that did not change: this says how fresh the values held
+        are all the same (an exporter's flush age).  Any thread: it takes
+        the tree's lock, as read() does."""
+        pub = _lib.PublicationStruct()
+        out: dict[str, Publication] = {}
+        with self._lock:
+            handle = self._check_open()
+            for name in self._modes:
+                try:
+                    self._lib.cgstream_tree_publication(handle, _CONTROLLER_BITS[name],
+                                                        ctypes.byref(pub), ctypes.sizeof(pub))
+                except OSError as e:
+                    if e.errno == errno.ENODATA:
+                        continue    # none yet (or the kernel publishes none)
+                    raise
+                out[name] = Publication(pub.seq, pub.time_usec, pub.skipped)
+        return out
 
     def _wait_until(self, deadline: Optional[float]) -> bool:
         """Wait for the fd until @deadline (monotonic; None: no limit);
@@ -1113,6 +1152,19 @@ class Tree(_Rooted, _Batches):
         if left is not None and left <= 0:
             return False
         return self.wait(left)
+
+
+class Publication(NamedTuple):
+    """A controller's latest publication as of a tree's last cycle
+    (:meth:`Tree.publications`): ``seq`` the kernel's publication_seq (the
+    emulation: its cycle count), ``time_usec`` its CLOCK_MONOTONIC time
+    (the emulation: when the cycle's reads began), ``skipped`` the
+    publications the kernel skipped since boot (the emulation: the ticks
+    it missed)."""
+
+    seq: int
+    time_usec: int
+    skipped: int
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import fnmatch
 import gc
 import gzip
 import ipaddress
@@ -125,6 +126,7 @@ def client() -> ModuleType:
     try:
         import prometheus_client
         import prometheus_client.core  # noqa: F401 (the metric families)
+        import prometheus_client.exposition  # noqa: F401 (choose_encoder)
     except ImportError:
         raise Exit(EXIT_NO_CLIENT, NO_CLIENT) from None
     return prometheus_client
@@ -151,6 +153,18 @@ class Metric:
     source: str
     divisor: int = 1
     default: bool = True
+
+    @property
+    def family(self) -> str:
+        """The family's name, as prometheus_client makes it (the unit appended)."""
+        if self.unit and not self.name.endswith("_" + self.unit):
+            return f"{self.name}_{self.unit}"
+        return self.name
+
+    @property
+    def sample(self) -> str:
+        """Its samples' name: a counter's ends in _total."""
+        return self.family + "_total" if self.counter else self.family
 
 
 # cpu.stat's fields: the library's table (_lib.SAMPLE_FIELDS, checked against
@@ -233,50 +247,212 @@ IO_METRICS = tuple(
     for name, what, unit, default in [_IO_NAMES[field]])
 
 
-# --- state: one snapshot per subtree, replaced whole at every cycle ---------
+# The working set as cAdvisor computes it (container_memory_working_set_bytes):
+# memory.current less the inactive page cache, which reclaim takes first;
+# 0 rather than negative when inactive_file runs ahead of current (they are
+# not read in the same instant)
+WORKING_SET = Metric("cgroup_memory_working_set", "memory.current - memory.stat inactive_file, "
+                     "floored at 0 (cAdvisor's working set; bytes)", "bytes", False,
+                     "working_set")
+
+
+# --- which cgroups of a subtree are served: --max-depth, --include, --exclude -------
 
 @dataclass(frozen=True)
-class Snapshot:
-    """A subtree as of one cycle: the label tuple (``(cgroup,)``: the path
-    below the cgroup2 mount, "/" for the root cgroup; made once per
-    cgroup) and sample of every cgroup the cycle read.  Never changed once
-    made: a scrape reads it while the next one may be built."""
+class Filters:
+    """``max_depth``: levels below the watched cgroup (0: itself only;
+    None: every level).  ``include``/``exclude``: fnmatch globs on the path
+    relative to the watched cgroup ("." for itself; ``*`` matches "/" too),
+    as the name's bytes are (os.fsdecode()d), not the escaped label.  A
+    cgroup is served when it is within the depth, matches an include (or
+    there are none) and no exclude."""
 
-    rows: list[tuple[tuple[str], Sample]] = field(default_factory=list)
-    # the latest flush each controller's values are as of: (seq, CLOCK_MONOTONIC usec)
-    flushes: dict[str, tuple[int, int]] = field(default_factory=dict)
-    flush_missed: Optional[int] = None      # the cpu flusher's skipped cycles (total)
-    cycles: int = 0                         # batches read
-    errors: int = 0                         # cgroups that could not be read
+    max_depth: Optional[int] = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.max_depth is not None or bool(self.include or self.exclude)
+
+    def serves(self, relative: str) -> bool:
+        depth = 0 if relative == "." else relative.count("/") + 1
+        if self.max_depth is not None and depth > self.max_depth:
+            return False
+        if self.include and not any(fnmatch.fnmatchcase(relative, g) for g in self.include):
+            return False
+        return not any(fnmatch.fnmatchcase(relative, g) for g in self.exclude)
+
+    def __str__(self) -> str:
+        said = [f"--max-depth {self.max_depth}"] if self.max_depth is not None else []
+        said += [f"--include '{g}'" for g in self.include]
+        said += [f"--exclude '{g}'" for g in self.exclude]
+        return " ".join(said)
 
 
-def _newest(flushes: dict[str, tuple[int, int]], controller: str, seq: Optional[int],
-            flush_time: Optional[int]) -> None:
-    if seq is not None and flush_time is not None:
-        known = flushes.get(controller)
-        if known is None or seq > known[0]:
-            flushes[controller] = (seq, flush_time)
+# --- rendering: a cgroup's series lines, made when its values change ---------
+
+def _label_value(text: str) -> str:
+    """Prometheus' escaping of a label value (both formats): \\, \\n, \"."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+class _One:
+    """A collector of one family, for prometheus_client's encoders."""
+
+    def __init__(self, family: Any) -> None:
+        self._family = family
+
+    def collect(self) -> list[Any]:
+        return [self._family]
+
+
+class Render:
+    """What a cgroup's values become: per metric family, its lines (the
+    same in the text format and OpenMetrics: ``name{labels} value``, the
+    value as prometheus_client's floatToGoString writes it), and each
+    family's HELP/TYPE/UNIT header in each format, rendered once by
+    prometheus_client itself from an empty family.  Families are listed in
+    the order they were first met (``families``)."""
+
+    def __init__(self, every_stat: bool = False) -> None:
+        prom = client()
+        from prometheus_client.openmetrics.exposition import generate_latest as om_latest
+        from prometheus_client.utils import floatToGoString
+        self._core: Any = prom.core
+        self._text_latest: Any = prom.generate_latest
+        self._om_latest: Any = om_latest
+        self._fmt: Any = floatToGoString
+        self._memory_keys: Optional[tuple[str, ...]] = None if every_stat else MEMORY_DEFAULT
+        self._cpu_metrics = tuple(m for m in CPU_METRICS if every_stat or m.default)
+        self._io_metrics = tuple(m for m in IO_METRICS if every_stat or m.default)
+        self._memory_metrics: dict[str, Metric] = {}
+        self._headers: dict[Metric, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+        # every family any cgroup had, in the order first met; the default
+        # set's fixed ones first, so that output order does not depend on
+        # which cgroup came first
+        self.families: dict[Metric, None] = dict.fromkeys(self._cpu_metrics)
+        if self._memory_keys is not None:
+            self.families.update(dict.fromkeys(map(self._memory_metric, self._memory_keys)))
+        self.families[WORKING_SET] = None
+        self.families.update(dict.fromkeys(self._io_metrics))
+
+    def _memory_metric(self, key: str) -> Metric:
+        m = self._memory_metrics.get(key)
+        if m is None:
+            m = self._memory_metrics[key] = memory_metric(key)
+        return m
+
+    def header(self, m: Metric, openmetrics: bool) -> str:
+        """@m's HELP, TYPE (and UNIT) lines as prometheus_client writes them."""
+        known = self._headers.get(m)
+        if known is None:
+            make = self._core.CounterMetricFamily if m.counter else self._core.GaugeMetricFamily
+            labels = ("cgroup", "device") if m in self._io_metrics else ("cgroup",)
+            family = make(m.name, m.help, labels=labels, unit=m.unit)
+            om = self._om_latest(_One(family)).decode()
+            assert om.endswith("# EOF\n"), om
+            known = self._headers[m] = (self._text_latest(_One(family)).decode(),
+                                        om[:-len("# EOF\n")])
+        return known[openmetrics]
+
+    def cgroup(self, label: str, s: Sample) -> dict[Metric, str]:
+        """One cgroup's lines, per family: @label is its escaped
+        ``cgroup="..."``."""
+        fmt, out = self._fmt, {}
+        for m in self._cpu_metrics:
+            value = getattr(s, m.source)
+            if value is not None:
+                out[m] = f"{m.sample}{{{label}}} {fmt(value / m.divisor)}\n"
+        memory = s.memory
+        if memory is not None:
+            keys = self._memory_keys if self._memory_keys is not None else memory.names
+            for key, value in zip(keys, memory.pick(keys)):
+                if value is not None:
+                    m = self._memory_metric(key)
+                    out[m] = f"{m.sample}{{{label}}} {fmt(value)}\n"
+            current, inactive = memory.pick(("current", "inactive_file"))
+            if current is not None and inactive is not None:
+                out[WORKING_SET] = (f"{WORKING_SET.sample}{{{label}}} "
+                                    f"{fmt(max(0, current - inactive))}\n")
+        if s.io:
+            devices = [(f'{label},device="{name}"}} ', dev) for name, dev in s.io.items()]
+            for m in self._io_metrics:
+                attr, name = m.source, m.sample
+                out[m] = "".join(f"{name}{{{labels}{fmt(getattr(dev, attr))}\n"
+                                 for labels, dev in devices)
+        if not out.keys() <= self.families.keys():
+            with self._lock:
+                self.families.update(dict.fromkeys(out))
+        return out
+
+    def family_list(self) -> list[Metric]:
+        """The families met so far, in order."""
+        with self._lock:
+            return list(self.families)
+
+
+# --- state: per subtree, each served cgroup's values and lines --------------
+
+class _Row:
+    """A served cgroup: its escaped label, latest sample, and lines per
+    family (None: to render, its values changed since)."""
+
+    __slots__ = ("label", "sample", "lines")
+
+    def __init__(self, label: str, sample: Sample) -> None:
+        self.label = label
+        self.sample = sample
+        self.lines: Optional[dict[Metric, str]] = None
+
+
+def _values(s: Sample) -> tuple[Any, ...]:
+    """What a sample's lines are made of, to compare two samples: the cpu
+    fields, the memory values' names and bytes, io's devices."""
+    memory = s.memory
+    return (s.usage_usec, s.user_usec, s.system_usec, s.nice_usec, s.nr_periods,
+            s.nr_throttled, s.throttled_usec, s.nr_bursts, s.burst_usec,
+            None if memory is None else (memory.names, memory._raw),
+            None if s.io is None else tuple(s.io.values()))
 
 
 class Subtree:
-    """One watched subtree: its Tree, the labels of the cgroups it knows
-    (by cgroup id, across cycles), and the snapshot scrapes read.
+    """One watched subtree: its Tree (opened with ``changes=True``: a
+    batch has a Changed for each cgroup whose values changed), the cgroups
+    served (those the filters let through, in the order first seen) with
+    their latest values, and their rendered lines, kept per family across
+    scrapes: a scrape renders only the cgroups whose values changed.
 
     ``on_scrape`` (every controller streamed by the kernel): a scrape
     syncs the tree.  Otherwise (some controller emulated) the exporter's
     main thread applies each cycle as the tree's timer brings it."""
 
-    def __init__(self, tree: Tree, mount: str) -> None:
+    def __init__(self, tree: Tree, mount: str, filters: Filters = Filters()) -> None:
         self.tree = tree
         self.modes = tree.modes
         self.on_scrape = "fallback" not in self.modes.values()
         self._mount = mount
         self.label = self.cgroup_label(tree.path)
-        self.snapshot = Snapshot()
+        self.filters = filters
         self.gone = False
-        self._labels: dict[int, tuple[str]] = {}
+        # each controller's latest publication as of the tree's last cycle
+        # (Tree.publications()): (seq, CLOCK_MONOTONIC usec)
+        self.flushes: dict[str, tuple[int, int]] = {}
+        self.flush_missed: Optional[int] = None     # the cpu flusher's skipped cycles
+        self.cycles = 0                             # batches read
+        self.errors = 0                             # cgroups that could not be read
+        self._rows: dict[int, _Row] = {}            # served, by cgroup id
+        self._serves: dict[int, bool] = {}          # the filters' answer, by cgroup id
+        self._said_none = False
         self._failing: set[int] = set()     # said once, until they read again
-        self._lock = threading.Lock()
+        self._dirty: dict[int, None] = {}   # rows to render, in order
+        self._fallen: set[int] = set()      # gone since the last render
+        # per family: each row's lines (in row order), and their
+        # concatenation as of the last render (None: to join again)
+        self._lines: dict[Metric, dict[int, str]] = {}
+        self._joined: dict[Metric, Optional[str]] = {}
+        self._lock = threading.Lock()       # one sync at a time
+        self._state = threading.Lock()      # the rows and lines
         self._synced_from = -1.0            # when the latest sync began (monotonic)
 
     def cgroup_label(self, path: str) -> str:
@@ -284,50 +460,126 @@ class Subtree:
         mount, escaped: a name of any bytes makes a valid label)."""
         return shown_path(path, self._mount)
 
+    def _relative(self, path: str) -> str:
+        rest = path[len(self.tree.path):].strip("/")
+        return rest or "."
+
+    def _served(self, key: int, path: str) -> bool:
+        serves = self._serves.get(key)
+        if serves is None:
+            serves = self._serves[key] = (not self.filters
+                                          or self.filters.serves(self._relative(path)))
+        return serves
+
+    def _drop(self, key: int) -> None:
+        if self._rows.pop(key, None) is not None:
+            self._dirty.pop(key, None)
+            self._fallen.add(key)
+
     def apply(self, batch: Sequence[Event]) -> None:
-        """A new snapshot from one cycle's events (several cycles' in a
-        row: each cgroup's latest sample).  A cgroup removed, or that could
-        not be read, is left out: never served stale."""
-        if not batch:
-            return      # nothing read: keep serving the last cycle
-        old = self.snapshot
-        labels = self._labels
-        latest: dict[int, tuple[tuple[str], Sample]] = {}
-        errors = old.errors
-        for ev in batch:
-            if isinstance(ev, Sample):
-                key = ev.cgroup_id or 0
-                label = labels.get(key)
-                if label is None:
-                    label = labels[key] = (self.cgroup_label(ev.cgroup),)
-                latest[key] = (label, ev)
-                if key in self._failing:
-                    self._failing.discard(key)
-            elif isinstance(ev, (Removed, Failed)):
-                key = ev.cgroup_id or 0
-                latest.pop(key, None)
-                if isinstance(ev, Removed):
-                    labels.pop(key, None)
-                    self._failing.discard(key)
-                    continue
-                errors += 1
-                if key not in self._failing:    # not a line per cycle
-                    self._failing.add(key)
-                    log(f"{self.cgroup_label(ev.cgroup)}: {os.strerror(ev.error.errno or 0)} (left out "
-                        "until it can be read)")
-        flushes: dict[str, tuple[int, int]] = {}
-        missed = None
-        for _, s in latest.values():
-            _newest(flushes, "cpu", s.seq, s.flush_time_usec)
-            if s.flush_missed is not None:
-                missed = s.flush_missed if missed is None else max(missed, s.flush_missed)
-            if s.memory is not None:
-                _newest(flushes, "memory", s.memory.seq, s.memory.flush_time_usec)
-            if s.io is not None:
-                _newest(flushes, "io", s.io.seq, s.io.flush_time_usec)
-        self.snapshot = Snapshot(list(latest.values()), flushes or old.flushes,
-                                 missed if missed is not None else old.flush_missed,
-                                 old.cycles + 1, errors)
+        """One cycle's events (several cycles' in a row: each cgroup's
+        latest sample).  A cgroup removed, or that could not be read, is
+        left out: never served stale.  A sample whose values are those
+        already served is no change."""
+        with self._state:
+            self.cycles += 1
+            for ev in batch:
+                if isinstance(ev, Sample):
+                    self._take(ev)
+                elif isinstance(ev, (Removed, Failed)):
+                    key = ev.cgroup_id or 0
+                    self._drop(key)
+                    if isinstance(ev, Removed):
+                        self._serves.pop(key, None)
+                        self._failing.discard(key)
+                        continue
+                    self.errors += 1
+                    if key not in self._failing:    # not a line per cycle
+                        self._failing.add(key)
+                        log(f"{self.cgroup_label(ev.cgroup)}: {os.strerror(ev.error.errno or 0)} "
+                            "(left out until it can be read)")
+            if self.filters and not self._rows and self._serves and not self._said_none:
+                self._said_none = True
+                log(f"{self.label}: {self.filters} leave none of its {len(self._serves)} "
+                    "cgroups; serving none of them")
+            self._published()
+
+    def published(self) -> None:
+        """The tree read a cycle that changed nothing (an empty batch):
+        its publications moved on all the same."""
+        with self._state:
+            self._published()
+
+    def _published(self) -> None:
+        # The tree's own word (the library's cgstream_tree_publication()),
+        # not the newest sample's: with changes only an idle subtree hands
+        # out no sample, yet what is served is as of its latest publication.
+        pubs = self.tree.publications()
+        self.flushes = {c: (p.seq, p.time_usec) for c, p in pubs.items()}
+        cpu = pubs.get("cpu")
+        self.flush_missed = None if cpu is None else cpu.skipped
+
+    def _take(self, s: Sample) -> None:
+        key = s.cgroup_id or 0
+        if not self._served(key, s.cgroup):
+            return
+        self._failing.discard(key)
+        row = self._rows.get(key)
+        if row is None:
+            self._rows[key] = _Row(f'cgroup="{_label_value(self.cgroup_label(s.cgroup))}"', s)
+            self._dirty[key] = None
+        elif _values(row.sample) != _values(s):
+            row.sample = s
+            self._dirty[key] = None
+        else:
+            row.sample = s
+
+    @property
+    def served(self) -> int:
+        """Cgroups served."""
+        return len(self._rows)
+
+    def render(self, render: Render) -> dict[Metric, str]:
+        """The lines of every family (that has any), those of the cgroups
+        whose values changed since the last render made again, the others'
+        as they were."""
+        with self._state:
+            lines, joined = self._lines, self._joined
+            for key in self._fallen:
+                for m, per_row in lines.items():
+                    if per_row.pop(key, None) is not None:
+                        joined[m] = None
+            self._fallen.clear()
+            reorder: set[Metric] = set()
+            last = next(reversed(self._rows), None)
+            for key in self._dirty:
+                row = self._rows[key]
+                new = render.cgroup(row.label, row.sample)
+                old = row.lines or {}
+                for m in old.keys() - new.keys():
+                    del lines[m][key]
+                    joined[m] = None
+                for m, text in new.items():
+                    family = lines.get(m)
+                    if family is None:
+                        family = lines[m] = {}
+                    if m not in old and key != last and family:
+                        reorder.add(m)  # a family new to a cgroup not the last: keep row order
+                    family[key] = text
+                    joined[m] = None
+                row.lines = new
+            self._dirty.clear()
+            for m in reorder:
+                lines[m] = {key: row.lines[m] for key, row in self._rows.items()
+                            if row.lines is not None and m in row.lines}
+            out = {}
+            for m, family in lines.items():
+                together = joined.get(m)
+                if together is None:
+                    together = joined[m] = "".join(family.values())
+                if together:
+                    out[m] = together
+            return out
 
     def close(self) -> None:
         with self._lock:    # not under a scrape's sync
@@ -335,7 +587,7 @@ class Subtree:
             self.gone = True
 
     def sync(self, asked_at: float) -> None:
-        """Bring the snapshot up to the latest completed flush, for a scrape
+        """Bring the subtree up to the latest completed flush, for a scrape
         that began at @asked_at (monotonic): unless a sync that began after
         it already did (scrapes at once share one).  A tree that fails is
         logged and its subtree served no more; its root's removal too."""
@@ -357,32 +609,25 @@ class Subtree:
             self._synced_from = began
 
 
-# --- the collector: scrape-time sync, then metric families -----------------
+# --- a scrape: sync, the cgroups' lines, the exporter's own metrics ----------
 
-class CgroupCollector:
-    """prometheus_client collector of the exporter's subtrees.  collect()
-    syncs the subtrees read at scrapes (a sync already under way for an
-    earlier scrape is shared), then yields the metric families of every
-    subtree's snapshot and the exporter's own."""
+class Scrape:
+    """What /metrics serves.  ``body()`` syncs the subtrees read at
+    scrapes (a sync already under way for an earlier scrape is shared),
+    renders the cgroups whose values changed, and returns every family's
+    lines under its header, then @registry's own families (the exporter's,
+    the process and Python collectors) in the same format by
+    prometheus_client's encoder.  OwnCollector in @registry reports the
+    subtrees as they are after the sync."""
 
-    def __init__(self, subtrees: Callable[[], Sequence[Subtree]],
-                 every_stat: bool = False,
+    def __init__(self, subtrees: Callable[[], Sequence[Subtree]], render: Render,
                  on_gone: Callable[[], None] = lambda: None) -> None:
-        """@every_stat: every field and memory value, not the default set."""
         self._subtrees = subtrees
-        self._memory_keys: Optional[tuple[str, ...]] = None if every_stat else MEMORY_DEFAULT
-        self._cpu_metrics = tuple(m for m in CPU_METRICS if every_stat or m.default)
-        self._io_metrics = tuple(m for m in IO_METRICS if every_stat or m.default)
+        self.render = render
         self._on_gone = on_gone
-        self._core = client().core
-        self._memory_metrics: dict[str, Metric] = {}
 
-    def describe(self) -> list[Any]:
-        # the families depend on what the cgroups have: nothing to check
-        # at registration (and no sync)
-        return []
-
-    def collect(self) -> Iterator[Any]:
+    def cgroups(self, openmetrics: bool) -> str:
+        """The cgroups' families, after a sync."""
         asked_at = time.monotonic()
         subtrees = [st for st in self._subtrees() if not st.gone]
         for st in subtrees:
@@ -390,67 +635,33 @@ class CgroupCollector:
                 st.sync(asked_at)
                 if st.gone:
                     self._on_gone()
-        snapshots = [(st, st.snapshot) for st in subtrees if not st.gone]
-        rows = [row for _, snap in snapshots for row in snap.rows]
-        yield from self._cpu(rows)
-        yield from self._memory(rows)
-        yield from self._io(rows)
-        yield from self._own(snapshots)
+        parts = [st.render(self.render) for st in subtrees if not st.gone]
+        header, out = self.render.header, []
+        for m in self.render.family_list():
+            texts = [p[m] for p in parts if m in p]
+            if texts:
+                out.append(header(m, openmetrics))
+                out.extend(texts)
+        return "".join(out)
 
-    def _family(self, m: Metric, labels: Sequence[str]) -> Any:
-        make = self._core.CounterMetricFamily if m.counter else self._core.GaugeMetricFamily
-        return make(m.name, m.help, labels=labels, unit=m.unit)
+    def body(self, registry: Any, encoder: Callable[[Any], bytes], openmetrics: bool) -> bytes:
+        cgroups = self.cgroups(openmetrics).encode()
+        own = encoder(registry)
+        return cgroups + own
 
-    def _cpu(self, rows: list[tuple[tuple[str], Sample]]) -> Iterator[Any]:
-        for m in self._cpu_metrics:
-            fam = self._family(m, ("cgroup",))
-            add, attr, divisor = fam.add_metric, m.source, m.divisor
-            for label, s in rows:
-                value = getattr(s, attr)
-                if value is not None:
-                    add(label, value / divisor)
-            if fam.samples:
-                yield fam
 
-    def _memory_metric(self, key: str) -> Metric:
-        m = self._memory_metrics.get(key)
-        if m is None:
-            m = self._memory_metrics[key] = memory_metric(key)
-        return m
+class OwnCollector:
+    """prometheus_client collector of the exporter's own metrics: per
+    subtree, the flushes served, cycles, errors, cgroups served, modes."""
 
-    def _memory(self, rows: list[tuple[tuple[str], Sample]]) -> Iterator[Any]:
-        with_memory = [(label, s.memory) for label, s in rows if s.memory is not None]
-        if not with_memory:
-            return
-        keys = self._memory_keys
-        if keys is None:
-            # every name any cgroup has, in the kernel's order
-            keys = tuple(dict.fromkeys(k for names in dict.fromkeys(
-                memory.names for _, memory in with_memory) for k in names))
-        labels = [label for label, _ in with_memory]
-        columns = zip(*(memory.pick(keys) for _, memory in with_memory))
-        for key, column in zip(keys, columns):
-            fam = self._family(self._memory_metric(key), ("cgroup",))
-            add = fam.add_metric
-            for label, value in zip(labels, column):
-                if value is not None:
-                    add(label, value)
-            if fam.samples:
-                yield fam
+    def __init__(self, subtrees: Callable[[], Sequence[Subtree]]) -> None:
+        self._subtrees = subtrees
+        self._core = client().core
 
-    def _io(self, rows: list[tuple[tuple[str], Sample]]) -> Iterator[Any]:
-        devices = [((label[0], name), dev) for label, s in rows if s.io
-                   for name, dev in s.io.items()]
-        if not devices:
-            return
-        for m in self._io_metrics:
-            fam = self._family(m, ("cgroup", "device"))
-            add, attr = fam.add_metric, m.source
-            for labels, dev in devices:
-                add(labels, getattr(dev, attr))
-            yield fam
+    def describe(self) -> list[Any]:
+        return []
 
-    def _own(self, snapshots: list[tuple[Subtree, Snapshot]]) -> Iterator[Any]:
+    def collect(self) -> Iterator[Any]:
         core = self._core
         counter, gauge = core.CounterMetricFamily, core.GaugeMetricFamily
         seq = gauge("cgstream_flush_seq", "Sequence number of the latest flush served, per "
@@ -472,16 +683,18 @@ class CgroupCollector:
                      "(the userspace emulation: a timer and reads of the statistics files)",
                      labels=["subtree", "controller", "mode"])
         now_usec = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
-        for st, snap in snapshots:
+        for st in self._subtrees():
+            if st.gone:
+                continue
             where = [st.label]
-            for controller, (flush_seq, flush_time) in sorted(snap.flushes.items()):
+            for controller, (flush_seq, flush_time) in sorted(st.flushes.items()):
                 seq.add_metric([st.label, controller], flush_seq)
                 age.add_metric([st.label, controller], max(0, now_usec - flush_time) / 1e6)
-            if snap.flush_missed is not None:
-                missed.add_metric(where, snap.flush_missed)
-            cycles.add_metric(where, snap.cycles)
-            errors.add_metric(where, snap.errors)
-            cgroups.add_metric(where, len(snap.rows))
+            if st.flush_missed is not None:
+                missed.add_metric(where, st.flush_missed)
+            cycles.add_metric(where, st.cycles)
+            errors.add_metric(where, st.errors)
+            cgroups.add_metric(where, st.served)
             for controller, how in st.modes.items():
                 mode.add_metric([st.label, controller, how], 1)
         yield from (seq, age, missed, cycles, errors, cgroups, mode)
@@ -664,23 +877,30 @@ def _accepts_gzip(environ: dict[str, Any]) -> bool:
     return False
 
 
-def wsgi_app(registry: Any) -> Callable[..., Iterable[bytes]]:
-    """/metrics: prometheus_client's app (text or OpenMetrics by Accept),
-    gzipped by Accept-Encoding; /: a page that links to it; else 404."""
-    metrics = client().make_wsgi_app(registry, disable_compression=True)
+def wsgi_app(scrape: Scrape, registry: Any) -> Callable[..., Iterable[bytes]]:
+    """/metrics: the cgroups' lines and @registry's families, in the text
+    format or OpenMetrics as prometheus_client chooses by the Accept
+    header (its choose_encoder()), gzipped by Accept-Encoding; /: a page
+    that links to it; else 404."""
+    choose_encoder = client().exposition.choose_encoder
     no_gc = _NoGC()
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
         if path == METRICS_PATH:
-            reply: list[Any] = []
+            method = environ.get("REQUEST_METHOD", "GET")
+            if method not in ("GET", "HEAD"):
+                start_response("405 Method Not Allowed", [("Allow", "GET, HEAD")])
+                return [f"# use GET, not {method}\n".encode()]
+            encoder, content_type = choose_encoder(str(environ.get("HTTP_ACCEPT", "")))
+            openmetrics = content_type.startswith("application/openmetrics-text")
             with no_gc:     # the reply is made in this call
-                body = b"".join(metrics(environ, lambda *a: reply.append(a)))
-            status, headers = reply[0][0], list(reply[0][1])
-            if _accepts_gzip(environ) and status.startswith("200"):
+                body = scrape.body(registry, encoder, openmetrics)
+            headers = [("Content-Type", content_type)]
+            if _accepts_gzip(environ):
                 body = gzip.compress(body, GZIP_LEVEL)
                 headers.append(("Content-Encoding", "gzip"))
-            start_response(status, headers)
+            start_response("200 OK", headers)
             return [body]
         if path == "/":
             start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
@@ -726,16 +946,16 @@ class Exporter:
     """
 
     def __init__(self, trees: Sequence[Tree], mount: str,
-                 every_stat: bool = False) -> None:
+                 every_stat: bool = False, filters: Filters = Filters()) -> None:
         prom = client()
-        self.subtrees = [Subtree(t, mount) for t in trees]
+        self.subtrees = [Subtree(t, mount, filters) for t in trees]
         self.registry = prom.CollectorRegistry()
         prom.ProcessCollector(registry=self.registry)
         prom.PlatformCollector(registry=self.registry)
         prom.GCCollector(registry=self.registry)
         self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-        self.collector = CgroupCollector(lambda: self.subtrees, every_stat, self._wake)
-        self.registry.register(self.collector)
+        self.registry.register(OwnCollector(lambda: self.subtrees))
+        self.scrape = Scrape(lambda: self.subtrees, Render(every_stat), self._wake)
         self._stopping = False
         self._server: Optional[WSGIServer] = None
         self._serving: Optional[threading.Thread] = None
@@ -743,7 +963,7 @@ class Exporter:
     def listen(self, listen: Listen) -> Listen:
         """Start serving; the address really listened on (port 0: the one
         picked)."""
-        server = bind(listen, wsgi_app(self.registry))
+        server = bind(listen, wsgi_app(self.scrape, self.registry))
         self._server = server
         self._serving = threading.Thread(target=server.serve_forever, args=(SERVE_POLL,),
                                          name="cgstream-http", daemon=True)
@@ -794,8 +1014,10 @@ class Exporter:
                     continue
                 except OSError as e:
                     raise Exit(status("failure"), f"reading {st.label}: {e.strerror}") from None
-                if batch:
+                if batch:   # (empty: no value changed, or the cycle is not complete)
                     st.apply(batch)
+                else:
+                    st.published()
         return self._stopping
 
     def close(self) -> None:
@@ -850,7 +1072,7 @@ def open_trees(args: argparse.Namespace) -> list[Tree]:
                 continue    # a cgroup below another argument is in that one's tree
             try:
                 trees.append(Tree(path, mode=args.mode, controllers=args.controllers,
-                                  fallback_interval_ms=args.fallback_interval))
+                                  fallback_interval_ms=args.fallback_interval, changes=True))
             except OSError as e:
                 raise open_error(arg, e, args) from None
         return trees
@@ -887,7 +1109,8 @@ def run(args: argparse.Namespace) -> int:
     _front.raise_fd_limit()
     trees = open_trees(args)
     try:
-        exporter = Exporter(trees, mount, args.stats == "all")
+        exporter = Exporter(trees, mount, args.stats == "all",
+                            Filters(args.max_depth, tuple(args.include), tuple(args.exclude)))
     except BaseException:
         for t in trees:
             t.close()
@@ -944,6 +1167,30 @@ def _controllers(text: str) -> tuple[str, ...]:
     return _front.controller_names(_option("controllers")(text))
 
 
+def _depth(text: str) -> int:
+    """--max-depth: levels below each CGROUP, 0 for CGROUP itself."""
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(
+            f"--max-depth wants a number of levels below CGROUP (0: only CGROUP itself), "
+            f"not '{text}'")
+    return int(text)
+
+
+def _glob(option: str) -> Callable[[str], str]:
+    """--include, --exclude: a glob on the path below CGROUP."""
+    def parse(text: str) -> str:
+        if not text:
+            raise argparse.ArgumentTypeError(f"{option} wants a glob, not an empty string")
+        if text.startswith("/"):
+            raise argparse.ArgumentTypeError(
+                f"{option} '{text}': the glob is matched against the path below CGROUP "
+                "(such as 'system.slice/*.service', '.' for CGROUP itself), which never "
+                "starts with '/'")
+        return text
+    parse.__name__ = option[2:]
+    return parse
+
+
 def _epilog() -> str:
     try:
         statuses = ", ".join(f"{n} {text}" for n, _, text in _front.exit_statuses())
@@ -987,6 +1234,16 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--fallback-interval", type=_option("fallback-interval"), default=0,
                    metavar="MS", help="timer period of the emulation (default: the kernel's "
                    "interval if set, else 1000)")
+    e.add_argument("--max-depth", type=_depth, default=None, metavar="N",
+                   help="serve cgroups down to N levels below each CGROUP (0: CGROUP "
+                   "itself only; default: every level)")
+    e.add_argument("--include", type=_glob("--include"), action="append", default=[],
+                   metavar="GLOB", help="serve only the cgroups whose path below CGROUP "
+                   "matches one of these globs ('.' is CGROUP itself; * matches / too; "
+                   "repeatable)")
+    e.add_argument("--exclude", type=_glob("--exclude"), action="append", default=[],
+                   metavar="GLOB", help="serve none of the cgroups whose path below CGROUP "
+                   "matches one of these globs (such as '*run-*.scope'; repeatable)")
     e.add_argument("cgroups", nargs="+", metavar="CGROUP",
                    help="subtrees to serve, absolute or relative to the cgroup2 mount "
                    "(/ is every cgroup)")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -89,3 +91,63 @@ def test_all_by_default(cgroups: Cgroups) -> None:
         assert len(batch) == 4 and not any(isinstance(ev, Changed) for ev in batch)
         moved = {ev.cgroup: ev.changed for ev in batch}
         assert moved[str(busy)] == {"cpu"} and moved[str(idle[0])] == frozenset()
+
+
+def test_publications_of_an_idle_tree(cgroups: Cgroups) -> None:
+    """Tree.publications(): none before a cycle; then each cycle's (the
+    emulation's count and the time its reads began), moving on while no
+    cgroup changes and the batches are empty."""
+    top = cgroups.make("top")
+    cgroups.make("idle", top)
+    tree = pycgstream.Tree(top, mode="fallback", fallback_interval_ms=50,
+                           controllers=("cpu",), changes=True)
+    with tree:
+        assert tree.publications() == {}
+        assert len(next(tree)) == 4     # Added and Changed of both
+        first = tree.publications()["cpu"]
+        assert isinstance(first, pycgstream.Publication) and first.seq >= 1
+        seqs, empty = [first.seq], 0
+        deadline = time.monotonic() + 10
+        while len(set(seqs)) < 6 and time.monotonic() < deadline:
+            tree.wait(1)
+            empty += tree.read() == []
+            pub = tree.publications()
+            assert set(pub) == {"cpu"}
+            now = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+            assert first.time_usec <= pub["cpu"].time_usec <= now
+            assert pub["cpu"].seq >= seqs[-1]
+            seqs.append(pub["cpu"].seq)
+        assert len(set(seqs)) >= 6 and empty, seqs
+    with pytest.raises(ValueError):
+        tree.publications()
+
+
+def test_sync_of_an_idle_tree_returns_at_once(cgroups: Cgroups) -> None:
+    """With changes=True the batch of a cycle in which nothing changed is
+    empty: Tree.sync() returns it once that cycle is read (it used to
+    wait for a batch with an event, until its timeout), and each sync is
+    a cycle of its own (its publication moves on)."""
+    top = cgroups.make("top")
+    cgroups.make("idle", top)
+    for plain in (False, True):
+        env = {"CGSTREAM_NO_IO_URING": "1"} if plain else {}
+        old = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            tree = pycgstream.Tree(top, mode="fallback", fallback_interval_ms=3_600_000,
+                                   controllers=("cpu",), changes=True)
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    del os.environ[k]
+                else:
+                    os.environ[k] = v
+        with tree:
+            assert len(tree.sync(timeout=10)) == 4     # Added and Changed of both
+            seqs = [tree.publications()["cpu"].seq]
+            for _ in range(5):
+                began = time.monotonic()
+                assert tree.sync(timeout=10) == []
+                assert time.monotonic() - began < 2, "the timeout, not the cycle, ended it"
+                seqs.append(tree.publications()["cpu"].seq)
+            assert seqs == sorted(set(seqs)), seqs

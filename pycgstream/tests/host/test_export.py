@@ -1,13 +1,16 @@
 """python -m pycgstream export on the host (the emulation: fallback mode on
-the host's cgroup2 mount): the snapshot kept per cycle, the metrics and
+the host's cgroup2 mount): the values kept per cycle, the metrics and
 their names, both formats, a scrape that never reads cgroupfs, removed
-cgroups gone from the next cycle's scrape, the command with systemd's
-notifications and SIGTERM, prometheus_client 0.16 (Debian's, for the
-installed service) and the errors."""
+cgroups gone from the next cycle's scrape, the flush age of an idle
+subtree (the tree's publications), a subtree read at scrapes as in the
+kernel's modes (under libcgstream's fake kernel), the command with
+systemd's notifications and SIGTERM, prometheus_client 0.16 (Debian's,
+for the installed service) and the errors."""
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import resource
@@ -28,8 +31,9 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from prometheus_client.parser import text_string_to_metric_families as parse_text  # noqa: E402
 
 import pycgstream  # noqa: E402
-from pycgstream import Added, Failed, Io, IoDevice, Memory, Removed, Sample, export  # noqa: E402
-from conftest import Cgroups, as_nobody, python_env  # noqa: E402
+from pycgstream import (Added, Failed, Io, IoDevice, Memory, Publication, Removed,  # noqa: E402
+                        Sample, export)
+from conftest import CHECKOUT, Cgroups, as_nobody, python_env  # noqa: E402
 from promcheck import CliExporter, fetch, in_process, promtool_check  # noqa: E402,F401 (a fixture)
 
 pytestmark = pytest.mark.usefixtures("library")
@@ -98,7 +102,7 @@ def test_controllers_option() -> None:
         "cpu", "memory", "io")
 
 
-# --- snapshots and the collector, from made-up cycles ------------------------
+# --- subtrees and the scrape, from made-up cycles ----------------------------
 
 MOUNT = "/sys/fs/cgroup"
 MEMORY_NAMES = ("anon", "file", "inactive_file", "pgfault", "pgmajfault", "workingset_refault_anon",
@@ -123,8 +127,10 @@ def sample(path: str, cid: int, seq: int, usage: int, **more: Any) -> Sample:
 
 
 class FakeTree:
-    """What a Subtree uses of a Tree: path, modes, and sync() handing out
-    the batches queued in ``batches`` (counted in ``syncs``)."""
+    """What a Subtree uses of a Tree: path, modes, sync() handing out
+    the batches queued in ``batches`` (counted in ``syncs``), and
+    publications(): ``published``, what the library would say of the
+    tree's last cycle (set by the test)."""
 
     def __init__(self, path: str, modes: dict[str, str]) -> None:
         self.path = MOUNT + path if path != "/" else MOUNT
@@ -132,10 +138,14 @@ class FakeTree:
         self.batches: list[list[Any]] = []
         self.syncs = 0
         self.closed = False
+        self.published: dict[str, Publication] = {}
 
     def sync(self, timeout: Optional[float] = None) -> list[Any]:
         self.syncs += 1
         return self.batches.pop(0) if self.batches else []
+
+    def publications(self) -> dict[str, Publication]:
+        return dict(self.published)
 
     def close(self) -> None:
         self.closed = True
@@ -150,81 +160,142 @@ def fake_subtree(path: str = "/", modes: Optional[dict[str, str]] = None) -> exp
     return export.Subtree(tree, MOUNT)
 
 
-def test_snapshot_per_cycle(capsys: pytest.CaptureFixture[str]) -> None:
+def publish(st: export.Subtree, cpu: Optional[int] = None, memory: Optional[int] = None,
+            io: Optional[int] = None, at: Optional[int] = None, skipped: int = 2) -> None:
+    """The fake tree's publications from now on: each controller's seq,
+    as of @at (CLOCK_MONOTONIC usec; now)."""
+    at = now_usec() if at is None else at
+    st.tree.published = {c: Publication(seq, at, skipped)  # type: ignore[attr-defined]
+                         for c, seq in (("cpu", cpu), ("memory", memory), ("io", io))
+                         if seq is not None}
+
+
+def served(st: export.Subtree) -> dict[str, Sample]:
+    """The cgroups a subtree serves now, by label value, with their samples."""
+    return {row.label[len('cgroup="'):-1]: row.sample for row in st._rows.values()}
+
+
+def test_subtree_per_cycle(capsys: pytest.CaptureFixture[str]) -> None:
     st = fake_subtree("/a")
-    first = st.snapshot
-    assert first.rows == [] and first.flushes == {} and first.cycles == 0
+    assert served(st) == {} and st.flushes == {} and st.cycles == 0
+    publish(st, cpu=5)
     st.apply([Added(MOUNT + "/a", 10, 0), Added(MOUNT + "/a/b", 11, 10),
               sample("/a", 10, 5, 1000), sample("/a/b", 11, 5, 500)])
-    one = st.snapshot
-    assert one is not first and first.rows == [], "a snapshot is never changed"
-    assert [(label, s.cgroup_id) for label, s in one.rows] == [(("/a",), 10), (("/a/b",), 11)]
-    assert (one.flushes["cpu"][0], one.cycles, one.flush_missed) == (5, 1, 2)
+    assert [(label, s.cgroup_id) for label, s in served(st).items()] == [("/a", 10), ("/a/b", 11)]
+    assert (st.flushes["cpu"][0], st.cycles, st.flush_missed) == (5, 1, 2)
+    label_a = st._rows[10].label
     # a cycle later: b removed, c added and failed, a again
     st.apply([Removed(MOUNT + "/a/b", cgroup_id=11, parent_id=10),
               Added(MOUNT + "/a/c", 12, 10), sample("/a", 10, 6, 1500)])
+    publish(st, cpu=9)
     st.apply([Failed(MOUNT + "/a/c", OSError(errno.EMFILE, "x"), cgroup_id=12, parent_id=10),
               sample("/a", 10, 9, 2000)])
-    last = st.snapshot
-    assert [s.usage_usec for _, s in last.rows] == [2000]
+    assert [s.usage_usec for s in served(st).values()] == [2000]
     assert capsys.readouterr().err.count("/a/c: Too many open files (left out") == 1
     st.apply([Failed(MOUNT + "/a/c", OSError(errno.EMFILE, "x"), cgroup_id=12, parent_id=10)])
     assert capsys.readouterr().err == "", "a failing cgroup is said once, not every cycle"
-    assert st.snapshot.errors == 2 and st.snapshot.rows == []
+    assert st.errors == 2 and list(served(st)) == ["/a"]
     st.apply([sample("/a", 10, 9, 2000)])
-    last = st.snapshot
-    assert last.rows[0][0] is one.rows[0][0], "labels are made once per cgroup"
-    assert (last.flushes["cpu"][0], last.cycles, last.errors) == (9, 5, 2)
+    assert st._rows[10].label is label_a, "labels are made once per cgroup"
+    assert (st.flushes["cpu"][0], st.cycles, st.errors) == (9, 5, 2)
+    # a failing cgroup is back with its next values
+    st.apply([sample("/a/c", 12, 11, 7)])
+    assert list(served(st)) == ["/a", "/a/c"]
     # the same path made again: a new id, a new series
     st.apply([Added(MOUNT + "/a/b", 13, 10), sample("/a", 10, 10, 2500),
               sample("/a/b", 13, 10, 0)])
-    assert {label for label, _ in st.snapshot.rows} == {("/a",), ("/a/b",)}
+    assert set(served(st)) == {"/a", "/a/b", "/a/c"} and 13 in st._rows
 
 
 def test_several_cycles_in_one_batch_keep_the_latest() -> None:
     st = fake_subtree()
     st.apply([sample("/", 1, 3, 10), sample("/", 1, 4, 20)])
-    assert [(s.seq, s.usage_usec) for _, s in st.snapshot.rows] == [(4, 20)]
+    assert [(s.seq, s.usage_usec) for s in served(st).values()] == [(4, 20)]
 
 
-def test_an_empty_batch_keeps_the_cycle_state() -> None:
+def test_a_batch_without_changes_is_a_cycle_that_keeps_the_values() -> None:
+    """A tree with changes=True hands out nothing of the cgroups whose
+    values stayed: an empty batch is a cycle in which none moved, and
+    the values served are as of its publication all the same."""
     st = fake_subtree()
+    publish(st, cpu=3)
     st.apply([sample("/", 1, 3, 10)])
+    publish(st, cpu=4)
     st.apply([])
-    assert (st.snapshot.flushes["cpu"][0], st.snapshot.cycles, len(st.snapshot.rows)) == (3, 1, 1)
+    assert (st.flushes["cpu"][0], st.cycles, list(served(st))) == (4, 2, ["/"])
+    publish(st, cpu=5)
+    st.published()  # the emulation's cycle with no change: no batch, no cycle counted
+    assert (st.flushes["cpu"][0], st.cycles) == (5, 2)
 
 
-def test_flushes_per_controller() -> None:
+def test_flushes_are_the_trees_publications() -> None:
+    """Per controller, the tree's word (Tree.publications()), not the
+    newest sample's: those may be older (a cgroup that did not change)."""
     st = fake_subtree()
-    st.apply([sample("/", 1, 3, 10, memory=memory(0), io=Io([IoDevice(7, 0, 1)], 11, 99))])
-    assert st.snapshot.flushes["memory"][0] == 7 and st.snapshot.flushes["io"] == (11, 99)
+    publish(st, cpu=3, memory=7, io=11, at=99, skipped=5)
+    st.apply([sample("/", 1, 1, 10, memory=memory(0), io=Io([IoDevice(7, 0, 1)], 2, 2))])
+    assert st.flushes == {"cpu": (3, 99), "memory": (7, 99), "io": (11, 99)}
+    assert st.flush_missed == 5
+    publish(st, memory=8)   # a tree without cpu: no flush_missed
+    st.apply([])
+    assert st.flushes == {"memory": (8, st.flushes["memory"][1])} and st.flush_missed is None
 
 
-def families(registry: Any, openmetrics: bool = False) -> dict[str, Any]:
+def test_flush_age_of_an_idle_subtree() -> None:
+    """Scrapes of a streamed subtree in which nothing changes (every sync
+    an empty batch) serve a flush age that stays small and a seq that
+    moves on, as the tree's publications do."""
+    st = fake_subtree("/idle")
+    tree: Any = st.tree
+    tree.batches = [[Added(MOUNT + "/idle", 5, 0), sample("/idle", 5, 10, 100)]]
+    scraper = Scraper(st)
+    seqs = []
+    for i in range(5):
+        publish(st, cpu=10 + i)     # what the sync will find
+        got = families(scraper)
+        seqs.append(got["cgstream_flush_seq"].samples[0].value)
+        age = got["cgstream_flush_age_seconds"].samples[0].value
+        assert 0 <= age < 1, age
+        time.sleep(0.2)
+    assert seqs == [10, 11, 12, 13, 14] and tree.syncs == 5
+
+
+class Scraper:
+    """The exporter's /metrics for made-up subtrees: a Scrape and a
+    registry with the exporter's own collector, kept across scrapes (as
+    the exporter keeps them: what is rendered once is reused)."""
+
+    def __init__(self, *subtrees: export.Subtree, every_stat: bool = False) -> None:
+        self.registry = prometheus_client.CollectorRegistry()
+        self.registry.register(export.OwnCollector(lambda: subtrees))
+        self.scrape = export.Scrape(lambda: subtrees, export.Render(every_stat))
+
+    def text(self, openmetrics: bool = False) -> str:
+        encoder = openmetrics_latest if openmetrics else prometheus_client.generate_latest
+        return self.scrape.body(self.registry, encoder, openmetrics).decode()
+
+
+def families(scraper: Scraper, openmetrics: bool = False) -> dict[str, Any]:
+    text = scraper.text(openmetrics)
     if openmetrics:
-        text = openmetrics_latest(registry).decode()
-        assert text.endswith("# EOF\n")
+        assert text.endswith("# EOF\n") and text.count("# EOF") == 1
         return {f.name: f for f in parse_om(text)}
-    return {f.name: f for f in parse_text(prometheus_client.generate_latest(registry).decode())}
-
-
-def registry_of(*subtrees: export.Subtree, every_stat: bool = False) -> Any:
-    registry = prometheus_client.CollectorRegistry()
-    registry.register(export.CgroupCollector(lambda: subtrees, every_stat))
-    return registry
+    return {f.name: f for f in parse_text(text)}
 
 
 @pytest.mark.parametrize("openmetrics", [False, True], ids=["text", "openmetrics"])
 @pytest.mark.parametrize("every_stat", [False, True], ids=["default", "all"])
 def test_metrics(openmetrics: bool, every_stat: bool) -> None:
     busy, capped = fake_subtree("/busy.slice"), fake_subtree("/capped", EMULATED)
+    publish(busy, cpu=41, memory=7, io=0)
+    publish(capped, cpu=3)
     busy.apply([sample("/busy.slice", 7, 41, 2_500_000, memory=memory(1 << 20),
                        io=Io([IoDevice(7, 0, 4096, 8192, 1, 2, 0, 0),
                               IoDevice(259, 3, 1, 2, 3, 4, 5, 6)], 0, now_usec())),
                 sample("/busy.slice/x.service", 8, 41, 1_000_000)])
     capped.apply([sample("/capped", 9, 3, 4_000_000, nr_periods=50, nr_throttled=20,
                          throttled_usec=1_500_000, nr_bursts=1, burst_usec=250)])
-    got = families(registry_of(busy, capped, every_stat=every_stat), openmetrics)
+    got = families(Scraper(busy, capped, every_stat=every_stat), openmetrics)
 
     def values(name: str, label: str = "cgroup") -> dict[str, float]:
         return {s.labels[label]: s.value for s in got[name].samples
@@ -262,12 +333,14 @@ def test_metrics(openmetrics: bool, every_stat: bool) -> None:
               "cgroup_memory_swap_current_bytes": ("gauge", base + 7),
               "cgroup_memory_events_high": ("counter", base + 9),
               "cgroup_memory_events_max": ("counter", base + 10),
-              "cgroup_memory_events_oom_kill": ("counter", base + 12)}
+              "cgroup_memory_events_oom_kill": ("counter", base + 12),
+              # current - inactive_file, as cAdvisor's working set
+              "cgroup_memory_working_set_bytes": ("gauge", 4)}
     memory_families = {n for n in got if n.startswith("cgroup_memory_")}
     if every_stat:
         assert memory_families == {export.memory_metric(k).name +
                                    ("" if export.memory_metric(k).counter else "_bytes")
-                                   for k in MEMORY_NAMES}
+                                   for k in MEMORY_NAMES} | {"cgroup_memory_working_set_bytes"}
     else:
         assert memory_families == set(expect)
     for name, (kind, value) in expect.items():
@@ -300,7 +373,8 @@ def test_metrics(openmetrics: bool, every_stat: bool) -> None:
                                          ("/busy.slice", "io"): 0, ("/capped", "cpu"): 3}
     assert values("cgstream_exporter_cgroups", "subtree") == {"/busy.slice": 2, "/capped": 1}
     assert values("cgstream_flush_missed", "subtree") == {"/busy.slice": 2, "/capped": 2}
-    assert values("cgstream_exporter_cycles", "subtree") == {"/busy.slice": 1, "/capped": 1}
+    # the streamed subtree's scrape synced: a cycle too, though nothing changed
+    assert values("cgstream_exporter_cycles", "subtree") == {"/busy.slice": 2, "/capped": 1}
     assert values("cgstream_exporter_read_errors", "subtree")["/capped"] == 0
     ages = own("cgstream_flush_age_seconds")
     assert all(0 <= age < 60 for age in ages.values()), ages
@@ -317,8 +391,8 @@ def test_every_memory_key() -> None:
     other = ("anon", "hugetlb", "thp_fault_alloc", "zswap", "zswpout")
     st.apply([sample("/", 1, 3, 10, memory=memory(100)),
               sample("/x", 2, 3, 10, memory=memory(200, other))])
-    registry = registry_of(st, every_stat=True)
-    got = families(registry)
+    scraper = Scraper(st, every_stat=True)
+    got = families(scraper)
     names = {n for n in got if n.startswith("cgroup_memory_")}
     assert names == {
         "cgroup_memory_anon_bytes", "cgroup_memory_file_bytes",
@@ -328,12 +402,12 @@ def test_every_memory_key() -> None:
         "cgroup_memory_events_low", "cgroup_memory_events_high", "cgroup_memory_events_max",
         "cgroup_memory_events_oom", "cgroup_memory_events_oom_kill",
         "cgroup_memory_hugetlb_bytes", "cgroup_memory_thp_fault_alloc",
-        "cgroup_memory_zswap_bytes", "cgroup_memory_zswpout"}
+        "cgroup_memory_zswap_bytes", "cgroup_memory_zswpout", "cgroup_memory_working_set_bytes"}
     assert {s.labels["cgroup"]: s.value for s in got["cgroup_memory_anon_bytes"].samples} == {
         "/": 100, "/x": 200}
     assert {s.labels["cgroup"] for s in got["cgroup_memory_zswpout"].samples} == {"/x"}
     assert got["cgroup_memory_zswpout"].type == "counter"
-    promtool_check(prometheus_client.generate_latest(registry))
+    promtool_check(scraper.text().encode())
 
 
 @pytest.mark.parametrize("key, name, counter", [
@@ -356,7 +430,7 @@ def test_no_samples_yet_and_gone_subtrees() -> None:
     waiting, gone = fake_subtree("/w"), fake_subtree("/g")
     gone.apply([sample("/g", 3, 1, 10)])
     gone.gone = True
-    got = families(registry_of(waiting, gone))
+    got = families(Scraper(waiting, gone))
     assert not any(name.startswith("cgroup_") for name in got)
     assert [s.labels["subtree"] for s in got["cgstream_exporter_cgroups"].samples] == ["/w"]
     assert got["cgstream_flush_seq"].samples == []
@@ -372,16 +446,16 @@ def test_a_scrape_syncs_streamed_subtrees_only() -> None:
     tree: Any = streamed.tree
     tree.batches = [[Added(MOUNT + "/s", 5, 0), sample("/s", 5, 10, 100)],
                     [sample("/s", 5, 11, 200)]]
-    registry = registry_of(streamed, emulated)
-    first = families(registry)
+    scraper = Scraper(streamed, emulated)
+    first = families(scraper)
     assert {s.value for s in first["cgroup_cpu_usage_seconds"].samples} == {0.0001}
     assert (tree.syncs, emulated.tree.syncs) == (1, 0)  # type: ignore[attr-defined]
-    second = families(registry)
+    second = families(scraper)
     assert {s.value for s in second["cgroup_cpu_usage_seconds"].samples} == {0.0002}
     time.sleep(0.2)
     assert tree.syncs == 2, "nothing read between scrapes"
     # a sync that brings nothing (no flush since): the last values stay
-    assert {s.value for s in families(registry)["cgroup_cpu_usage_seconds"].samples} == {0.0002}
+    assert {s.value for s in families(scraper)["cgroup_cpu_usage_seconds"].samples} == {0.0002}
 
 
 def test_scrapes_at_once_share_a_sync() -> None:
@@ -396,9 +470,8 @@ def test_scrapes_at_once_share_a_sync() -> None:
 
     tree.sync = slow_sync
     tree.batches = [[sample("/s", 5, 10, 100)], [sample("/s", 5, 11, 200)]]
-    registry = registry_of(st)
-    threads = [threading.Thread(target=prometheus_client.generate_latest, args=(registry,))
-               for _ in range(4)]
+    scraper = Scraper(st)
+    threads = [threading.Thread(target=scraper.text) for _ in range(4)]
     for t in threads:
         t.start()
     time.sleep(0.3)     # all four in collect(): one syncing, three waiting for it
@@ -408,7 +481,7 @@ def test_scrapes_at_once_share_a_sync() -> None:
     # the first scrape's sync began before the others asked: they share
     # the one that began after all of them had
     assert tree.syncs == 2, "scrapes that waited for a sync begun after them share it"
-    families(registry)
+    families(scraper)
     assert tree.syncs == 3, "a scrape after the sync syncs again"
 
 
@@ -420,7 +493,7 @@ def test_a_failing_tree_is_served_no_more(capsys: pytest.CaptureFixture[str]) ->
         raise pycgstream.CgroupRemovedError(errno.ENODEV, "gone", tree.path)
 
     tree.sync = fail
-    got = families(registry_of(st))
+    got = families(Scraper(st))
     assert st.gone and got["cgstream_exporter_cgroups"].samples == []
     assert "/s: removed; no longer served" in capsys.readouterr().err
 
@@ -499,6 +572,31 @@ def test_removed_cgroups_leave_with_the_next_cycle(cgroups: Cgroups, mount: Path
     e.wait("the cgroup made again", lambda u: label(mount, go) in u)
 
 
+def test_flush_age_of_an_idle_emulated_subtree(cgroups: Cgroups, mount: Path,
+                                               in_process: Any) -> None:
+    """An idle subtree (changes only: no cycle brings a change, no batch
+    is applied) keeps a flush age of about an interval, scrape after
+    scrape, and its seq moves on: the emulation's cycles are its
+    publications (Tree.publications()), changes or not."""
+    top = cgroups.make("top")
+    cgroups.make("idle", parent=top)
+    tree = pycgstream.Tree(str(top), mode="fallback", fallback_interval_ms=200,
+                           controllers=("cpu",), changes=True)
+    e = in_process([tree], mount)
+    e.wait("both cgroups", lambda u: len(u) == 2)
+    seqs, ages, cycles = [], [], set()
+    for _ in range(6):
+        time.sleep(0.5)
+        got = e.scrape()
+        seqs.append(got["cgstream_flush_seq"].samples[0].value)
+        ages.append(got["cgstream_flush_age_seconds"].samples[0].value)
+        cycles.add(got["cgstream_exporter_cycles"].samples[0].value)
+    assert len(cycles) == 1, "idle: no cycle brought a change, none was applied"
+    assert seqs == sorted(seqs) and seqs[-1] - seqs[0] >= 5, seqs
+    # 3 s in: an interval, or a few on a busy host; not the time since the last change
+    assert max(ages) < 1.0, ages
+
+
 def test_every_subtree_removed_ends_run(cgroups: Cgroups, mount: Path, in_process: Any) -> None:
     top = cgroups.make("top")
     e = in_process([pycgstream.Tree(str(top), mode="fallback", fallback_interval_ms=100)], mount)
@@ -507,6 +605,97 @@ def test_every_subtree_removed_ends_run(cgroups: Cgroups, mount: Path, in_proces
     e.thread.join(60)
     assert e.result == [False], "run() says every subtree is gone"
     assert "cgstream_exporter_cgroups" not in {n for n, f in e.scrape().items() if f.samples}
+
+
+# --- the kernel's modes, under libcgstream's fake kernel ----------------------
+
+FAKE_KERNEL = CHECKOUT / "libcgstream" / "build" / "tests" / "fake-kernel.so"
+
+# Run under fake-kernel.so (an LD_PRELOAD emulation of cpu.stat.stream and
+# .subtree, libcgstream/tests/fake-kernel.c): a Subtree read at scrapes, as
+# the exporter reads a kernel-streamed one; what it served, as JSON lines.
+FAKE_SCRAPES = r"""
+import ctypes, errno, json, sys, time
+import prometheus_client
+from prometheus_client.parser import text_string_to_metric_families as parse
+import pycgstream
+from pycgstream import export
+
+mode, mount, top, kid = sys.argv[1:]
+fail = ctypes.CDLL(None).fake_kernel_fail
+fail.argtypes = [ctypes.c_char_p, ctypes.c_int]
+tree = pycgstream.Tree(top, mode=mode, controllers=("cpu",), changes=True)
+st = export.Subtree(tree, mount)
+registry = prometheus_client.CollectorRegistry()
+registry.register(export.OwnCollector(lambda: [st]))
+scrape = export.Scrape(lambda: [st], export.Render())
+
+def scraped(what):
+    began = time.monotonic()
+    text = scrape.body(registry, prometheus_client.generate_latest, False).decode()
+    took = time.monotonic() - began
+    got = {f.name: f for f in parse(text)}
+    one = lambda n: got[n].samples[0].value if n in got and got[n].samples else None
+    cgroups = sorted(s.labels["cgroup"] for s in got["cgroup_cpu_usage_seconds"].samples)
+    print(json.dumps({"what": what, "took": took, "cgroups": cgroups,
+                      "seq": one("cgstream_flush_seq"), "age": one("cgstream_flush_age_seconds"),
+                      "cycles": one("cgstream_exporter_cycles"),
+                      "errors": one("cgstream_exporter_read_errors")}), flush=True)
+
+deadline = time.monotonic() + 10
+while len(tree) < 2 or not st.served == 2:      # both published and served
+    scraped("start")
+    assert time.monotonic() < deadline
+    time.sleep(0.05)
+for _ in range(5):
+    time.sleep(0.2)
+    scraped("idle")
+if mode == "kernel":
+    fail(kid.encode(), errno.EIO)
+    time.sleep(0.1)
+    scraped("failing")
+    fail(None, 0)
+    time.sleep(0.1)
+    scraped("recovered")
+tree.close()
+"""
+
+
+@pytest.mark.parametrize("mode", ["subtree", "kernel"])
+def test_streamed_subtree_under_the_fake_kernel(mode: str, cgroups: Cgroups,
+                                                mount: Path) -> None:
+    """A subtree read at scrapes (the kernel's modes, the fake kernel
+    publishing every 50 ms), idle: each scrape syncs and returns at once
+    (an empty batch is a complete cycle), flush_seq moves on and the age
+    stays within a few publications although no cgroup changed.  Kernel
+    mode: a cgroup whose read fails is left out, and served again once it
+    reads, with the same values as before."""
+    if not FAKE_KERNEL.exists():
+        pytest.skip(f"{FAKE_KERNEL} is not built (make -C libcgstream)")
+    if (mount / "cpu.stat.stream").exists():
+        pytest.skip("this kernel has the stream files: tests/vm covers it")
+    top = cgroups.make("top")
+    kid = cgroups.make("kid", top)
+    env = {**os.environ, "LD_PRELOAD": str(FAKE_KERNEL), "FAKE_INTERVAL_MS": "50"}
+    r = subprocess.run([sys.executable, "-c", FAKE_SCRAPES, mode, str(mount), str(top),
+                        str(kid)], env=python_env(env), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    both = sorted([label(mount, top), label(mount, kid)])
+    idle = [x for x in lines if x["what"] == "idle"]
+    assert len(idle) == 5 and all(x["cgroups"] == both for x in idle)
+    assert len({x["cycles"] for x in idle}) == 5, "each scrape synced: a cycle"
+    assert all(x["took"] < 2 for x in idle), "a sync of an idle subtree waits for nothing"
+    seqs = [x["seq"] for x in idle]
+    assert seqs == sorted(set(seqs)), seqs
+    assert all(0 <= x["age"] < 1 for x in idle), [x["age"] for x in idle]
+    if mode == "kernel":
+        by = {x["what"]: x for x in lines}
+        assert by["failing"]["cgroups"] == [label(mount, top)]
+        assert by["failing"]["errors"] == 1
+        assert "(left out until it can be read)" in r.stderr
+        assert by["recovered"]["cgroups"] == both, "back once read, though its values stayed"
 
 
 # --- the command ----------------------------------------------------------------

@@ -172,7 +172,8 @@ MIRRORED = {"cgstream_sample": _lib.SampleStruct, "cgstream_opts": _lib.OptsStru
             "cgstream_event": _lib.EventStruct, "cgstream_values": _lib.ValuesStruct,
             "cgstream_record": _lib.RecordStruct, "cgstream_rec": _lib.RecStruct,
             "cgstream_field_info": _lib.FieldInfoStruct, "cgstream_memory": _lib.MemoryStruct,
-            "cgstream_io_device": _lib.IoDeviceStruct, "cgstream_io": _lib.IoStruct}
+            "cgstream_io_device": _lib.IoDeviceStruct, "cgstream_io": _lib.IoStruct,
+            "cgstream_publication": _lib.PublicationStruct}
 
 
 def test_struct_layout_matches_the_header(tmp_path: Path) -> None:

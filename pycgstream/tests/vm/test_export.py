@@ -7,7 +7,12 @@ also the throttling counters of the busy cgroup, held to half a CPU by
 cpu.max, the memory.current of a cgroup holding 64 MiB, the bytes a
 cgroup wrote with O_DIRECT to a loop device, and the exporter's own CPU
 over 30 s once the scrapes stop, printed); a kernel-mode tree (a stream
-per cgroup); a sync per scrape and nothing between scrapes."""
+per cgroup); a sync per scrape and nothing between scrapes.  Every tree
+is opened with changes=True, as the exporter opens them: the incremental
+render on the kernel's change snapshots and streams (equal to a full
+render and to prometheus_client's after changes, additions, removals and
+a cgroup made again; the served values the files' once idle; the working
+set), the filters, and the flush age of an idle subtree."""
 
 from __future__ import annotations
 
@@ -22,8 +27,12 @@ import pytest
 
 pytest.importorskip("prometheus_client")
 
+from prometheus_client.parser import text_string_to_metric_families as parse_text  # noqa: E402
+
 import pycgstream  # noqa: E402
+from pycgstream import export  # noqa: E402
 from conftest import Cgroups  # noqa: E402
+from rendercheck import check_render  # noqa: E402
 from promcheck import Prometheus, in_process, scenario, tool  # noqa: E402,F401 (a fixture)
 from vmfixtures import (all_streaming, interval, patched_kernel,  # noqa: E402,F401 (fixtures)
                         time_limit)
@@ -86,6 +95,15 @@ def label(mount: Path, cgroup: Path) -> str:
     return "/" + str(cgroup.relative_to(mount))
 
 
+def flush_seqs(got: dict[str, Any]) -> dict[str, float]:
+    """cgstream_flush_seq by controller, in a scrape of one subtree."""
+    return {s.labels["controller"]: s.value for s in got["cgstream_flush_seq"].samples}
+
+
+def flush_ages(got: dict[str, Any]) -> dict[str, float]:
+    return {s.labels["controller"]: s.value for s in got["cgstream_flush_age_seconds"].samples}
+
+
 def device_of(dev: Path) -> str:
     rdev = dev.stat().st_rdev
     return f"{os.major(rdev)}:{os.minor(rdev)}"
@@ -113,7 +131,8 @@ def test_prometheus_scrapes_subtree_mode(all_streaming: int, cgroups: Cgroups, m
     # O_DIRECT: the bytes reach the loop device from this cgroup, not from writeback
     run_in(writer, "dd", "if=/dev/zero", f"of={loop_device}", "bs=1M", f"count={WRITTEN_MIB}",
            "oflag=direct")
-    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS)
+    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS,
+                           changes=True)
     assert tree.modes == {"cpu": "subtree", "memory": "subtree", "io": "subtree"}
     e = in_process([tree], mount)
     e.wait("six cgroups", lambda u: len(u) == 6)
@@ -176,7 +195,8 @@ def test_kernel_mode(all_streaming: int, cgroups: Cgroups, mount: Path, in_proce
     busy = cgroups.make("busy", parent=top)
     cgroups.make("idle", parent=top)
     cgroups.burn(busy)
-    tree = pycgstream.Tree(str(top), mode="kernel", controllers=pycgstream.CONTROLLERS)
+    tree = pycgstream.Tree(str(top), mode="kernel", controllers=pycgstream.CONTROLLERS,
+                           changes=True)
     e = in_process([tree], mount)
     first = e.wait("three cgroups", lambda u: len(u) == 3)
     e.wait("the busy cgroup's usage growing",
@@ -195,7 +215,8 @@ def test_a_sync_per_scrape_and_nothing_between(all_streaming: int, cgroups: Cgro
     between scrapes nothing is read while the flusher runs on."""
     top = cgroups.make("still")
     cgroups.burn(cgroups.make("busy", parent=top))
-    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS)
+    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS,
+                           changes=True)
     syncs, reads = [], []
     real_sync, real_read = tree.sync, tree.read
     monkeypatch.setattr(tree, "sync", lambda *a: syncs.append(1) or real_sync(*a))
@@ -229,7 +250,8 @@ def test_a_scrape_of_many_cgroups(all_streaming: int, mount: Path, cgroups: Cgro
     for i in range(n - 1):
         (top / f"c{i}").mkdir()
     try:
-        tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS)
+        tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS,
+                           changes=True)
         e = in_process([tree], mount)
         times = []
         # three at 10,000 (make stress) for their spread; one in make check
@@ -257,13 +279,203 @@ def test_the_emulation_keeps_its_timer(all_streaming: int, cgroups: Cgroups, mou
     (top / "cgroup.subtree_control").write_text("+memory +io")
     cgroups.make("leaf", parent=top)
     tree = pycgstream.Tree(str(top), mode="fallback", fallback_interval_ms=200,
-                           controllers=pycgstream.CONTROLLERS)
+                           controllers=pycgstream.CONTROLLERS, changes=True)
     e = in_process([tree], mount)
     assert not e.exporter.subtrees[0].on_scrape
     e.wait("two cgroups", lambda u: len(u) == 2)
     got = e.scrape()
     assert len(got["cgroup_memory_current_bytes"].samples) == 2
-    cycles = got["cgstream_exporter_cycles"].samples[0].value
+    # changes only: a cycle that changed nothing is applied as none, but
+    # its publication (the emulation's cycle count) is served
+    seqs = flush_seqs(got)
     time.sleep(2)
-    assert e.scrape()["cgstream_exporter_cycles"].samples[0].value >= cycles + 3, \
-        "cycles at the timer, scrapes or not"
+    later = flush_seqs(e.scrape())
+    assert set(later) == {"cpu", "memory", "io"}
+    assert all(later[c] >= seqs[c] + 3 for c in later), ("cycles at the timer, scrapes or not",
+                                                         seqs, later)
+
+
+def shown(mount: Path, cgroup: Path) -> str:
+    """A cgroup's label value (a name of any bytes escaped, the library's
+    rule), as Prometheus reads it."""
+    return pycgstream.shown_path(str(cgroup), str(mount))
+
+
+def served_labels(st: export.Subtree) -> set[str]:
+    """The cgroups a subtree serves, by label value."""
+    return {pycgstream.shown_path(row.sample.cgroup, st._mount) for row in st._rows.values()}
+
+
+def below(top: Path) -> list[Path]:
+    """@top and every cgroup below it, as the directories are now."""
+    return [top, *(Path(d) / n for d, dirs, _ in os.walk(top) for n in dirs)]
+
+
+def cpu_stat_usage(cgroup: Path) -> int:
+    for line in (cgroup / "cpu.stat").read_text().splitlines():
+        key, value = line.split()
+        if key == "usage_usec":
+            return int(value)
+    raise AssertionError(f"no usage_usec in {cgroup}/cpu.stat")
+
+
+@pytest.mark.time_limit(600)
+@pytest.mark.parametrize("every_stat", [False, True], ids=["default", "all"])
+@pytest.mark.parametrize("mode", ["subtree", "kernel"])
+def test_incremental_render_on_the_kernel(mode: str, every_stat: bool, all_streaming: int,
+                                          cgroups: Cgroups, mount: Path, tmpfs: Path) -> None:
+    """What the exporter does at a scrape, on the kernel's change snapshots
+    (subtree mode) and streams (kernel mode), the tree opened with
+    changes=True as the exporter opens it: while cgroups change, are made
+    (names that need escaping among them), removed, and made again under
+    the same path, each scrape's incremental render equals a fresh full
+    render of the samples it serves and prometheus_client's rendering of
+    them, and serves exactly the cgroups there are.  Once every task has
+    stopped: each served cpu usage is its cpu.stat's, and the working set
+    is current - inactive_file of what is served, a cgroup's 16 MiB of
+    tmpfs pages within 3 % of its memory.current."""
+    (mount / "cgroup.subtree_control").write_text("+cpu +memory +io")
+    top = cgroups.make(f"incr-{mode}")
+    (top / "cgroup.subtree_control").write_text("+cpu +memory +io")
+    kids = [cgroups.make(f"k{i}", parent=top) for i in range(4)]
+    (kids[0] / "cgroup.subtree_control").write_text("+cpu +memory +io")
+    odd = cgroups.make(os.fsdecode(b'q"uo\\te\xff\tx'), parent=kids[0])
+    held = cgroups.make("held", parent=top)
+    run_in(held, "dd", "if=/dev/zero", f"of={tmpfs / 'held'}", "bs=1M", "count=16")
+    burners = [cgroups.burn(kids[1])]
+    tree = pycgstream.Tree(str(top), mode=mode, controllers=pycgstream.CONTROLLERS,
+                           changes=True)
+    st = export.Subtree(tree, str(mount))
+    assert st.on_scrape, "read at scrapes"
+    scrape = export.Scrape(lambda: [st], export.Render(every_stat))
+    try:
+        deadline = time.monotonic() + 60
+        while served_labels(st) != {shown(mount, c) for c in below(top)}:
+            scrape.cgroups(False)
+            assert time.monotonic() < deadline, (served_labels(st), below(top))
+            time.sleep(0.1)
+        assert shown(mount, odd) in served_labels(st)
+        again = kids[3]
+        for step in range(8):
+            # something changes, comes, goes, or comes back under its old path
+            if step == 1:
+                burners.append(cgroups.burn(kids[2]))
+            elif step == 2:
+                cgroups.make(f"new{step}", parent=kids[0])
+            elif step == 3:
+                cgroups.stop(burners.pop(0))
+            elif step == 4:
+                cgroups.remove(again)
+            elif step == 5:
+                again.mkdir()
+            elif step == 6:
+                cgroups.remove(odd)
+            # every scrape renders right; within a few publications it
+            # serves exactly the cgroups there are
+            deadline = time.monotonic() + 30
+            while True:
+                time.sleep(all_streaming / 1000)
+                check_render(st, scrape, every_stat, str(mount), f"{mode} step {step}")
+                there = {shown(mount, c) for c in below(top)}
+                if served_labels(st) == there:
+                    break
+                assert time.monotonic() < deadline, (f"{mode} step {step}",
+                                                     served_labels(st) ^ there)
+        for p in burners:
+            cgroups.stop(p)
+        time.sleep(5 * all_streaming / 1000)    # the last usage published
+        order = check_render(st, scrape, every_stat, str(mount), f"{mode} idle")
+        by_label = {pycgstream.shown_path(s.cgroup, str(mount)): s for s in order}
+        for c in below(top):
+            assert by_label[shown(mount, c)].usage_usec == cpu_stat_usage(c), c
+        got = {f.name: f for f in parse_text(scrape.cgroups(False))}
+
+        def value(name: str, c: Path) -> float:
+            return next(s.value for s in got[name].samples
+                        if s.labels["cgroup"] == shown(mount, c))
+
+        for c in below(top):
+            memory = by_label[shown(mount, c)].memory
+            if memory is None or "current" not in memory:
+                continue
+            assert value("cgroup_memory_working_set_bytes", c) == max(
+                0, memory["current"] - memory["inactive_file"]), c
+        truth = int((held / "memory.current").read_text())
+        working_set = value("cgroup_memory_working_set_bytes", held)
+        print(f"{mode}: held's working set {working_set:.0f} B, memory.current {truth} B")
+        assert working_set >= 16 * MIB and abs(working_set - truth) <= 0.03 * truth
+    finally:
+        tree.close()
+
+
+@pytest.mark.time_limit(300)
+def test_filters_on_the_kernel(all_streaming: int, cgroups: Cgroups, mount: Path) -> None:
+    """--max-depth and --exclude on a subtree read through the subtree
+    files, changes only: the cgroups made later are filtered as those there
+    at first."""
+    top = cgroups.make("filtered")
+    a = cgroups.make("a", parent=top)
+    b = cgroups.make("b", parent=a)
+    c = cgroups.make("c", parent=b)
+    scope = cgroups.make("run-1.scope", parent=top)
+    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS,
+                           changes=True)
+    st = export.Subtree(tree, str(mount),
+                        export.Filters(max_depth=2, exclude=("*run-*.scope",)))
+    scrape = export.Scrape(lambda: [st], export.Render())
+    try:
+        want = {shown(mount, x) for x in (top, a, b)}
+        deadline = time.monotonic() + 60
+        while served_labels(st) != want:
+            scrape.cgroups(False)
+            assert time.monotonic() < deadline, served_labels(st)
+            time.sleep(0.1)
+        later = [cgroups.make("run-2.scope", parent=a), cgroups.make("d", parent=a),
+                 cgroups.make("e", parent=c)]
+        want.add(shown(mount, later[1]))
+        deadline = time.monotonic() + 60
+        while served_labels(st) != want:
+            check_render(st, scrape, False, str(mount), "filters")
+            assert time.monotonic() < deadline, served_labels(st)
+            time.sleep(0.1)
+        assert len(tree) == 9 and st.served == 4, "read all, served the filters' choice"
+        assert shown(mount, scope) not in served_labels(st)
+    finally:
+        tree.close()
+
+
+@pytest.mark.time_limit(300)
+@pytest.mark.parametrize("mode", ["subtree", "kernel"])
+def test_flush_age_of_an_idle_subtree(mode: str, all_streaming: int, cgroups: Cgroups,
+                                      mount: Path, in_process: Any) -> None:
+    """A subtree where nothing changes, scraped over a few seconds: each
+    scrape is a sync of its own that returns at once (an empty batch is a
+    complete cycle, not one to wait for), every controller's flush seq
+    moves on and its age stays within a few intervals (the kernel's
+    publications, Tree.publications()), as it would not if it followed
+    the newest value that changed."""
+    top = cgroups.make(f"idle-{mode}")
+    for i in range(3):
+        cgroups.make(f"i{i}", parent=top)
+    tree = pycgstream.Tree(str(top), mode=mode, controllers=pycgstream.CONTROLLERS,
+                           changes=True)
+    e = in_process([tree], mount)
+    e.wait("four cgroups", lambda u: len(u) == 4)
+    first = e.scrape()
+    seqs, cycles = [flush_seqs(first)], [first["cgstream_exporter_cycles"].samples[0].value]
+    for _ in range(6):
+        time.sleep(0.5)
+        began = time.monotonic()
+        got = e.scrape()
+        took = time.monotonic() - began
+        ages = flush_ages(got)
+        print(f"{mode}: scrape {took:.2f} s, flush ages {ages}")
+        assert took < 5, "a sync of an idle subtree waits for nothing (the timeout is 10 s)"
+        assert set(ages) == {"cpu", "memory", "io"}
+        # 100 ms publications; a TCG guest's scrape and its parse take a while
+        assert all(0 <= age < 3 for age in ages.values()), ages
+        seqs.append(flush_seqs(got))
+        cycles.append(got["cgstream_exporter_cycles"].samples[0].value)
+    for c in ("cpu", "memory", "io"):
+        assert all(b[c] > a[c] for a, b in zip(seqs, seqs[1:])), (c, seqs)
+    assert cycles == list(range(int(cycles[0]), int(cycles[0]) + 7)), "a cycle per scrape"
