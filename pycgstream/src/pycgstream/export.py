@@ -1118,6 +1118,12 @@ def run(args: argparse.Namespace) -> int:
     previous_term = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         say_notices(exporter.subtrees, args)
+        # The subtrees read at the emulation's timer: their first cycle
+        # before the first scrape, so that READY=1 means values are served
+        # (those read at scrapes sync at each one).
+        for st in exporter.subtrees:
+            if not st.on_scrape:
+                st.sync(time.monotonic())
         # The serving threads (and the thread per request they start)
         # inherit a mask without SIGTERM and SIGINT, so these come to this
         # thread: a signal taken by another thread would leave this one
