@@ -751,9 +751,12 @@ static inline void tc_reads_per_batch(void)
 	t_log("10 batches of %zu cgroups: %lld %s", tc_alive(), after - before,
 	      fake ? "reads of the subtree file" : "read syscalls");
 	/* the subtree file (a read of the snapshot, and the read of 0 that
-	 * completes it; a lost one's full snapshot two more), and (syscalls)
-	 * the eventfd the set drains */
-	T_ASSERT(after - before <= (fake ? (getenv("FAKE_LOSE_EVERY") ? 30 : 20) : 50));
+	 * completes it; a lost one's full snapshot two more; a publication
+	 * made during a read, a retry: more of them on a loaded host), and
+	 * (syscalls) the eventfd the set drains: a few per batch, whatever
+	 * the number of cgroups (hundreds or more here), never one each */
+	T_ASSERT(after - before <= (fake ? (getenv("FAKE_LOSE_EVERY") ? 80 : 50) : 100));
+	T_ASSERT((size_t)(after - before) < tc_alive());
 }
 
 /* is @word one of the comma-separated words of @list? */
