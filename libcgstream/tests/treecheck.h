@@ -392,6 +392,8 @@ static int tc_batch(void)
 		tc_event(&tc.ev[i]);
 		if (tc.ev[i].type != CGSTREAM_EVENT_SAMPLE && tc.ev[i].type != CGSTREAM_EVENT_CHANGED)
 			continue;
+		if (!(tc.ev[i].controllers & CGSTREAM_CTRL_CPU))
+			continue;	/* a new cgroup cpu has not listed yet: no seq */
 		if (!seq)
 			seq = tc.ev[i].sample.seq;
 		if (tc.exact)	/* one flush, or one tick, per batch */
