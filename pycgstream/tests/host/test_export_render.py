@@ -19,7 +19,7 @@ prometheus_client = pytest.importorskip("prometheus_client")
 from prometheus_client.parser import text_string_to_metric_families as parse_text  # noqa: E402
 
 from pycgstream import Added, Failed, Io, IoDevice, Memory, Removed, Sample, export  # noqa: E402
-from rendercheck import blocks, oracle, parsed  # noqa: E402
+from rendercheck import blocks, check_render, oracle  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("library")
 
@@ -143,17 +143,8 @@ def test_incremental_equals_full_and_prometheus_client(seed: int, every_stat: bo
         assert [s.cgroup_id for s in order] == list(model.rows), f"step {step}"
         assert all(s is model.rows[s.cgroup_id] or export._values(s) == export._values(
             model.rows[s.cgroup_id]) for s in order), f"step {step}"
-        for openmetrics in (False, True):
-            incremental = scrape.cgroups(openmetrics)
-            fresh = export.Subtree(FakeTree(top), MOUNT)  # type: ignore[arg-type]
-            fresh.apply(order)
-            full = export.Scrape(lambda: [fresh], export.Render(every_stat)).cgroups(openmetrics)
-            assert blocks(incremental) == blocks(full), f"seed {seed} step {step}"
-            theirs = oracle(order, every_stat, openmetrics, MOUNT)
-            assert blocks(incremental) == blocks(theirs), f"seed {seed} step {step}"
-            mine = incremental + ("# EOF\n" if openmetrics else "")
-            assert parsed(mine, openmetrics) == parsed(theirs, openmetrics)
-            checked += 1
+        check_render(st, scrape, every_stat, MOUNT, f"seed {seed} step {step}")
+        checked += 2    # both formats
     assert checked > 10
     capsys.readouterr()
 
