@@ -209,7 +209,7 @@ struct cgs_cg {
 	uint64_t skip_cycle;		/* KERNEL lead: no new flush in this cycle */
 	uint32_t got;			/* controllers read in .cycle */
 	uint64_t last_seq;		/* the lead's last publication_seq */
-	uint64_t scanned;		/* tree: the cycle its directory was read */
+	uint64_t scanned;		/* tree: the snapshot its directory was read in */
 	unsigned int reading;		/* io_uring reads in flight */
 	bool dead;			/* off the live list */
 	bool quiet;			/* removed by the caller: no more events */
@@ -415,6 +415,9 @@ struct cgs_set {
 	 * each the publication (every member it did not list is as of it) */
 	uint32_t fresh;
 	struct cgs_flush snap_pub[CGS_NR_CTRL];
+	/* SUBTREE: snapshots begun, so that a tree reads a directory once
+	 * per snapshot at most */
+	uint64_t snaps;
 	/*
 	 * Each controller's latest publication the reads met (the newest a
 	 * value, a snapshot or the emulation's cycle was as of; .present 0:

@@ -24,7 +24,10 @@
  *         reads come; the SCHEMA's names become the set's layouts (once
  *         per new SCHEMA).  Each record's id names a member through the
  *         owner's find() (a tree reads the parent's directory of an id it
- *         does not know, once per cycle at most); a REMOVED record's
+ *         does not know, once per snapshot at most), whichever
+ *         controller's record names it first: a change snapshot lists a
+ *         new cgroup once, in the first publication after it was made,
+ *         and each controller publishes at its own time; a REMOVED record's
  *         values are the member's final ones.
  * diff:   the lead's REMOVED records drop their members (with the other
  *         controllers' final values if their snapshots had them too);
@@ -199,8 +202,14 @@ static int cgs_snap_cgroup(struct cgs_set *s, struct cgs_snap_read *sr,
 	struct cgs_cg *m;
 	int r;
 
-	/* only the lead's records find new cgroups: the others' join them */
-	m = s->ops->find(s, rec->id, lead && !removed ? rec->parent_id : 0);
+	/*
+	 * Any controller's record may find a new cgroup: the first change
+	 * snapshot after its creation lists it (NEW) and the next ones only
+	 * when its values change, so a record dropped here for a cgroup the
+	 * lead has not listed yet would leave its values out until the
+	 * controller's next full snapshot.
+	 */
+	m = s->ops->find(s, rec->id, removed ? 0 : rec->parent_id);
 	if (!m || (m->removing && !removed))
 		return 0;	/* not found where it should be (next cycle), or gone */
 	if (removed && !lead && !m->removing && cgs_cg_alive(m)) {
@@ -346,6 +355,7 @@ static int cgs_subtree_ctrl(struct cgs_set *s, struct cgs_subtree *st,
 
 	for (int tries = 0; tries < 2; tries++) {
 		sr = (struct cgs_snap_read){ .c = c, .ctl = ctl };
+		s->snaps++;
 		r = cgs_snap_read(s, st, &sr, fd, full);
 		if (r < 0)
 			return r;

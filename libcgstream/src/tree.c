@@ -8,7 +8,7 @@
  * read each per cycle.  Records carry ids; a path comes from the
  * directories: the tree knows every cgroup's id (its directory's inode)
  * from a walk at open, and an id it does not know makes it read the
- * parent's directory, once per cycle at most (the find hook below).
+ * parent's directory, once per snapshot at most (the find hook below).
  *
  * KERNEL (mode-streams.c) and FALLBACK (mode-emulation.c): each cgroup's
  * stream or *.stat files.  When the lead controller is read so, the
@@ -215,7 +215,7 @@ static void cgs_tree_scan(struct cgstream_tree *t, struct cgs_cg *parent)
 	struct dirent *de;
 	DIR *d;
 
-	parent->scanned = t->set.cycle;
+	parent->scanned = t->set.snaps;
 	d = opendir(parent->path);
 	if (!d)
 		return;	/* gone meanwhile: its read says so */
@@ -314,7 +314,8 @@ static int cgs_tree_end(struct cgstream_tree *t)
 }
 
 /* SUBTREE: the member a record names; a new id, below a known parent,
- * is looked for in the parent's directory, once per cycle */
+ * is looked for in the parent's directory, once per snapshot: each
+ * controller's may be the first to list a cgroup made during the cycle */
 static struct cgs_cg *cgs_tree_find_record(struct cgs_set *s, uint64_t id, uint64_t parent_id)
 {
 	struct cgstream_tree *t = cgs_tree_of(s);
@@ -323,7 +324,7 @@ static struct cgs_cg *cgs_tree_find_record(struct cgs_set *s, uint64_t id, uint6
 	if (m || !parent_id)
 		return m;
 	parent = cgs_tree_find(t, parent_id);
-	if (parent && parent->scanned != s->cycle) {
+	if (parent && parent->scanned != s->snaps) {
 		cgs_tree_scan(t, parent);
 		m = cgs_tree_find(t, id);
 	}

@@ -12,6 +12,7 @@
  * a tree that asks for memory, and no memory values in a group.
  */
 #include <linux/loop.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
@@ -340,6 +341,63 @@ static void group_values(void)
 	cgstream_group_free(g);
 }
 
+/*
+ * A cgroup made just after cpu's publication (the lead's) and before
+ * memory's and io's: their change snapshots list it (NEW) before cpu's
+ * does, and only once while its values stay as they are.  A SUBTREE tree
+ * of changes takes its memory and io values from those records, not only
+ * from a full snapshot many cycles later.  cpu publishes every 2 s here,
+ * memory and io every 50 ms; a sync reads the cycle in between.
+ */
+static void late_cgroup_values(void)
+{
+	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_SUBTREE,
+				   .controllers = CGSTREAM_CTRL_ALL,
+				   .report = CGSTREAM_REPORT_CHANGES };
+	static struct cgstream_event ev[64];
+	uint32_t want = CGSTREAM_CTRL_ALL, got = 0;
+	char late[PATH_MAX], buf[4096];
+	struct cgstream_tree *t;
+	struct pollfd p;
+	uint64_t start;
+	int fd;
+
+	t_use_ctrl_interval(CGSTREAM_CTRL_CPU, 2000);
+	t_use_ctrl_interval(CGSTREAM_CTRL_MEMORY, 50);
+	t_use_ctrl_interval(CGSTREAM_CTRL_IO, 50);
+	T_EQ(cgstream_tree_open(top, &o, &t), 0);
+	t_tree_batch(t, ev, 64, sizeof(ev[0]));
+
+	/* right after a cpu publication */
+	snprintf(late, sizeof(late), "%s/cpu.stat.stream", top);
+	fd = open(late, O_RDONLY | O_CLOEXEC);
+	T_ASSERT(fd >= 0);
+	T_ASSERT(pread(fd, buf, sizeof(buf), 0) > 0);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	T_EQ(poll(&p, 1, 5000), 1);
+	T_EQ(t_cg_make(top, "late", late, sizeof(late)), 0);
+	close(fd);
+	usleep(300 * 1000);	/* memory and io publish after it */
+	T_EQ(cgstream_tree_sync(t), 0);
+
+	start = t_now_ms();
+	while ((got & want) != want) {
+		int n = t_tree_batch(t, ev, 64, sizeof(ev[0]));
+
+		for (int i = 0; i < n; i++)
+			if (ev[i].type == CGSTREAM_EVENT_CHANGED && !strcmp(ev[i].path, late))
+				got |= ev[i].controllers;
+		/* cpu lists it at its next publication; 3 of them at most */
+		if (t_now_ms() - start > 7000)
+			T_FAIL("%s: controllers %#x in 7 s, not %#x", late, got, want);
+	}
+	t_log("a cgroup made between cpu's and the others' publications: all three in %llu ms",
+	      (unsigned long long)(t_now_ms() - start));
+	cgstream_tree_close(t);
+	T_EQ(rmdir(late), 0);
+	t_use_intervals(100);
+}
+
 int main(void)
 {
 	struct cgstream_opts o = { .sz = sizeof(o), .controllers = CGSTREAM_CTRL_MEMORY };
@@ -378,6 +436,7 @@ int main(void)
 	stream_values(CGSTREAM_MODE_KERNEL);
 	stream_values(CGSTREAM_MODE_FALLBACK);
 	group_values();
+	late_cgroup_values();
 	t_log("memio-values: all passed");
 	return 0;
 }
