@@ -459,10 +459,29 @@ static void tc_busy_start(void)
 {
 	char p[PATH_MAX];
 
+	char sc[PATH_MAX + 32], procs[64];
+	uint64_t start;
+
 	snprintf(p, sizeof(p), "%s/busy", tc.top);
 	tc.busy = tc_make(p);
+	/* a leaf with a task: no controller enabled below it */
+	snprintf(sc, sizeof(sc), "%s/cgroup.subtree_control", p);
+	if (tc.controllers)
+		T_EQ(t_write_file(sc, "-memory -io"), 0);
 	tc.busy_pid = t_ticker(p, 2000, 8);
 	T_ASSERT(tc.busy_pid > 0);
+	/* the task is in it, not gone for a failed move (it would exit 2) */
+	snprintf(sc, sizeof(sc), "%s/cgroup.procs", p);
+	for (start = t_now_ms();; t_sleep_ms(10)) {
+		if (waitpid(tc.busy_pid, NULL, WNOHANG) == tc.busy_pid) {
+			tc.busy_pid = 0;
+			T_FAIL("%s: the busy task could not move in", p);
+		}
+		if (t_read_file(sc, procs, sizeof(procs)) > 0)
+			break;
+		if (t_now_ms() - start > 10000)
+			T_FAIL("%s: the busy task not in it after 10 s", p);
+	}
 }
 
 static void tc_setup(int mode, int n, uint32_t fallback_ms, const char *name)
