@@ -42,7 +42,7 @@ int main(void)
 	tc_run(CGSTREAM_MODE_FALLBACK, big ? 1000 : 300, 100, 50, "mfb");
 	/* change snapshots of the three: CHANGED for what moved */
 	tc_report = CGSTREAM_REPORT_CHANGES;
-	tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, 100, "msub1kc");
+	tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, 150, "msub1kc");
 	tc_report = CGSTREAM_REPORT_ALL;
 	if (big) {
 		tc_run(CGSTREAM_MODE_SUBTREE, big, 200, 100, "msub10k");
