@@ -912,8 +912,14 @@ static void noperm_snapshot(int fd, struct ctrl *c, bool changes, char *buf, str
 			for (i = 0; (vis = noperm_visible(r.id, r0)) < 0 && i < 20; i++)
 				sleep_ms(50);	/* made, not yet in the table */
 			if (vis < 0)
-				FAIL("%s/%s as uid %d: cgroup %llu, not one of ours", top,
-				     file_name(c, true), NOBODY, (unsigned long long)r.id);
+				FAIL("%s/%s as uid %d: a %s record (flags %#x) of cgroup %llu, "
+				     "parent %llu (%s), not one of ours", top, file_name(c, true),
+				     NOBODY,
+				     r.type == CGROUP_STAT_REC_CGROUP ? "CGROUP" : "REMOVED",
+				     r.flags, (unsigned long long)r.id,
+				     (unsigned long long)r.parent_id,
+				     !r.parent_id ? "none" : r.parent_id == top_id ? "the top" :
+				     dir_find(r.parent_id) ? "ours" : "not ours either");
 			else if (!vis)
 				FAIL("%s/%s as uid %d: a %s record of cgroup %llu, at or under a "
 				     "0700 directory", top, file_name(c, true), NOBODY,
