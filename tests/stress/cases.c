@@ -909,8 +909,17 @@ static void noperm_snapshot(int fd, struct ctrl *c, bool changes, char *buf, str
 			if (ret != 1)
 				continue;
 			nr++;
-			for (i = 0; (vis = noperm_visible(r.id, r0)) < 0 && i < 20; i++)
-				sleep_ms(50);	/* made, not yet in the table */
+			/*
+			 * Made, not yet in the table: its cg_mkdir() is still
+			 * under way (a thread can wait seconds between the mkdir
+			 * and the table under TCG with KASAN).  Once no call is,
+			 * every cgroup of ours is in it.
+			 */
+			for (i = 0; (vis = noperm_visible(r.id, r0)) < 0 && i < 3000 &&
+				    atomic_load(&sh->mkdir_inflight); i++)
+				sleep_ms(10);
+			if (vis < 0)	/* its call may have ended since the look */
+				vis = noperm_visible(r.id, r0);
 			if (vis < 0)
 				FAIL("%s/%s as uid %d: a %s record (flags %#x) of cgroup %llu, "
 				     "parent %llu (%s), not one of ours", top, file_name(c, true),

@@ -339,21 +339,27 @@ uint64_t cg_mkdir(const char *path, uint64_t parent, unsigned int on, bool priva
 	int64_t t0 = now_ns();
 	struct stat st;
 
-	if (mkdir(path, private ? 0700 : 0755) || stat(path, &st))
+	atomic_fetch_add(&sh->mkdir_inflight, 1);
+	if (mkdir(path, private ? 0700 : 0755) || stat(path, &st)) {
+		atomic_fetch_sub(&sh->mkdir_inflight, 1);
 		return 0;
+	}
 	d.t_created = now_ns();
 	if (private) {
 		/* mkdir's mode, if the kernel took it, hid it from its start */
 		d.t_private = t0;
 		if ((st.st_mode & 0777) != 0700) {
-			if (chmod(path, 0700))
+			if (chmod(path, 0700)) {
+				atomic_fetch_sub(&sh->mkdir_inflight, 1);
 				return 0;
+			}
 			d.t_private = now_ns();
 		}
 		COUNT(private_dirs);
 	}
 	COUNT(mkdir);
 	dir_add(st.st_ino, &d);
+	atomic_fetch_sub(&sh->mkdir_inflight, 1);
 	return st.st_ino;
 }
 

@@ -230,6 +230,8 @@ struct dir {
 struct shared {
 	atomic_bool stop;		/* the unprivileged reader's */
 	atomic_long child_failures;
+	/* cg_mkdir() calls between their mkdir and their entry in dirs */
+	atomic_long mkdir_inflight;
 	struct dir dirs[DIRS_CAP];
 };
 /* a cgroup under top a role has to itself */
