@@ -329,38 +329,46 @@ uint64_t root_id, top_id;
 struct area pool, pin_area, acct_area, storm_area;
 struct area park;	/* where the burners wait, stopped */
 
-/*
- * mkdir of a cgroup of ours, @private ones 0700 from the start, recorded
- * in the table: its id, or 0 (errno set).
- */
-uint64_t cg_mkdir(const char *path, uint64_t parent, unsigned int on, bool private)
+/* cg_mkdir() without the count of calls under way */
+static uint64_t cg_mkdir_recorded(const char *path, uint64_t parent, unsigned int on,
+				  bool private)
 {
 	struct dir d = { .parent = parent, .on = on };
 	int64_t t0 = now_ns();
 	struct stat st;
 
-	atomic_fetch_add(&sh->mkdir_inflight, 1);
-	if (mkdir(path, private ? 0700 : 0755) || stat(path, &st)) {
-		atomic_fetch_sub(&sh->mkdir_inflight, 1);
+	if (mkdir(path, private ? 0700 : 0755) || stat(path, &st))
 		return 0;
-	}
 	d.t_created = now_ns();
 	if (private) {
 		/* mkdir's mode, if the kernel took it, hid it from its start */
 		d.t_private = t0;
 		if ((st.st_mode & 0777) != 0700) {
-			if (chmod(path, 0700)) {
-				atomic_fetch_sub(&sh->mkdir_inflight, 1);
+			if (chmod(path, 0700))
 				return 0;
-			}
 			d.t_private = now_ns();
 		}
 		COUNT(private_dirs);
 	}
 	COUNT(mkdir);
 	dir_add(st.st_ino, &d);
-	atomic_fetch_sub(&sh->mkdir_inflight, 1);
 	return st.st_ino;
+}
+
+/*
+ * mkdir of a cgroup of ours, @private ones 0700 from the start, recorded
+ * in the table: its id, or 0 (errno set).  The kernel lists the cgroup
+ * from the mkdir on; until the table has it, the call counts as under way
+ * (sh->mkdir_inflight), for the unprivileged reader's check.
+ */
+uint64_t cg_mkdir(const char *path, uint64_t parent, unsigned int on, bool private)
+{
+	uint64_t id;
+
+	atomic_fetch_add(&sh->mkdir_inflight, 1);
+	id = cg_mkdir_recorded(path, parent, on, private);
+	atomic_fetch_sub(&sh->mkdir_inflight, 1);
+	return id;
 }
 
 /* +<ctrl> for each controller in @on: the ones that took */
