@@ -457,9 +457,7 @@ static uint32_t tc_report;
 /* changes: a task in tc.top/busy that uses 2 ms of CPU every 10 ms */
 static void tc_busy_start(void)
 {
-	char p[PATH_MAX];
-
-	char sc[PATH_MAX + 32], procs[64];
+	char p[PATH_MAX], sc[PATH_MAX + 32], procs[64];
 	uint64_t start;
 
 	snprintf(p, sizeof(p), "%s/busy", tc.top);

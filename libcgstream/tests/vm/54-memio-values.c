@@ -356,7 +356,7 @@ static void late_cgroup_values(void)
 				   .report = CGSTREAM_REPORT_CHANGES };
 	static struct cgstream_event ev[64];
 	uint32_t want = CGSTREAM_CTRL_ALL, got = 0;
-	char late[PATH_MAX], buf[4096];
+	char late[PATH_MAX], cpu_file[PATH_MAX + 32], buf[4096];
 	struct cgstream_tree *t;
 	struct pollfd p;
 	uint64_t start;
@@ -369,8 +369,8 @@ static void late_cgroup_values(void)
 	t_tree_batch(t, ev, 64, sizeof(ev[0]));
 
 	/* right after a cpu publication */
-	snprintf(late, sizeof(late), "%s/cpu.stat.stream", top);
-	fd = open(late, O_RDONLY | O_CLOEXEC);
+	snprintf(cpu_file, sizeof(cpu_file), "%s/cpu.stat.stream", top);
+	fd = open(cpu_file, O_RDONLY | O_CLOEXEC);
 	T_ASSERT(fd >= 0);
 	T_ASSERT(pread(fd, buf, sizeof(buf), 0) > 0);
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
