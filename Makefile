@@ -65,7 +65,7 @@ kernel-kcsan: kernel-tree-kcsan
 	@scripts/kernel-build.sh $(KTREE)-kcsan $(KOBJ_KCSAN) scripts/vm/kernel.config:scripts/vm/kcsan.config $(CACHE)/ccache
 
 kernel-series: kernel-tree
-	@OBJ=$(KOBJ) scripts/kernel-series.sh $(KTREE) $(SERIES_OUT)
+	@scripts/kernel-series.sh $(KTREE) $(SERIES_OUT)
 
 kernel-sync:
 	@scripts/kernel-sync.sh $(KTREE) $(CURDIR)

@@ -84,21 +84,41 @@ for f in $(git -C "$tree" diff --diff-filter=A --name-only pristine..cgstream); 
 	fi
 done
 
-# BUILD_EACH=1: build bzImage at every commit of the series (bisectability),
-# in the build tree's own object folder, then return to the series head.
+# BUILD_EACH=1: build every commit of the series (bisectability): bzImage
+# with the test kernel's configuration (scripts/kernel-build.sh, so the
+# ccache entries of `make kernel` serve every file a commit leaves as the
+# head has it), and the stat stream selftests at each commit that has them.
+# It works in a worktree and object folder of its own, build/each/{linux,obj}
+# (the same depth as build/linux and build/obj, so ccache's relative paths
+# match theirs): the build tree, its object folder and any build running on
+# them are never touched.  A failing commit's log stays in OUTDIR.
 if [[ ${BUILD_EACH:-0} == 1 ]]; then
-	obj=${OBJ:?BUILD_EACH needs OBJ}
-	head=$(git -C "$tree" rev-parse cgstream)
+	each=${EACH_DIR:-$(dirname "$tree")/each}
+	ccache_dir=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cgstream/ccache}
+	mkdir -p "$each"
+	if [[ ! -e $each/linux/.git ]]; then
+		git -C "$tree" worktree prune
+		git -C "$tree" worktree add -q --detach "$each/linux" pristine
+	fi
 	for c in $(git -C "$tree" rev-list --reverse pristine..cgstream); do
-		git -C "$tree" checkout -q "$c"
-		if make -s -C "$tree" O="$obj" CC="ccache gcc" -j"$(nproc)" bzImage >/dev/null 2>"$out/build-$c.log"; then
-			echo ">> builds: $(git -C "$tree" log -1 --format='%h %s' "$c")"
-			rm -f "$out/build-$c.log"
-		else
-			echo ">> BUILD FAILS at $(git -C "$tree" log -1 --format='%h %s' "$c"): $out/build-$c.log"; fail=1
+		name=$(git -C "$tree" log -1 --format='%h %s' "$c")
+		log=$out/build-$(git -C "$tree" rev-parse --short "$c").log
+		git -C "$each/linux" checkout -q --detach "$c"
+		start=$SECONDS
+		if ! "$top/scripts/kernel-build.sh" "$each/linux" "$each/obj" \
+			"$top/scripts/vm/kernel.config" "$ccache_dir" >"$log" 2>&1; then
+			echo ">> BUILD FAILS at $name: $log"; fail=1; continue
 		fi
+		what=bzImage
+		if compgen -G "$each/linux/tools/testing/selftests/cgroup/test_stat_stream*.c" >/dev/null; then
+			if ! make -s -C "$top/tests/kselftest" KSRC="$each/linux" OUT="$each/kselftest" \
+				>>"$log" 2>&1; then
+				echo ">> SELFTESTS FAIL TO BUILD at $name: $log"; fail=1; continue
+			fi
+			what="bzImage, selftests"
+		fi
+		echo ">> builds ($what, $((SECONDS - start)) s): $name"
+		rm -f "$log"
 	done
-	git -C "$tree" checkout -q cgstream
-	[[ $(git -C "$tree" rev-parse HEAD) == "$head" ]]
 fi
 exit $fail
