@@ -1118,9 +1118,12 @@ static int tele_open(struct tele *t, int ep)
 			die("--mode %s needs --subtree DIR", o->mode);
 		/*
 		 * The whole subtree in one read, with room for growth: a
-		 * memory record holds memory.stat's 60-70 values
+		 * memory record holds memory.stat's 60-70 values, a cpu one
+		 * cpu.stat's 6-11 (format 2's CGROUP record: a header and
+		 * the values)
 		 */
-		size_t per = (o->ctrl & CTRL_MEM) ? 1024 : 2 * sizeof(struct cgroup_stat_stream_record);
+		size_t per = (o->ctrl & CTRL_MEM) ? 1024 :
+			     2 * (sizeof(struct cgroup_stat_cgroup) + 12 * sizeof(__u64));
 		t->buf.cap = (size_t)(o->ncg + 1) * per + 65536;
 	}
 	t->buf.p = malloc(t->buf.cap);
