@@ -700,7 +700,7 @@ static int for_each_key(const char *dir, const char *file, void (*fn)(const char
 
 struct item_ctx {
 	struct btf *btf;
-	struct agent__rodata *ro;
+	struct agent_items *it;
 	int anon_i, missing;
 };
 
@@ -715,17 +715,17 @@ static void add_stat_key(const char *key, void *arg)
 		if (strcmp(key, mem_items[i].key))
 			continue;
 		if (mem_items[i].vmev) {
-			if (c->ro->nr_vmev < AGENT_MAX_VMEV &&
+			if (c->it->nr_vmev < AGENT_MAX_VMEV &&
 			    !btf_enum_value(c->btf, "vm_event_item", mem_items[i].member, &v)) {
-				c->ro->vmev_idx[c->ro->nr_vmev++] = v;
+				c->it->vmev_idx[c->it->nr_vmev++] = v;
 				return;
 			}
-		} else if (c->ro->nr_state < AGENT_MAX_STATE &&
+		} else if (c->it->nr_state < AGENT_MAX_STATE &&
 			   (!btf_enum_value(c->btf, "node_stat_item", mem_items[i].member, &v) ||
 			    !btf_enum_value(c->btf, "memcg_stat_item", mem_items[i].member, &v))) {
 			if (!strcmp(key, "anon"))
-				c->anon_i = (int)c->ro->nr_state;
-			c->ro->state_idx[c->ro->nr_state++] = v;
+				c->anon_i = (int)c->it->nr_state;
+			c->it->state_idx[c->it->nr_state++] = v;
 			return;
 		}
 		break;
@@ -742,9 +742,9 @@ static void add_event_key(const char *key, void *arg)
 	int n = snprintf(member, sizeof(member), "MEMCG_%s", key);
 	for (int i = 6; i < n; i++)
 		member[i] = (char)(member[i] >= 'a' && member[i] <= 'z' ? member[i] - 32 : member[i]);
-	if (c->ro->nr_memev < AGENT_MAX_MEMEV &&
+	if (c->it->nr_memev < AGENT_MAX_MEMEV &&
 	    !btf_enum_value(c->btf, "memcg_memory_event", member, &v)) {
-		c->ro->memev_idx[c->ro->nr_memev++] = v;
+		c->it->memev_idx[c->it->nr_memev++] = v;
 		return;
 	}
 	fprintf(stderr, "cgbench: BPF: memory.events key %s has no kfunc item here\n", key);
@@ -774,31 +774,71 @@ static int bpf_warn(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 	return lvl == LIBBPF_DEBUG && !all ? 0 : vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * An agent program's item lists (agent.bpf.c, shared.bpf.c: struct
+ * agent_items in its rodata) from @dir's memory.stat and memory.events;
+ * -EOPNOTSUPP where memory is wanted and the kernel has no memcg kfuncs
+ */
+static int items_load(struct agent_items *it, const char *dir, unsigned int ctrl, int *anon_i,
+		      int *nitems, int *nmissing)
+{
+	struct item_ctx c = { .it = it, .anon_i = -1 };
+	int err = 0;
+	it->want_cpu = !!(ctrl & CTRL_CPU);
+	it->want_mem = !!(ctrl & CTRL_MEM);
+	*anon_i = -1;
+	*nitems = *nmissing = 0;
+	if (!it->want_mem)
+		return 0;
+	c.btf = btf__load_vmlinux_btf();
+	if (!c.btf)
+		return -errno;
+	if (btf__find_by_name_kind(c.btf, "bpf_get_mem_cgroup", BTF_KIND_FUNC) < 0) {
+		fprintf(stderr, "cgbench: BPF: this kernel has no memcg kfuncs (bpf_get_mem_cgroup): "
+			"--controllers cpu only\n");
+		err = -EOPNOTSUPP;
+	}
+	if (!err)
+		err = for_each_key(dir, "memory.stat", add_stat_key, &c);
+	if (!err && for_each_key(dir, "memory.events", add_event_key, &c) < 0)
+		fprintf(stderr, "cgbench: BPF: %s/memory.events unreadable: no events\n", dir);
+	btf__free(c.btf);
+	*anon_i = c.anon_i;
+	*nitems = (int)(it->nr_state + it->nr_vmev + it->nr_memev);
+	*nmissing = c.missing;
+	return err;
+}
+
 /* the agent program, its item lists set from @dir's memory.stat */
 static int agent_load(struct bpfway *b, const char *dir, unsigned int ctrl, int ncg)
 {
-	struct item_ctx c = { .anon_i = -1 };
 	int err;
 	b->askel = agent__open();
 	if (!b->askel)
 		return -errno;
-	c.ro = b->askel->rodata;
-	c.ro->want_cpu = ctrl & CTRL_CPU;
-	c.ro->want_mem = true;
-	c.btf = btf__load_vmlinux_btf();
-	if (!c.btf)
-		return -errno;
-	err = for_each_key(dir, "memory.stat", add_stat_key, &c);
-	if (!err && for_each_key(dir, "memory.events", add_event_key, &c) < 0)
-		fprintf(stderr, "cgbench: BPF: %s/memory.events unreadable: no events\n", dir);
-	btf__free(c.btf);
-	if (err)
-		return err;
-	b->anon_i = c.anon_i;
-	b->nitems = (int)(c.ro->nr_state + c.ro->nr_vmev + c.ro->nr_memev);
-	b->nmissing = c.missing;
-	err = bpf_map__set_max_entries(b->askel->maps.agent_stats, (__u32)ncg + 64);
+	err = items_load(&b->askel->rodata->items, dir, ctrl | CTRL_MEM, &b->anon_i, &b->nitems,
+			 &b->nmissing);
+	if (!err)
+		err = bpf_map__set_max_entries(b->askel->maps.agent_stats, (__u32)ncg + 64);
 	return err ? err : agent__load(b->askel);
+}
+
+/* a cgroup iterator of @prog over @dir: pre-order over its subtree, or @dir alone */
+static struct bpf_link *iter_attach(struct bpf_program *prog, const char *dir, bool self_only)
+{
+	union bpf_iter_link_info li = {};
+	struct bpf_link *link;
+	int cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+	if (cgfd < 0)
+		return NULL;
+	li.cgroup.cgroup_fd = cgfd;
+	li.cgroup.order = self_only ? BPF_CGROUP_ITER_SELF_ONLY : BPF_CGROUP_ITER_DESCENDANTS_PRE;
+	LIBBPF_OPTS(bpf_iter_attach_opts, ao, .link_info = &li, .link_info_len = sizeof(li));
+	link = bpf_program__attach_iter(prog, &ao);
+	err = errno;
+	close(cgfd);
+	errno = err;
+	return link;
 }
 
 /*
@@ -808,9 +848,8 @@ static int agent_load(struct bpfway *b, const char *dir, unsigned int ctrl, int 
 static int bpfway_open(struct bpfway *b, const char *dir, bool map, int ncg, unsigned int ctrl,
 		       bool self_only)
 {
-	union bpf_iter_link_info li = {};
 	struct bpf_program *prog;
-	int err, cgfd;
+	int err;
 
 	memset(b, 0, sizeof(*b));
 	libbpf_set_print(bpf_warn);
@@ -836,47 +875,43 @@ static int bpfway_open(struct bpfway *b, const char *dir, bool map, int ncg, uns
 		b->map_fd = bpf_map__fd(b->skel->maps.stats);
 		b->vsz = sizeof(struct cgstat_rec);
 	}
-	cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cgfd < 0)
+	b->link = iter_attach(prog, dir, self_only);
+	if (!b->link)
 		return -errno;
-	li.cgroup.cgroup_fd = cgfd;
-	li.cgroup.order = self_only ? BPF_CGROUP_ITER_SELF_ONLY : BPF_CGROUP_ITER_DESCENDANTS_PRE;
-	LIBBPF_OPTS(bpf_iter_attach_opts, ao, .link_info = &li, .link_info_len = sizeof(li));
-	b->link = bpf_program__attach_iter(prog, &ao);
-	err = b->link ? 0 : -errno;
-	close(cgfd);
-	if (err)
-		return err;
 	b->maxn = 2 * (ncg + 1) + 64;
 	b->keys = malloc(b->maxn * sizeof(*b->keys));
 	b->vals = malloc(b->maxn * b->vsz);
 	return b->keys && b->vals ? 0 : -ENOMEM;
 }
 
-/* what a consumer does with an agent record: every value summed; the values counted */
-static uint64_t agent_rec_take(const struct bpfway *b, const struct agent_rec *r, uint64_t probe_id,
-			       struct agent_vals *pv)
+/*
+ * What a consumer does with an agent record: every value summed into *@sum;
+ * the values counted.  @cpu: the program took cpu (its values are not
+ * zeros); @anon_i: anon's index in state[] (-1: none)
+ */
+static uint64_t agent_rec_take(const struct agent_rec *r, bool cpu, int anon_i, uint64_t probe_id,
+			       struct agent_vals *pv, uint64_t *sum)
 {
-	uint64_t sum = r->cpu.usage_ns + r->cpu.user_ns + r->cpu.system_ns, n = 3;
+	uint64_t s = r->cpu.usage_ns + r->cpu.user_ns + r->cpu.system_ns, n = 3;
 	if (r->has_mem) {
 		uint32_t ns = r->nr_state < AGENT_MAX_STATE ? r->nr_state : AGENT_MAX_STATE;
 		uint32_t nv = r->nr_vmev < AGENT_MAX_VMEV ? r->nr_vmev : AGENT_MAX_VMEV;
 		uint32_t ne = r->nr_memev < AGENT_MAX_MEMEV ? r->nr_memev : AGENT_MAX_MEMEV;
 		for (uint32_t i = 0; i < ns; i++)
-			sum += r->state[i];
+			s += r->state[i];
 		for (uint32_t i = 0; i < nv; i++)
-			sum += r->vmev[i];
+			s += r->vmev[i];
 		for (uint32_t i = 0; i < ne; i++)
-			sum += r->memev[i];
-		sum += r->mem_current;
+			s += r->memev[i];
+		s += r->mem_current;
 		n += ns + nv + ne + 1;
 	}
-	sink += sum;
+	*sum += s;
 	if (probe_id && r->cgroup_id == probe_id) {
 		pv->usage_usec = r->cpu.usage_ns / 1000;
-		pv->seen |= b->askel && b->askel->rodata->want_cpu ? CTRL_CPU : 0;
+		pv->seen |= cpu ? CTRL_CPU : 0;
 		if (r->has_mem) {
-			pv->anon = b->anon_i >= 0 ? r->state[b->anon_i] : 0;
+			pv->anon = anon_i >= 0 && anon_i < AGENT_MAX_STATE ? r->state[anon_i] : 0;
 			pv->current = r->mem_current;
 			pv->seen |= CTRL_MEM;
 		}
@@ -914,8 +949,11 @@ static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf, uint64_t *nva
 						      b->keys, b->vals, &count, NULL);
 		for (__u32 i = 0; i < count; i++) {
 			if (b->askel) {
-				*nvals += agent_rec_take(b, (const struct agent_rec *)b->vals + i,
-							 probe_id, pv);
+				uint64_t sum = 0;
+				*nvals += agent_rec_take((const struct agent_rec *)b->vals + i,
+							 b->askel->rodata->items.want_cpu, b->anon_i,
+							 probe_id, pv, &sum);
+				sink += sum;
 				continue;
 			}
 			const struct cgstat_rec *r = (const struct cgstat_rec *)b->vals + i;

@@ -23,10 +23,11 @@ struct cgstat_rec {
 };
 
 /*
- * agent.bpf.c: cpu.stat and every memory.stat item, memory.current and
- * memory.events.  Which items: the loader resolves memory.stat's keys to
- * the kernel's enum values (from its BTF) and hands the program the
- * lists (AGENT_MAX_* at most); state[i] is the i-th item of the state list
+ * agent.bpf.c and shared.bpf.c: cpu.stat and every memory.stat item,
+ * memory.current and memory.events.  Which items: the loader resolves
+ * memory.stat's keys to the kernel's enum values (from its BTF) and hands
+ * the program the lists (AGENT_MAX_* at most) in its read-only
+ * struct agent_items; state[i] is the i-th item of the state list
  * (bpf_mem_cgroup_page_state: node_stat_item/memcg_stat_item, in
  * memory.stat's units), vmev[i] of the vm event list
  * (bpf_mem_cgroup_vm_events), memev[i] of the memory.events list
@@ -35,6 +36,15 @@ struct cgstat_rec {
 #define AGENT_MAX_STATE	64
 #define AGENT_MAX_VMEV	32
 #define AGENT_MAX_MEMEV	8
+
+/* what the loader sets before load (the programs' rodata) */
+struct agent_items {
+	__u32 want_cpu, want_mem;
+	__u32 nr_state, nr_vmev, nr_memev;
+	__u32 state_idx[AGENT_MAX_STATE];
+	__u32 vmev_idx[AGENT_MAX_VMEV];
+	__u32 memev_idx[AGENT_MAX_MEMEV];
+};
 
 struct agent_rec {
 	__u64 cgroup_id;
