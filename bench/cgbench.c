@@ -57,13 +57,13 @@
  * (cgbench collect, bpf/shared.bpf.c: one privileged pass per interval
  * into an mmapable array pinned at PATH): it maps the array and, on each
  * new pass, takes every cgroup's record without a system call; its
- * cycles are the collector's passes.  DIR's subtree must hold exactly the listed cgroups
- * (plus DIR itself) for the ways to read the same cgroups.  "idle" reads
+ * cycles are the collector's passes.  DIR's subtree must hold exactly the
+ * listed cgroups (plus DIR itself) for the ways to read the same cgroups.  "idle" reads
  * nothing: its kworker_ns is the background the others are measured on.
  *
  * --controllers cpu,memory,io: what an agent reads, per cgroup and cycle
- * (classic, stream, subtree, bpfmap, bpfshared only).  classic: cpu.stat, memory.stat,
- * memory.current, memory.events, io.stat; stream: cpu.stat.stream (the
+ * (classic, stream, subtree, bpfmap, bpfshared only).  classic: cpu.stat,
+ * memory.stat, memory.current, memory.events, io.stat; stream: cpu.stat.stream (the
  * polled ones), memory.stat.stream, io.stat.stream, memory.current,
  * memory.events (the text stream carries memory.stat's keys only);
  * subtree: one snapshot of each controller's *.stat.stream.subtree per
@@ -71,8 +71,8 @@
  * item, usage and events through the memcg kfuncs), io.stat per cgroup
  * from userspace when io is wanted; bpfshared: the same records, the
  * collector's (started with the same --controllers, without io), io.stat
- * per cgroup from userspace when io is wanted.  Every value parsed or decoded is
- * summed into a sink and counted (per_reader.values).
+ * per cgroup from userspace when io is wanted.  Every value parsed or
+ * decoded is summed into a sink and counted (per_reader.values).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -999,8 +999,9 @@ static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf, uint64_t *nva
 /*
  * One privileged process (cgbench collect) runs one iterator pass per
  * interval into a BPF_F_MMAPABLE array; every agent (telemetry --mode
- * bpfshared) maps it read-only and takes the records without a system
- * call.  The layout and the seqcount protocol: cgstat.h (struct shared_hdr).
+ * bpfshared) maps it (PROT_READ; the map is frozen, see below) and takes
+ * the records without a system call.  The layout and the seqcount
+ * protocol: cgstat.h (struct shared_hdr).
  *
  * The agents get the map from a pin on a bpffs (--pin PATH), not from an
  * fd passed over a unix socket: agents are separate daemons that start,
@@ -1106,9 +1107,11 @@ static void collector_pin(struct collector *c, const char *pin)
 	if (statfs(slash ? (*dir ? dir : "/") : ".", &sf) || sf.f_type != BPF_FS_MAGIC)
 		die("--pin %s: %s is not a bpffs (mount -t bpf bpf %s)", pin, slash ? dir : ".",
 		    slash ? dir : ".");
-	if (bpf_obj_pin(c->map_fd, pin))
-		die("--pin %s: %s%s", pin, strerror(errno),
-		    errno == EEXIST ? " (another collector's? remove it first)" : "");
+	if (bpf_obj_pin(c->map_fd, pin)) {
+		int err = errno;
+		die("--pin %s: %s%s", pin, strerror(err),
+		    err == EEXIST ? " (another collector's? remove it first)" : "");
+	}
 }
 
 /*
@@ -1168,7 +1171,8 @@ static int run_collect(const struct opts *o)
 	collector_freeze(&c, o);
 	collector_pass(&c);
 	collector_pin(&c, o->pin);
-	uint64_t period = o->period_ms * 1000000ull, w0 = mono_ns(), next = grid_next(w0, period, &c.missed);
+	uint64_t period = o->period_ms * 1000000ull, w0 = mono_ns();
+	uint64_t next = grid_next(w0, period, &c.missed);
 	uint64_t end = o->seconds_set ? w0 + (uint64_t)(o->seconds * 1e9) : UINT64_MAX;
 	uint64_t c0 = tcpu_ns(), u0 = rusage_us(1), s0 = rusage_us(0), p0 = c.passes;
 	while (!quit && next <= end) {
@@ -1276,8 +1280,11 @@ static int shared_wait(struct shared_view *v, uint64_t *wakes, uint64_t until)
  * *@nvals; @probe_id's values to @pv; each record's id to @ids[i] when
  * @ids.  Returns the records, or -EAGAIN (a pass under way, or one began
  * during the read: wait and read again), -ENOSPC (the subtree has more
- * cgroups than the map's slots), -EPROTO (a whole-looking pass with a record of another pass: the
- * protocol broken).  A pass that fails is still marked as taken.
+ * cgroups than the map's slots), -EPROTO (a whole-looking pass with a
+ * record of another pass: the protocol broken).  A pass that fails is
+ * still marked as taken.  The records are plain loads between the acquire
+ * load of seq and the acquire fence before its second load: the seqlock
+ * reader's pattern (the fence keeps them before that load).
  */
 static int64_t shared_pass(struct shared_view *v, uint64_t *nvals, uint64_t probe_id,
 			   struct agent_vals *pv, uint64_t *ids)
@@ -1399,7 +1406,7 @@ static void agent_text(struct tele *t, int i)
 	}
 }
 
-/* io.stat per cgroup from user space, as below does (the BPF ways); false when the window ended */
+/* io.stat per cgroup from user space, as below does (the BPF ways); false: the window ended */
 static bool io_texts(struct tele *t)
 {
 	int i;
@@ -2471,8 +2478,8 @@ static int scheck_pass(struct scheck *c, struct shared_view *v, const struct opt
  * of another (EPROTO).  --dwell-us D holds each read open a random 0 to
  * 2D µs after its first seq load, so that passes begin inside some reads
  * (D about half the collector's period): then reads must have been taken
- * again, and still no pass used may mix two.  JSON; exit 1 on
- * any failure, or when no pass was taken.
+ * again, and still no pass used may mix two.  JSON; exit 1 on any
+ * failure, or when no pass was taken.
  */
 static int run_sharedcheck(const struct opts *o)
 {
@@ -2489,17 +2496,20 @@ static int run_sharedcheck(const struct opts *o)
 	uint64_t *want = expected_ids(o, &root_id), *ids = malloc(v.nslots * sizeof(*ids));
 	snprintf(path, sizeof(path), "%s/cpu.stat", o->cg[0]);
 	int probe_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (probe_fd < 0 || fstat(probe_fd, &st) || stat(o->cg[0], &st))
+	if (probe_fd < 0 || stat(o->cg[0], &st))
 		die("%s: %s", path, strerror(errno));
 	v.dwell_ns = o->dwell_us * 1000;
 	v.last_seq = __atomic_load_n(&v.hdr->seq, __ATOMIC_ACQUIRE) & ~1ull;	/* a fresh pass first */
 	uint64_t until = mono_ns() + (uint64_t)(o->seconds * 1e9);
 	while ((err = scheck_pass(&c, &v, o, want, root_id, st.st_ino, ids, probe_fd, until)) !=
 	       -ETIMEDOUT) {
-		if (err) {
-			c.last_err = -err;
-			*(err == -EPROTO ? &c.protocol : &c.other) += 1;
-		}
+		if (!err)
+			continue;
+		c.last_err = -err;
+		if (err == -EPROTO)
+			c.protocol++;
+		else
+			c.other++;
 	}
 	c.retries = v.retries;
 	bool frozen = shared_frozen(o->pin);
@@ -2510,8 +2520,8 @@ static int run_sharedcheck(const struct opts *o)
 	       ", \"extra\": %" PRIu64 ", \"root_not_first\": %" PRIu64 ", \"protocol_errors\": %" PRIu64
 	       ", \"other_errors\": %" PRIu64 ", \"last_error\": \"%s\", \"behind_max_us\": %" PRIu64
 	       ", \"allowed_max_us\": %" PRIu64 ", \"drift_over\": %" PRIu64 ", \"ahead\": %" PRIu64
-	       ", \"frozen\": %s, \"failed\": %d}\n", o->ncg + 1, v.nslots, o->dwell_us, c.passes, c.retries,
-	       c.wrong_count, c.missing, c.extra, c.not_first, c.protocol, c.other,
+	       ", \"frozen\": %s, \"failed\": %d}\n", o->ncg + 1, v.nslots, o->dwell_us, c.passes,
+	       c.retries, c.wrong_count, c.missing, c.extra, c.not_first, c.protocol, c.other,
 	       c.last_err ? strerror(c.last_err) : "", c.behind_max_us, c.allowed_max_us,
 	       c.drift_over, c.ahead, frozen ? "true" : "false", failed);
 	return failed ? 1 : 0;
