@@ -1247,13 +1247,14 @@ static int shared_view_open(struct shared_view *v, const char *pin)
  * taken (or @until: -ETIMEDOUT; or the window's end: -EINTR).  No busy
  * wait: the collector runs on a fixed grid, so the next pass ends about
  * one period after the last one started plus the last one's length; wake
- * then (a little later), and nap 1/100 of a period (1 ms at least) while
- * the pass is not there yet.  Each wake counts in *@wakes.
+ * then (a little later), and nap while the pass is not there yet: 1/100 of
+ * a period (1 ms at least), doubling up to a period (a collector that
+ * stopped costs an agent a wake a period).  Each wake counts in *@wakes.
  */
 static int shared_wait(struct shared_view *v, uint64_t *wakes, uint64_t until)
 {
 	const struct shared_hdr *h = v->hdr;
-	for (;;) {
+	for (unsigned int late = 0;; late += late < 7) {
 		uint64_t s = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
 		if (!(s & 1) && s != v->last_seq)
 			return 0;
@@ -1261,10 +1262,10 @@ static int shared_wait(struct shared_view *v, uint64_t *wakes, uint64_t until)
 			return -EINTR;
 		uint64_t now = mono_ns(), period = __atomic_load_n(&h->period_ns, __ATOMIC_RELAXED);
 		uint64_t start = __atomic_load_n(&h->pass_start_ns, __ATOMIC_RELAXED);
-		uint64_t nap = period / 100 > 1000000 ? period / 100 : 1000000;
+		uint64_t nap = (period / 100 > 1000000 ? period / 100 : 1000000) << late;
 		uint64_t due = start + ((s & 1) ? 0 : period) + v->dur_ns + v->dur_ns / 8 + 100000;
 		if (due <= now)
-			due = now + nap;
+			due = now + (nap < period ? nap : period);
 		if (due > until)
 			due = until;
 		if (now >= until)
