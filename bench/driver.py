@@ -1083,6 +1083,8 @@ class SharedCollector:
         return self
 
     def __exit__(self, *exc):
+        if self.result is not None:
+            return               # stopped already (__enter__: it did not start)
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
