@@ -6,7 +6,7 @@
  * the pass's first cgroup), that writes each cgroup's agent record (cpu,
  * every memory.stat item, memory.current, memory.events: what agent.bpf.c
  * takes per agent) into a BPF_F_MMAPABLE array.  Every agent maps that
- * array read-only and reads the records without a system call.
+ * array (PROT_READ) and reads the records without a system call.
  *
  * The layout and the consistency protocol are cgstat.h's (struct
  * shared_hdr): slot 0 the header, slot 1 + i the pass's i-th cgroup.  This
@@ -17,8 +17,8 @@
  * header's constants and freezes the map before the first pass (see
  * cgbench.c's collector: a BPF map cannot be mmapped through a read-only
  * fd, so agents hold read-write fds, and only a frozen map keeps them from
- * writing).  The iterator holds cgroup_mutex for the whole walk, so passes
- * never overlap.
+ * writing).  Passes never overlap: the collector reads one pass at a time
+ * from one thread (and the walk itself runs under cgroup_mutex).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
