@@ -15,13 +15,19 @@
  *
  *   cgbench read      --mode classic|stream --readers N --seconds S
  *                     [--max-samples X] CGROUP_DIR...|--list FILE
- *   cgbench telemetry --mode classic|stream|stream1|subtree|bpf|bpfmap
+ *   cgbench telemetry --mode classic|stream|stream1|subtree|bpf|bpfmap|bpfshared
  *                     --readers R --period-ms T --seconds S
  *                     [--controllers cpu[,memory][,io]]
- *                     [--subtree DIR] CGROUP_DIR...|--list FILE
- *   cgbench agentcheck --controllers C --mode WAY,... --subtree DIR
+ *                     [--subtree DIR] [--pin PATH] CGROUP_DIR...|--list FILE
+ *   cgbench agentcheck --controllers C --mode WAY,... --subtree DIR [--pin PATH]
  *                     CGROUP_DIR...|--list FILE   (each way's values of the
  *                     first cgroup against classic's; exit 1 on a mismatch)
+ *   cgbench collect   --subtree DIR --pin PATH [--period-ms T] [--slots N]
+ *                     [--controllers cpu[,memory]] [--seconds S]
+ *                     (the shared BPF collector; until SIGTERM)
+ *   cgbench sharedcheck --pin PATH --subtree DIR --list FILE [--seconds S]
+ *                     [--dwell-us D]   (its passes checked as an agent takes
+ *                     them; exit 1 on a failure)
  *   cgbench memloop   --mode text|stream|subtree|bpf --count N CGROUP_DIR
  *   cgbench loopdev   --mem-kb K     (a loop device over K KiB of memory)
  *   cgbench fill      --io-dev DEV --io-kb K --mem-kb M --shm-dir DIR
@@ -47,20 +53,26 @@
  * cgroup iterator over DIR that flushes once and hands back one binary
  * record per cgroup, through the iterator's read(2) ("bpf") or a hash map
  * drained with one batch lookup ("bpfmap": what below does, see
- * bpf/cgstat.bpf.c).  DIR's subtree must hold exactly the listed cgroups
- * (plus DIR itself) for the ways to read the same cgroups.  "idle" reads
+ * bpf/cgstat.bpf.c); "bpfshared" is an agent of the shared BPF collector
+ * (cgbench collect, bpf/shared.bpf.c: one privileged pass per interval
+ * into an mmapable array pinned at PATH): it maps the array and, on each
+ * new pass, takes every cgroup's record without a system call; its
+ * cycles are the collector's passes.  DIR's subtree must hold exactly the
+ * listed cgroups (plus DIR itself) for the ways to read the same cgroups.  "idle" reads
  * nothing: its kworker_ns is the background the others are measured on.
  *
  * --controllers cpu,memory,io: what an agent reads, per cgroup and cycle
- * (classic, stream, subtree, bpfmap only).  classic: cpu.stat, memory.stat,
- * memory.current, memory.events, io.stat; stream: cpu.stat.stream (the
+ * (classic, stream, subtree, bpfmap, bpfshared only).  classic: cpu.stat,
+ * memory.stat, memory.current, memory.events, io.stat; stream: cpu.stat.stream (the
  * polled ones), memory.stat.stream, io.stat.stream, memory.current,
  * memory.events (the text stream carries memory.stat's keys only);
  * subtree: one snapshot of each controller's *.stat.stream.subtree per
  * wake of the cpu one; bpfmap: bpf/agent.bpf.c (cpu and every memory.stat
  * item, usage and events through the memcg kfuncs), io.stat per cgroup
- * from userspace when io is wanted.  Every value parsed or decoded is
- * summed into a sink and counted (per_reader.values).
+ * from userspace when io is wanted; bpfshared: the same records, the
+ * collector's (started with the same --controllers, without io), io.stat
+ * per cgroup from userspace when io is wanted.  Every value parsed or
+ * decoded is summed into a sink and counted (per_reader.values).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -82,6 +94,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -95,6 +108,7 @@
 #include "cgstat.h"
 #include "cgstat.skel.h"
 #include "agent.skel.h"
+#include "shared.skel.h"
 
 #define MAX_READERS 64
 
@@ -362,6 +376,7 @@ struct reader_res {
 	uint64_t cycles, missed, dups, gaps, errors, wakes, late_ns_max;
 	uint64_t values;	/* numbers consumed (the agent ways count them) */
 	int bpf_items, bpf_missing;	/* agent BPF: memory.stat items it reads, keys it cannot */
+	uint64_t retries;	/* bpfshared: reads taken again (a pass began during them) */
 	int open_errno;
 	int fail_errno;	/* the last error a pass failed with */
 };
@@ -382,7 +397,8 @@ static uint64_t rusage_us(int user)
 }
 
 /* ---- options ---------------------------------------------------------- */
-enum way { WAY_CLASSIC, WAY_STREAM, WAY_STREAM1, WAY_SUBTREE, WAY_BPF, WAY_BPFMAP, WAY_IDLE };
+enum way { WAY_CLASSIC, WAY_STREAM, WAY_STREAM1, WAY_SUBTREE, WAY_BPF, WAY_BPFMAP, WAY_BPFSHARED,
+	   WAY_IDLE };
 /* --controllers: what each cycle takes of every cgroup */
 enum { CTRL_CPU = 1, CTRL_MEM = 2, CTRL_IO = 4 };
 
@@ -391,6 +407,7 @@ struct opts {
 	enum way way;
 	int readers, procs, mem_kb;
 	double seconds;
+	bool seconds_set;	/* collect: --seconds given (else it runs until SIGTERM) */
 	uint64_t max_samples, period_ms, work_us, period_us, count;
 	uint64_t io_period_us;	/* churn: a write every this long (default: --period-us) */
 	unsigned int ctrl;	/* CTRL_*; cpu alone unless --controllers */
@@ -401,6 +418,9 @@ struct opts {
 	char **cg;
 	int ncg;
 	bool stream;	/* per-cgroup cpu.stat.stream files (stream, stream1) */
+	const char *pin;	/* collect, bpfshared, sharedcheck: the shared map's bpffs pin */
+	unsigned int slots;	/* collect: the map's records */
+	uint64_t dwell_us;	/* sharedcheck: hold each read open this long */
 };
 
 static void load_cgroups(struct opts *o, int argc, char **argv, int optind_)
@@ -470,6 +490,10 @@ static void raise_nofile(void)
 /* ---- readers ---------------------------------------------------------- */
 /* SIGUSR1 at the window's end only interrupts a reader's wait */
 static void on_stop(int sig) { (void)sig; }
+
+/* SIGTERM: the load generators and the collector end their loop */
+static volatile sig_atomic_t quit;
+static void on_term(int s) { (void)s; quit = 1; }
 
 static void wait_start(void)
 {
@@ -700,7 +724,7 @@ static int for_each_key(const char *dir, const char *file, void (*fn)(const char
 
 struct item_ctx {
 	struct btf *btf;
-	struct agent__rodata *ro;
+	struct agent_items *it;
 	int anon_i, missing;
 };
 
@@ -715,17 +739,17 @@ static void add_stat_key(const char *key, void *arg)
 		if (strcmp(key, mem_items[i].key))
 			continue;
 		if (mem_items[i].vmev) {
-			if (c->ro->nr_vmev < AGENT_MAX_VMEV &&
+			if (c->it->nr_vmev < AGENT_MAX_VMEV &&
 			    !btf_enum_value(c->btf, "vm_event_item", mem_items[i].member, &v)) {
-				c->ro->vmev_idx[c->ro->nr_vmev++] = v;
+				c->it->vmev_idx[c->it->nr_vmev++] = v;
 				return;
 			}
-		} else if (c->ro->nr_state < AGENT_MAX_STATE &&
+		} else if (c->it->nr_state < AGENT_MAX_STATE &&
 			   (!btf_enum_value(c->btf, "node_stat_item", mem_items[i].member, &v) ||
 			    !btf_enum_value(c->btf, "memcg_stat_item", mem_items[i].member, &v))) {
 			if (!strcmp(key, "anon"))
-				c->anon_i = (int)c->ro->nr_state;
-			c->ro->state_idx[c->ro->nr_state++] = v;
+				c->anon_i = (int)c->it->nr_state;
+			c->it->state_idx[c->it->nr_state++] = v;
 			return;
 		}
 		break;
@@ -742,9 +766,9 @@ static void add_event_key(const char *key, void *arg)
 	int n = snprintf(member, sizeof(member), "MEMCG_%s", key);
 	for (int i = 6; i < n; i++)
 		member[i] = (char)(member[i] >= 'a' && member[i] <= 'z' ? member[i] - 32 : member[i]);
-	if (c->ro->nr_memev < AGENT_MAX_MEMEV &&
+	if (c->it->nr_memev < AGENT_MAX_MEMEV &&
 	    !btf_enum_value(c->btf, "memcg_memory_event", member, &v)) {
-		c->ro->memev_idx[c->ro->nr_memev++] = v;
+		c->it->memev_idx[c->it->nr_memev++] = v;
 		return;
 	}
 	fprintf(stderr, "cgbench: BPF: memory.events key %s has no kfunc item here\n", key);
@@ -774,31 +798,71 @@ static int bpf_warn(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 	return lvl == LIBBPF_DEBUG && !all ? 0 : vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * An agent program's item lists (agent.bpf.c, shared.bpf.c: struct
+ * agent_items in its rodata) from @dir's memory.stat and memory.events;
+ * -EOPNOTSUPP where memory is wanted and the kernel has no memcg kfuncs
+ */
+static int items_load(struct agent_items *it, const char *dir, unsigned int ctrl, int *anon_i,
+		      int *nitems, int *nmissing)
+{
+	struct item_ctx c = { .it = it, .anon_i = -1 };
+	int err = 0;
+	it->want_cpu = !!(ctrl & CTRL_CPU);
+	it->want_mem = !!(ctrl & CTRL_MEM);
+	*anon_i = -1;
+	*nitems = *nmissing = 0;
+	if (!it->want_mem)
+		return 0;
+	c.btf = btf__load_vmlinux_btf();
+	if (!c.btf)
+		return -errno;
+	if (btf__find_by_name_kind(c.btf, "bpf_get_mem_cgroup", BTF_KIND_FUNC) < 0) {
+		fprintf(stderr, "cgbench: BPF: this kernel has no memcg kfuncs (bpf_get_mem_cgroup): "
+			"--controllers cpu only\n");
+		err = -EOPNOTSUPP;
+	}
+	if (!err)
+		err = for_each_key(dir, "memory.stat", add_stat_key, &c);
+	if (!err && for_each_key(dir, "memory.events", add_event_key, &c) < 0)
+		fprintf(stderr, "cgbench: BPF: %s/memory.events unreadable: no events\n", dir);
+	btf__free(c.btf);
+	*anon_i = c.anon_i;
+	*nitems = (int)(it->nr_state + it->nr_vmev + it->nr_memev);
+	*nmissing = c.missing;
+	return err;
+}
+
 /* the agent program, its item lists set from @dir's memory.stat */
 static int agent_load(struct bpfway *b, const char *dir, unsigned int ctrl, int ncg)
 {
-	struct item_ctx c = { .anon_i = -1 };
 	int err;
 	b->askel = agent__open();
 	if (!b->askel)
 		return -errno;
-	c.ro = b->askel->rodata;
-	c.ro->want_cpu = ctrl & CTRL_CPU;
-	c.ro->want_mem = true;
-	c.btf = btf__load_vmlinux_btf();
-	if (!c.btf)
-		return -errno;
-	err = for_each_key(dir, "memory.stat", add_stat_key, &c);
-	if (!err && for_each_key(dir, "memory.events", add_event_key, &c) < 0)
-		fprintf(stderr, "cgbench: BPF: %s/memory.events unreadable: no events\n", dir);
-	btf__free(c.btf);
-	if (err)
-		return err;
-	b->anon_i = c.anon_i;
-	b->nitems = (int)(c.ro->nr_state + c.ro->nr_vmev + c.ro->nr_memev);
-	b->nmissing = c.missing;
-	err = bpf_map__set_max_entries(b->askel->maps.agent_stats, (__u32)ncg + 64);
+	err = items_load(&b->askel->rodata->items, dir, ctrl | CTRL_MEM, &b->anon_i, &b->nitems,
+			 &b->nmissing);
+	if (!err)
+		err = bpf_map__set_max_entries(b->askel->maps.agent_stats, (__u32)ncg + 64);
 	return err ? err : agent__load(b->askel);
+}
+
+/* a cgroup iterator of @prog over @dir: pre-order over its subtree, or @dir alone */
+static struct bpf_link *iter_attach(struct bpf_program *prog, const char *dir, bool self_only)
+{
+	union bpf_iter_link_info li = {};
+	struct bpf_link *link;
+	int cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+	if (cgfd < 0)
+		return NULL;
+	li.cgroup.cgroup_fd = cgfd;
+	li.cgroup.order = self_only ? BPF_CGROUP_ITER_SELF_ONLY : BPF_CGROUP_ITER_DESCENDANTS_PRE;
+	LIBBPF_OPTS(bpf_iter_attach_opts, ao, .link_info = &li, .link_info_len = sizeof(li));
+	link = bpf_program__attach_iter(prog, &ao);
+	err = errno;
+	close(cgfd);
+	errno = err;
+	return link;
 }
 
 /*
@@ -808,9 +872,8 @@ static int agent_load(struct bpfway *b, const char *dir, unsigned int ctrl, int 
 static int bpfway_open(struct bpfway *b, const char *dir, bool map, int ncg, unsigned int ctrl,
 		       bool self_only)
 {
-	union bpf_iter_link_info li = {};
 	struct bpf_program *prog;
-	int err, cgfd;
+	int err;
 
 	memset(b, 0, sizeof(*b));
 	libbpf_set_print(bpf_warn);
@@ -836,47 +899,43 @@ static int bpfway_open(struct bpfway *b, const char *dir, bool map, int ncg, uns
 		b->map_fd = bpf_map__fd(b->skel->maps.stats);
 		b->vsz = sizeof(struct cgstat_rec);
 	}
-	cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cgfd < 0)
+	b->link = iter_attach(prog, dir, self_only);
+	if (!b->link)
 		return -errno;
-	li.cgroup.cgroup_fd = cgfd;
-	li.cgroup.order = self_only ? BPF_CGROUP_ITER_SELF_ONLY : BPF_CGROUP_ITER_DESCENDANTS_PRE;
-	LIBBPF_OPTS(bpf_iter_attach_opts, ao, .link_info = &li, .link_info_len = sizeof(li));
-	b->link = bpf_program__attach_iter(prog, &ao);
-	err = b->link ? 0 : -errno;
-	close(cgfd);
-	if (err)
-		return err;
 	b->maxn = 2 * (ncg + 1) + 64;
 	b->keys = malloc(b->maxn * sizeof(*b->keys));
 	b->vals = malloc(b->maxn * b->vsz);
 	return b->keys && b->vals ? 0 : -ENOMEM;
 }
 
-/* what a consumer does with an agent record: every value summed; the values counted */
-static uint64_t agent_rec_take(const struct bpfway *b, const struct agent_rec *r, uint64_t probe_id,
-			       struct agent_vals *pv)
+/*
+ * What a consumer does with an agent record: every value summed into *@sum;
+ * the values counted.  @cpu: the program took cpu (its values are not
+ * zeros); @anon_i: anon's index in state[] (-1: none)
+ */
+static uint64_t agent_rec_take(const struct agent_rec *r, bool cpu, int anon_i, uint64_t probe_id,
+			       struct agent_vals *pv, uint64_t *sum)
 {
-	uint64_t sum = r->cpu.usage_ns + r->cpu.user_ns + r->cpu.system_ns, n = 3;
+	uint64_t s = r->cpu.usage_ns + r->cpu.user_ns + r->cpu.system_ns, n = 3;
 	if (r->has_mem) {
 		uint32_t ns = r->nr_state < AGENT_MAX_STATE ? r->nr_state : AGENT_MAX_STATE;
 		uint32_t nv = r->nr_vmev < AGENT_MAX_VMEV ? r->nr_vmev : AGENT_MAX_VMEV;
 		uint32_t ne = r->nr_memev < AGENT_MAX_MEMEV ? r->nr_memev : AGENT_MAX_MEMEV;
 		for (uint32_t i = 0; i < ns; i++)
-			sum += r->state[i];
+			s += r->state[i];
 		for (uint32_t i = 0; i < nv; i++)
-			sum += r->vmev[i];
+			s += r->vmev[i];
 		for (uint32_t i = 0; i < ne; i++)
-			sum += r->memev[i];
-		sum += r->mem_current;
+			s += r->memev[i];
+		s += r->mem_current;
 		n += ns + nv + ne + 1;
 	}
-	sink += sum;
+	*sum += s;
 	if (probe_id && r->cgroup_id == probe_id) {
 		pv->usage_usec = r->cpu.usage_ns / 1000;
-		pv->seen |= b->askel && b->askel->rodata->want_cpu ? CTRL_CPU : 0;
+		pv->seen |= cpu ? CTRL_CPU : 0;
 		if (r->has_mem) {
-			pv->anon = b->anon_i >= 0 ? r->state[b->anon_i] : 0;
+			pv->anon = anon_i >= 0 && anon_i < AGENT_MAX_STATE ? r->state[anon_i] : 0;
 			pv->current = r->mem_current;
 			pv->seen |= CTRL_MEM;
 		}
@@ -914,8 +973,11 @@ static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf, uint64_t *nva
 						      b->keys, b->vals, &count, NULL);
 		for (__u32 i = 0; i < count; i++) {
 			if (b->askel) {
-				*nvals += agent_rec_take(b, (const struct agent_rec *)b->vals + i,
-							 probe_id, pv);
+				uint64_t sum = 0;
+				*nvals += agent_rec_take((const struct agent_rec *)b->vals + i,
+							 b->askel->rodata->items.want_cpu, b->anon_i,
+							 probe_id, pv, &sum);
+				sink += sum;
 				continue;
 			}
 			const struct cgstat_rec *r = (const struct cgstat_rec *)b->vals + i;
@@ -933,6 +995,339 @@ static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf, uint64_t *nva
 	}
 }
 
+/* ---- the shared BPF collector (bpf/shared.bpf.c) ------------------------ */
+/*
+ * One privileged process (cgbench collect) runs one iterator pass per
+ * interval into a BPF_F_MMAPABLE array; every agent (telemetry --mode
+ * bpfshared) maps it (PROT_READ; the map is frozen, see below) and takes
+ * the records without a system call.  The layout and the seqcount
+ * protocol: cgstat.h (struct shared_hdr).
+ *
+ * The agents get the map from a pin on a bpffs (--pin PATH), not from an
+ * fd passed over a unix socket: agents are separate daemons that start,
+ * restart and come and go on their own; a pin is found by path and
+ * guarded by a file's permissions (BPF_OBJ_GET needs no capability, so an
+ * admin can let an unprivileged agent open it); and the collector needs
+ * no server loop: its CPU is its passes.
+ *
+ * Read-only sharing: a BPF map cannot be mmapped through a read-only fd
+ * (BPF_F_RDONLY): mmap(MAP_SHARED) of a file not open for writing drops
+ * VM_SHARED, which bpf_map_mmap() requires (EINVAL).  So every agent opens
+ * the pin read-write, and the collector freezes the map (BPF_MAP_FREEZE)
+ * before its first pass: a frozen map refuses writable mmaps and writes
+ * from system calls, while the program still writes it.  For the same
+ * reason the seqcount is the program's (shared.bpf.c), not bumped by the
+ * collector's user space through a writable mapping of its own (which
+ * would keep the map from being frozen).
+ */
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+static int sleep_until(uint64_t t)
+{
+	struct timespec ts = { t / 1000000000ull, t % 1000000000ull };
+	return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+/* the deadline after @next on a fixed grid; deadlines already past count in *@missed */
+static uint64_t grid_next(uint64_t next, uint64_t period, uint64_t *missed)
+{
+	uint64_t now = mono_ns();
+	next += period;
+	while (next <= now) {
+		next += period;
+		(*missed)++;
+	}
+	return next;
+}
+
+struct collector {
+	struct shared *skel;
+	struct bpf_link *link;
+	union {			/* slot 0: the header as the last pass left it (collector_pass) */
+		struct shared_rec rec;
+		struct shared_hdr hdr;
+	} slot0;
+	int map_fd, anon_i, nitems, nmissing, fail_errno;
+	uint64_t passes, failed, truncated, missed, pass_ns_max, pass_ns_sum;
+};
+_Static_assert(sizeof(struct shared_hdr) <= sizeof(struct shared_rec), "the header fits slot 0");
+
+/* load shared.bpf.c with its item lists and @o->slots slots, attached over @o->subtree */
+static void collector_load(struct collector *c, const struct opts *o)
+{
+	int err;
+	libbpf_set_print(bpf_warn);
+	c->skel = shared__open();
+	if (!c->skel)
+		die("BPF collector: open: %s", strerror(errno));
+	err = items_load(&c->skel->rodata->items, o->subtree, o->ctrl, &c->anon_i, &c->nitems,
+			 &c->nmissing);
+	if (err)
+		die("BPF collector: the memory items of %s: %s", o->subtree, strerror(-err));
+	err = bpf_map__set_max_entries(c->skel->maps.shared_recs, o->slots + 1);
+	if (!err)
+		err = shared__load(c->skel);
+	if (err)
+		die("BPF collector: load: %s%s", strerror(-err), err == -EPERM ?
+		    " (loading BPF needs CAP_BPF and CAP_PERFMON: run it as root)" : "");
+	c->link = iter_attach(c->skel->progs.collect, o->subtree, false);
+	if (!c->link)
+		die("BPF collector: a cgroup iterator on %s: %s", o->subtree, strerror(errno));
+	c->map_fd = bpf_map__fd(c->skel->maps.shared_recs);
+}
+
+/* the header's constant part set, then the map frozen: no writes but the program's */
+static void collector_freeze(struct collector *c, const struct opts *o)
+{
+	struct shared_hdr *h = &c->slot0.hdr;
+	__u32 zero = 0;
+	memset(&c->slot0, 0, sizeof(c->slot0));
+	h->slots = o->slots;
+	h->ctrl = o->ctrl & (CTRL_CPU | CTRL_MEM);
+	h->anon_idx = c->anon_i;
+	h->period_ns = o->period_ms * 1000000ull;
+	h->collector_pid = (uint32_t)getpid();
+	if (bpf_map_update_elem(c->map_fd, &zero, &c->slot0, BPF_ANY))
+		die("BPF collector: the map's header: %s", strerror(errno));
+	if (bpf_map_freeze(c->map_fd))
+		die("BPF collector: freezing the map: %s", strerror(errno));
+}
+
+/* pin the map at @pin, which must be on a bpffs */
+static void collector_pin(struct collector *c, const char *pin)
+{
+	char dir[4096];
+	struct statfs sf;
+	snprintf(dir, sizeof(dir), "%s", pin);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	if (statfs(slash ? (*dir ? dir : "/") : ".", &sf) || sf.f_type != BPF_FS_MAGIC)
+		die("--pin %s: %s is not a bpffs (mount -t bpf bpf %s)", pin, slash ? dir : ".",
+		    slash ? dir : ".");
+	if (bpf_obj_pin(c->map_fd, pin)) {
+		int err = errno;
+		die("--pin %s: %s%s", pin, strerror(err),
+		    err == EEXIST ? " (another collector's? remove it first)" : "");
+	}
+}
+
+/*
+ * One pass: the iterator read to its end (the program makes seq odd and
+ * even around its records), then the header looked up for what it says
+ * (a truncated pass is said on stderr once, and counted)
+ */
+static void collector_pass(struct collector *c)
+{
+	const struct shared_hdr *h = &c->slot0.hdr;
+	uint64_t t0 = mono_ns();
+	char buf[64];
+	ssize_t n = 0;
+	__u32 zero = 0;
+	int fd = bpf_iter_create(bpf_link__fd(c->link));
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+		;	/* the program writes no output: read(2) runs the pass, then 0 */
+	if (fd < 0 || n < 0) {
+		c->fail_errno = errno;
+		c->failed++;
+	}
+	if (fd >= 0)
+		close(fd);
+	uint64_t d = mono_ns() - t0;
+	c->pass_ns_sum += d;
+	if (d > c->pass_ns_max)
+		c->pass_ns_max = d;
+	c->passes++;
+	if (bpf_map_lookup_elem(c->map_fd, &zero, &c->slot0))
+		die("BPF collector: the map's header: %s", strerror(errno));
+	if ((h->flags & SHARED_TRUNCATED) && !c->truncated++)
+		fprintf(stderr, "cgbench: BPF collector: the subtree has %" PRIu64 " cgroups, the map "
+			"%u slots: passes flagged truncated (--slots)\n", (uint64_t)h->nr_visited,
+			h->slots);
+}
+
+/*
+ * cgbench collect --subtree DIR --pin PATH [--period-ms T] [--slots N]
+ *                 [--controllers cpu[,memory]] [--seconds S]:
+ * the shared collector: one pass per T ms on a fixed grid, until SIGTERM
+ * (or S seconds, when given); the map is pinned after the first pass (an
+ * agent that finds the pin finds a pass) and unpinned at the end.  Prints
+ * its JSON at the end: its own CPU over the passes' loop, its passes.
+ */
+static int run_collect(const struct opts *o)
+{
+	struct collector c = {};
+	if (!o->subtree || !o->pin)
+		die("collect needs --subtree DIR and --pin PATH (on a bpffs)");
+	if (o->ctrl & CTRL_IO)
+		die("collect: the records hold cpu and memory (there are no io kfuncs)");
+	if (!o->slots || o->slots > 1u << 22 || !o->period_ms)
+		die("collect: --slots 1..%u and --period-ms >= 1", 1u << 22);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	collector_load(&c, o);
+	collector_freeze(&c, o);
+	collector_pass(&c);
+	collector_pin(&c, o->pin);
+	uint64_t period = o->period_ms * 1000000ull, w0 = mono_ns();
+	uint64_t next = grid_next(w0, period, &c.missed);
+	uint64_t end = o->seconds_set ? w0 + (uint64_t)(o->seconds * 1e9) : UINT64_MAX;
+	uint64_t c0 = tcpu_ns(), u0 = rusage_us(1), s0 = rusage_us(0), p0 = c.passes;
+	while (!quit && next <= end) {
+		while (sleep_until(next) == EINTR && !quit)
+			;
+		if (quit)
+			break;
+		collector_pass(&c);
+		next = grid_next(next, period, &c.missed);
+	}
+	uint64_t cpu = tcpu_ns() - c0, wall = mono_ns() - w0;
+	unlink(o->pin);
+	printf("{\"collector\": \"bpfshared\", \"subtree\": \"%s\", \"controllers\": \"%s\", "
+	       "\"period_ms\": %" PRIu64 ", \"slots\": %u, \"passes\": %" PRIu64 ", \"missed\": %" PRIu64
+	       ", \"failed\": %" PRIu64 ", \"fail_errno\": %d, \"truncated\": %" PRIu64
+	       ", \"records\": %" PRIu64 ", \"visited\": %" PRIu64 ", \"pass_us_max\": %.1f"
+	       ", \"pass_us_mean\": %.1f, \"cpu_ns\": %" PRIu64 ", \"utime_us\": %" PRIu64
+	       ", \"stime_us\": %" PRIu64 ", \"wall_ns\": %" PRIu64 ", \"loop_passes\": %" PRIu64
+	       ", \"bpf_items\": %d, \"bpf_missing\": %d}\n",
+	       o->subtree, o->ctrl_name, o->period_ms, o->slots, c.passes, c.missed, c.failed,
+	       c.fail_errno, c.truncated, (uint64_t)c.slot0.hdr.nr_records,
+	       (uint64_t)c.slot0.hdr.nr_visited, c.pass_ns_max / 1e3,
+	       c.pass_ns_sum / 1e3 / c.passes, cpu, rusage_us(1) - u0, rusage_us(0) - s0, wall,
+	       c.passes - p0, c.nitems, c.nmissing);
+	return c.failed || c.truncated ? 1 : 0;
+}
+
+/* an agent's read-only view of the collector's map */
+struct shared_view {
+	const struct shared_hdr *hdr;
+	const struct shared_rec *recs;	/* slot 1: the pass's first record */
+	uint32_t nslots;
+	uint64_t last_seq;	/* the last pass taken (even) */
+	uint64_t dur_ns;	/* the collector's last pass took this long */
+	uint64_t pass_ns;	/* the last pass taken: its flush's time */
+	uint64_t retries;	/* reads that met a pass under way: taken again */
+	uint64_t dwell_ns;	/* sharedcheck --dwell-us: hold each read open up to twice this */
+};
+
+/*
+ * The map pinned at @pin, mapped PROT_READ (the mapping keeps it); the fd
+ * is read-write, as mmap needs (the collector froze the map); -errno
+ */
+static int shared_view_open(struct shared_view *v, const char *pin)
+{
+	struct bpf_map_info info = {};
+	__u32 il = sizeof(info);
+	int fd = bpf_obj_get(pin), err = 0;
+	void *p = MAP_FAILED;
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_get_info_by_fd(fd, &info, &il))
+		err = -errno;
+	else if (info.type != BPF_MAP_TYPE_ARRAY || !(info.map_flags & BPF_F_MMAPABLE) ||
+		 info.value_size != sizeof(struct shared_rec) || info.max_entries < 2)
+		err = -EPROTO;	/* not the collector's map, or another build's */
+	else if ((p = mmap(NULL, (size_t)info.max_entries * sizeof(struct shared_rec), PROT_READ,
+			   MAP_SHARED, fd, 0)) == MAP_FAILED)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	memset(v, 0, sizeof(*v));
+	v->hdr = p;
+	v->recs = (const struct shared_rec *)p + 1;
+	v->nslots = info.max_entries - 1;
+	return 0;
+}
+
+/*
+ * Sleep until the collector has published a pass newer than the last one
+ * taken (or @until: -ETIMEDOUT; or the window's end: -EINTR).  No busy
+ * wait: the collector runs on a fixed grid, so the next pass ends about
+ * one period after the last one started plus the last one's length; wake
+ * then (a little later), and nap while the pass is not there yet: 1/100 of
+ * a period (1 ms at least), doubling up to a period (a collector that
+ * stopped costs an agent a wake a period).  Each wake counts in *@wakes.
+ */
+static int shared_wait(struct shared_view *v, uint64_t *wakes, uint64_t until)
+{
+	const struct shared_hdr *h = v->hdr;
+	for (unsigned int late = 0;; late += late < 7) {
+		uint64_t s = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+		if (!(s & 1) && s != v->last_seq)
+			return 0;
+		if (shm->stop)
+			return -EINTR;
+		uint64_t now = mono_ns(), period = __atomic_load_n(&h->period_ns, __ATOMIC_RELAXED);
+		uint64_t start = __atomic_load_n(&h->pass_start_ns, __ATOMIC_RELAXED);
+		uint64_t nap = (period / 100 > 1000000 ? period / 100 : 1000000) << late;
+		uint64_t due = start + ((s & 1) ? 0 : period) + v->dur_ns + v->dur_ns / 8 + 100000;
+		if (due <= now)
+			due = now + (nap < period ? nap : period);
+		if (due > until)
+			due = until;
+		if (now >= until)
+			return -ETIMEDOUT;
+		sleep_until(due);	/* EINTR: the window's end, seen above */
+		(*wakes)++;
+	}
+}
+
+/*
+ * The latest pass's records, as an agent consumes them: every value
+ * summed (into the sink once the pass is known whole) and counted in
+ * *@nvals; @probe_id's values to @pv; each record's id to @ids[i] when
+ * @ids.  Returns the records, or -EAGAIN (a pass under way, or one began
+ * during the read: wait and read again), -ENOSPC (the subtree has more
+ * cgroups than the map's slots), -EPROTO (a whole-looking pass with a
+ * record of another pass: the protocol broken).  A pass that fails is
+ * still marked as taken.  The records are plain loads between the acquire
+ * load of seq and the acquire fence before its second load: the seqlock
+ * reader's pattern (the fence keeps them before that load).
+ */
+static int64_t shared_pass(struct shared_view *v, uint64_t *nvals, uint64_t probe_id,
+			   struct agent_vals *pv, uint64_t *ids)
+{
+	const struct shared_hdr *h = v->hdr;
+	struct agent_vals lpv = *pv;
+	uint64_t s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE), sum = 0, n = 0, alien = 0;
+	if (s1 & 1)
+		return -EAGAIN;
+	uint64_t nr = h->nr_records, visited = h->nr_visited, pass_ns = h->pass_ns;
+	uint64_t start = h->pass_start_ns, end = h->pass_end_ns;
+	uint32_t flags = h->flags, ctrl = h->ctrl;
+	int anon_i = h->anon_idx;
+	if (v->dwell_ns)
+		sleep_ns((uint64_t)random() % (2 * v->dwell_ns));
+	if (nr > v->nslots)
+		nr = v->nslots;	/* (only a torn read can see more) */
+	for (uint64_t i = 0; i < nr; i++) {
+		const struct shared_rec *r = &v->recs[i];
+		alien += r->pass_seq != s1 - 1;
+		n += agent_rec_take(&r->rec, ctrl & CTRL_CPU, anon_i, probe_id, &lpv, &sum);
+		if (ids)
+			ids[i] = r->rec.cgroup_id;
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != s1) {
+		v->retries++;
+		return -EAGAIN;
+	}
+	v->last_seq = s1;
+	v->dur_ns = end > start ? end - start : 0;
+	if ((flags & SHARED_TRUNCATED) || visited != nr)
+		return -ENOSPC;
+	if (alien)
+		return -EPROTO;
+	v->pass_ns = pass_ns;
+	sink += sum;
+	*nvals += n;
+	*pv = lpv;
+	return (int64_t)nr;
+}
+
 /* ---- telemetry: R readers, each takes M cgroups once per cycle ---------- */
 #define TEXT_CAP 65536
 
@@ -944,6 +1339,7 @@ struct tele {
 	int *mfds, *cfds, *efds, *iofds;
 	int sfd, msfd, iosfd;	/* subtree: cpu, memory, io */
 	struct bpfway bpf;	/* bpf, bpfmap */
+	struct shared_view shared;	/* bpfshared */
 	struct pass_buf buf;
 	char *text;		/* TEXT_CAP bytes for a text file */
 	uint64_t *last;		/* stream: the flush_seq each fd had */
@@ -1011,6 +1407,15 @@ static void agent_text(struct tele *t, int i)
 	}
 }
 
+/* io.stat per cgroup from user space, as below does (the BPF ways); false: the window ended */
+static bool io_texts(struct tele *t)
+{
+	int i;
+	for (i = 0; i < t->o->ncg && !shm->stop; i++)
+		agent_text(t, i);
+	return i == t->o->ncg;
+}
+
 /* one cycle of a grid-paced way; false when the window ended inside it */
 static bool grid_pass(struct tele *t)
 {
@@ -1033,14 +1438,37 @@ static bool grid_pass(struct tele *t)
 		return true;
 	}
 	t->samples += n;
-	/* io.stat per cgroup from userspace, as below does */
-	if (o->ctrl & CTRL_IO) {
-		int i;
-		for (i = 0; i < o->ncg && !shm->stop; i++)
-			agent_text(t, i);
-		return i == o->ncg;
+	return o->ctrl & CTRL_IO ? io_texts(t) : true;
+}
+
+/*
+ * The bpfshared way's cycle: wait for the collector's next pass, take its
+ * records (again, when a pass began during the read), then io.stat per
+ * cgroup when io is wanted.  late_max: how long after the pass's end the
+ * agent had its records.  False when the window ended inside it.
+ */
+static bool shared_cycle(struct tele *t)
+{
+	struct shared_view *v = &t->shared;
+	uint64_t prev = v->last_seq;
+	int64_t n;
+	do {
+		if (shared_wait(v, &t->wakes, UINT64_MAX))
+			return false;
+		n = shared_pass(v, &t->values, t->probe_id, &t->pv, NULL);
+	} while (n == -EAGAIN);
+	uint64_t lag = mono_ns() - v->hdr->pass_end_ns;
+	if (lag > t->late_max && lag < 1000000000000ull)
+		t->late_max = lag;
+	if (prev && v->last_seq > prev + 2)
+		t->gaps += (v->last_seq - prev) / 2 - 1;
+	if (n < 0) {
+		t->errors++;
+		t->fail_errno = (int)-n;
+		return true;
 	}
-	return true;
+	t->samples += (uint64_t)n;
+	return t->o->ctrl & CTRL_IO ? io_texts(t) : true;
 }
 
 /* the subtree way: one read of each controller's subtree file */
@@ -1107,6 +1535,30 @@ static int open_subtree(const char *dir, const char *file, int *fd)
 	return errno;
 }
 
+/* bpfshared: the collector's map, what it holds checked against --controllers */
+static int tele_shared_open(struct tele *t)
+{
+	const struct opts *o = t->o;
+	if (!o->pin)
+		die("--mode bpfshared needs --pin PATH (the collector's, cgbench collect)");
+	int err = -shared_view_open(&t->shared, o->pin);
+	if (err) {
+		fprintf(stderr, "cgbench: the shared collector's map %s: %s%s\n", o->pin, strerror(err),
+			err == EPROTO ? " (not a cgbench collect map of this build)" : "");
+		return err;
+	}
+	unsigned int want = o->ctrl & (CTRL_CPU | CTRL_MEM);
+	if ((t->shared.hdr->ctrl & want) != want)
+		die("--mode bpfshared --controllers %s: the collector's records hold %s", o->ctrl_name,
+		    t->shared.hdr->ctrl & CTRL_MEM ? "cpu,memory" : "cpu only");
+	/* mark the pass there now as seen: the first cycle waits for the next */
+	uint64_t s = __atomic_load_n(&t->shared.hdr->seq, __ATOMIC_ACQUIRE);
+	t->shared.last_seq = s & 1 ? s - 1 : s;
+	uint64_t a = t->shared.hdr->pass_start_ns, b = t->shared.hdr->pass_end_ns;
+	t->shared.dur_ns = b > a ? b - a : 0;
+	return 0;
+}
+
 static int tele_open(struct tele *t, int ep)
 {
 	const struct opts *o = t->o;
@@ -1118,9 +1570,12 @@ static int tele_open(struct tele *t, int ep)
 			die("--mode %s needs --subtree DIR", o->mode);
 		/*
 		 * The whole subtree in one read, with room for growth: a
-		 * memory record holds memory.stat's 60-70 values
+		 * memory record holds memory.stat's 60-70 values, a cpu one
+		 * cpu.stat's 6-11 (format 2's CGROUP record: a header and
+		 * the values)
 		 */
-		size_t per = (o->ctrl & CTRL_MEM) ? 1024 : 2 * sizeof(struct cgroup_stat_stream_record);
+		size_t per = (o->ctrl & CTRL_MEM) ? 1024 :
+			     2 * (sizeof(struct cgroup_stat_cgroup) + 12 * sizeof(__u64));
 		t->buf.cap = (size_t)(o->ncg + 1) * per + 65536;
 	}
 	t->buf.p = malloc(t->buf.cap);
@@ -1167,6 +1622,8 @@ static int tele_open(struct tele *t, int ep)
 		if (err)
 			fprintf(stderr, "cgbench: BPF iterator on %s: %s\n", o->subtree, strerror(err));
 		return err;
+	case WAY_BPFSHARED:
+		return tele_shared_open(t);
 	case WAY_IDLE:		/* opens nothing: reader_idle() */
 		return 0;
 	}
@@ -1209,6 +1666,51 @@ static void reader_idle(struct reader_res *r)
 	r->stime_us = rusage_us(0) - s0;
 }
 
+/* the grid-paced ways: sleep to a fixed grid, take everything, repeat */
+static void grid_loop(struct tele *t)
+{
+	uint64_t period = t->o->period_ms * 1000000ull, next = shm->t_start + period;
+	for (;;) {
+		while (sleep_until(next) == EINTR)
+			;
+		if (shm->stop)
+			break;
+		uint64_t woke = mono_ns();
+		if (woke - next > t->late_max)
+			t->late_max = woke - next;
+		t->wakes++;
+		if (!grid_pass(t))
+			break;
+		t->cycles++;
+		next = grid_next(next, period, &t->missed);	/* deadlines we slept through */
+	}
+}
+
+/* the polled ways: a wake per flush */
+static void poll_loop(struct tele *t, int ep, struct epoll_event *evs)
+{
+	const struct opts *o = t->o;
+	while (!shm->stop) {
+		/* no timeout: a wake-up costs CPU; the parent's SIGUSR1 ends the wait */
+		int n = epoll_wait(ep, evs, o->ncg + 1, -1);
+		if (n <= 0)
+			continue;
+		t->wakes++;
+		stream_wake(t, evs, n);
+	}
+	if (o->way != WAY_SUBTREE)
+		t->cycles = o->ncg ? t->samples / o->ncg : 0;
+	t->missed = o->way == WAY_SUBTREE ? t->gaps : o->ncg ? t->gaps / o->ncg : 0;
+}
+
+/* bpfshared: a cycle per pass of the collector */
+static void shared_loop(struct tele *t)
+{
+	while (!shm->stop && shared_cycle(t))
+		t->cycles++;
+	t->missed = t->gaps;
+}
+
 static void reader_telemetry(const struct opts *o, int id)
 {
 	struct reader_res *r = &shm->r[id];
@@ -1217,7 +1719,6 @@ static void reader_telemetry(const struct opts *o, int id)
 		return;
 	}
 	struct tele t = { .o = o, .sfd = -1, .msfd = -1, .iosfd = -1, .probe = -1 };
-	bool grid = o->way == WAY_CLASSIC || o->way == WAY_BPF || o->way == WAY_BPFMAP;
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	int err = tele_open(&t, ep);
 	if (err) {
@@ -1228,43 +1729,12 @@ static void reader_telemetry(const struct opts *o, int id)
 	struct epoll_event *evs = calloc(o->ncg + 1, sizeof(*evs));
 	wait_start();
 	uint64_t c0 = tcpu_ns(), u0 = rusage_us(1), s0 = rusage_us(0), w0 = mono_ns();
-	uint64_t period = o->period_ms * 1000000ull;
-	if (grid) {
-		/* sleep to a fixed grid, take everything, repeat */
-		uint64_t next = shm->t_start + period;
-		for (;;) {
-			struct timespec ts = { next / 1000000000ull, next % 1000000000ull };
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-				;
-			if (shm->stop)
-				break;
-			uint64_t woke = mono_ns();
-			if (woke - next > t.late_max)
-				t.late_max = woke - next;
-			t.wakes++;
-			if (!grid_pass(&t))
-				break;
-			t.cycles++;
-			uint64_t now = mono_ns();
-			next += period;
-			while (next <= now) {	/* deadlines we slept through */
-				next += period;
-				t.missed++;
-			}
-		}
-	} else {
-		while (!shm->stop) {
-			/* no timeout: a wake-up costs CPU; the parent's SIGUSR1 ends the wait */
-			int n = epoll_wait(ep, evs, o->ncg + 1, -1);
-			if (n <= 0)
-				continue;
-			t.wakes++;
-			stream_wake(&t, evs, n);
-		}
-		if (o->way != WAY_SUBTREE)
-			t.cycles = o->ncg ? t.samples / o->ncg : 0;
-		t.missed = o->way == WAY_SUBTREE ? t.gaps : o->ncg ? t.gaps / o->ncg : 0;
-	}
+	if (o->way == WAY_CLASSIC || o->way == WAY_BPF || o->way == WAY_BPFMAP)
+		grid_loop(&t);
+	else if (o->way == WAY_BPFSHARED)
+		shared_loop(&t);
+	else
+		poll_loop(&t, ep, evs);
 	r->wall_ns = mono_ns() - w0;
 	r->cpu_ns = tcpu_ns() - c0;
 	r->utime_us = rusage_us(1) - u0;
@@ -1281,11 +1751,45 @@ static void reader_telemetry(const struct opts *o, int id)
 	r->values = t.values;
 	r->bpf_items = t.bpf.nitems;
 	r->bpf_missing = t.bpf.nmissing;
+	r->retries = t.shared.retries;
 }
 
 static void json_str(const char *k, const char *v, int comma)
 {
 	printf("\"%s\": \"%s\"%s", k, v, comma ? ", " : "");
+}
+
+/* the shared collector around a bpfshared window: its process's CPU and its passes */
+struct collector_snap { bool ok; uint32_t pid, flags; uint64_t cpu_ns, seq; };
+
+static void collector_snap(const char *pin, struct collector_snap *c)
+{
+	struct shared_view v;
+	struct timespec ts;
+	clockid_t clk;
+	c->ok = false;
+	if (shared_view_open(&v, pin))
+		return;
+	c->pid = v.hdr->collector_pid;
+	c->seq = __atomic_load_n(&v.hdr->seq, __ATOMIC_ACQUIRE);
+	c->flags = v.hdr->flags;
+	/* the process's CPU clock (all its threads), as the kworkers' */
+	if (!clock_getcpuclockid((pid_t)c->pid, &clk) && !clock_gettime(clk, &ts)) {
+		c->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		c->ok = true;
+	}
+	munmap((void *)v.hdr, (size_t)(v.nslots + 1) * sizeof(struct shared_rec));
+}
+
+/* "collector": its CPU over the window, counted once whatever the readers; passes completed */
+static void collector_json(const struct collector_snap *a, const struct collector_snap *b)
+{
+	if (!a->ok || !b->ok || a->pid != b->pid) {
+		printf("\"collector\": null, ");
+		return;
+	}
+	printf("\"collector\": {\"pid\": %u, \"cpu_ns\": %" PRIu64 ", \"passes\": %" PRIu64
+	       ", \"flags\": %u}, ", b->pid, b->cpu_ns - a->cpu_ns, b->seq / 2 - a->seq / 2, b->flags);
 }
 
 static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int))
@@ -1323,6 +1827,10 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	/* the ways that run the kernel's flusher */
 	bool flusher = o->way == WAY_STREAM || o->way == WAY_STREAM1 || o->way == WAY_SUBTREE;
 	int seq_ok = flusher && !root_seq(o->root, &seq0, &fm0);
+	bool shared = o->way == WAY_BPFSHARED;
+	struct collector_snap cs0 = {}, cs1 = {};
+	if (shared)
+		collector_snap(o->pin, &cs0);
 	kw_snap(&k0);
 	pstat_read(&p0);
 	shm->t_start = mono_ns();
@@ -1349,6 +1857,8 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	uint64_t wall = mono_ns() - w0;
 	pstat_read(&p1);
 	kw_snap(&k1);
+	if (shared)
+		collector_snap(o->pin, &cs1);
 	if (seq_ok)
 		seq_ok = !root_seq(o->root, &seq1, &fm1);
 	int lost;
@@ -1374,6 +1884,8 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	if (seq_ok)
 		printf("\"flush_seq_delta\": %" PRIu64 ", \"flush_missed_delta\": %" PRIu64 ", ",
 		       seq1 - seq0, fm1 - fm0);
+	if (shared)
+		collector_json(&cs0, &cs1);
 	printf("\"per_reader\": [");
 	for (int i = 0; i < o->readers; i++) {
 		struct reader_res *r = &shm->r[i];
@@ -1382,10 +1894,10 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 		       ", \"cycles\": %" PRIu64 ", \"missed\": %" PRIu64 ", \"gaps\": %" PRIu64
 		       ", \"dups\": %" PRIu64 ", \"wakes\": %" PRIu64 ", \"late_ns_max\": %" PRIu64
 		       ", \"fail_errno\": %d, \"values\": %" PRIu64 ", \"bpf_items\": %d"
-		       ", \"bpf_missing\": %d}",
+		       ", \"bpf_missing\": %d, \"retries\": %" PRIu64 "}",
 		       i ? ", " : "", r->samples, r->cpu_ns, r->utime_us, r->stime_us, r->wall_ns,
 		       r->errors, r->cycles, r->missed, r->gaps, r->dups, r->wakes, r->late_ns_max,
-		       r->fail_errno, r->values, r->bpf_items, r->bpf_missing);
+		       r->fail_errno, r->values, r->bpf_items, r->bpf_missing, r->retries);
 	}
 	printf("]}\n");
 	return open_errno ? 1 : 0;
@@ -1463,8 +1975,6 @@ static int run_latency(const struct opts *o)
 }
 
 /* ---- load ------------------------------------------------------------- */
-static volatile sig_atomic_t quit;
-static void on_term(int s) { (void)s; quit = 1; }
 
 static void spin_ns(uint64_t ns)
 {
@@ -1770,8 +2280,9 @@ static int run_fill(const struct opts *o)
  */
 static int run_agentcheck(const struct opts *o)
 {
-	static const char *const names[] = { "classic", "stream", "subtree", "bpfmap" };
-	static const enum way ways[] = { WAY_CLASSIC, WAY_STREAM, WAY_SUBTREE, WAY_BPFMAP };
+	static const char *const names[] = { "classic", "stream", "subtree", "bpfmap", "bpfshared" };
+	static const enum way ways[] = { WAY_CLASSIC, WAY_STREAM, WAY_SUBTREE, WAY_BPFMAP,
+					 WAY_BPFSHARED };
 	struct agent_vals ref = {};
 	struct stat st;
 	int failed = 0;
@@ -1799,6 +2310,8 @@ static int run_agentcheck(const struct opts *o)
 					stream_one(&t, i);
 			else if (oo.way == WAY_SUBTREE)
 				subtree_cycle(&t);
+			else if (oo.way == WAY_BPFSHARED)
+				shared_cycle(&t);
 			else
 				grid_pass(&t);
 			err = t.fail_errno;
@@ -1838,6 +2351,180 @@ static int run_agentcheck(const struct opts *o)
 		}
 	}
 	printf("}, \"failed\": %d}\n", failed);
+	return failed ? 1 : 0;
+}
+
+/* ---- sharedcheck: the shared collector's passes as an agent takes them --- */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* the inode numbers of @o->subtree and the listed cgroups (cgroup ids), sorted */
+static uint64_t *expected_ids(const struct opts *o, uint64_t *root_id)
+{
+	uint64_t *want = malloc((o->ncg + 1) * sizeof(*want));
+	struct stat st;
+	if (stat(o->subtree, &st))
+		die("%s: %s", o->subtree, strerror(errno));
+	want[0] = *root_id = st.st_ino;
+	for (int i = 0; i < o->ncg; i++) {
+		if (stat(o->cg[i], &st))
+			die("%s: %s", o->cg[i], strerror(errno));
+		want[i + 1] = st.st_ino;
+	}
+	qsort(want, o->ncg + 1, sizeof(*want), cmp_u64);
+	return want;
+}
+
+/* a pass's @n @ids (sorted here) against the @nw sorted @want: ids missing, ids not wanted */
+static void compare_ids(uint64_t *ids, uint64_t n, const uint64_t *want, uint64_t nw,
+			uint64_t *missing, uint64_t *extra)
+{
+	uint64_t i = 0, j = 0;
+	qsort(ids, n, sizeof(*ids), cmp_u64);
+	while (i < n || j < nw) {
+		if (j == nw || (i < n && ids[i] < want[j]))
+			(*extra)++, i++;
+		else if (i == n || want[j] < ids[i])
+			(*missing)++, j++;
+		else
+			i++, j++;
+	}
+}
+
+struct scheck {
+	uint64_t passes, retries, wrong_count, missing, extra, not_first, protocol, other;
+	uint64_t drift_over, behind_max_us, allowed_max_us, ahead;
+	int last_err;
+};
+
+/* the probe's usage_usec from the pass against its cpu.stat now (which flushes) */
+static void check_drift(struct scheck *c, const struct shared_view *v, int fd, uint64_t map_us)
+{
+	char buf[4096];
+	struct stat_vals sv;
+	ssize_t k = pread(fd, buf, sizeof(buf), 0);
+	uint64_t now = mono_ns();
+	if (k <= 0 || parse_stat(buf, k, &sv))
+		die("the probe's cpu.stat: %s", k < 0 ? strerror(errno) : "unparsable");
+	/* one busy task: at most the time since the flush, plus a tick's unaccounted runtime */
+	uint64_t allowed = (now - v->pass_ns) / 1000 + 20000;
+	if (map_us > sv.usage) {
+		c->ahead++;
+		return;
+	}
+	uint64_t behind = sv.usage - map_us;
+	if (behind > c->behind_max_us)
+		c->behind_max_us = behind;
+	if (allowed > c->allowed_max_us)
+		c->allowed_max_us = allowed;
+	c->drift_over += behind > allowed;
+}
+
+/* an agent's read-write fd of the pin can neither map the map writable nor write it (frozen) */
+static bool shared_frozen(const char *pin)
+{
+	struct shared_rec rec = {};
+	__u32 one = 1;
+	int fd = bpf_obj_get(pin);
+	if (fd < 0)
+		die("%s: %s", pin, strerror(errno));
+	void *p = mmap(NULL, 2 * sizeof(rec), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	bool map_refused = p == MAP_FAILED && errno == EPERM;
+	if (p != MAP_FAILED)
+		munmap(p, 2 * sizeof(rec));
+	bool write_refused = bpf_map_update_elem(fd, &one, &rec, BPF_ANY) && errno == EPERM;
+	close(fd);
+	return map_refused && write_refused;
+}
+
+/* one pass taken and checked (-errno as shared_pass, or -ETIMEDOUT) */
+static int scheck_pass(struct scheck *c, struct shared_view *v, const struct opts *o,
+		       const uint64_t *want, uint64_t root_id, uint64_t probe_id, uint64_t *ids,
+		       int probe_fd, uint64_t until)
+{
+	struct agent_vals pv = {};
+	uint64_t nv = 0, wakes = 0;
+	int64_t n;
+	do {
+		int err = shared_wait(v, &wakes, until);
+		if (err)
+			return err;
+		n = shared_pass(v, &nv, probe_id, &pv, ids);
+	} while (n == -EAGAIN);
+	if (n < 0)
+		return (int)n;
+	c->passes++;
+	c->not_first += n && ids[0] != root_id;
+	c->wrong_count += (uint64_t)n != (uint64_t)o->ncg + 1;
+	compare_ids(ids, (uint64_t)n, want, (uint64_t)o->ncg + 1, &c->missing, &c->extra);
+	if (pv.seen & CTRL_CPU)
+		check_drift(c, v, probe_fd, pv.usage_usec);
+	return 0;
+}
+
+/*
+ * cgbench sharedcheck --pin PATH --subtree DIR --list FILE [--seconds S]
+ *                     [--dwell-us D]:
+ * for S seconds, every pass of the shared collector over DIR, taken as a
+ * bpfshared agent takes it (shared_wait, shared_pass), checked: its
+ * records are DIR's cgroups, DIR's first, each listed one once and nothing
+ * else (ids: the directories' inode numbers; FILE lists every descendant
+ * of DIR); the first listed cgroup's usage_usec is at most its cpu.stat's
+ * read after the pass, and behind it by no more than the time since the
+ * pass's flush plus 20 ms (a tick's runtime not yet accounted at the
+ * flush; it must hold at most one busy task); no pass used holds a record
+ * of another (EPROTO).  --dwell-us D holds each read open a random 0 to
+ * 2D µs after its first seq load, so that passes begin inside some reads
+ * (D about half the collector's period): then reads must have been taken
+ * again, and still no pass used may mix two.  JSON; exit 1 on any
+ * failure, or when no pass was taken.
+ */
+static int run_sharedcheck(const struct opts *o)
+{
+	struct shared_view v;
+	struct scheck c = {};
+	struct stat st;
+	char path[4096];
+	uint64_t root_id;
+	if (!o->pin || !o->subtree || !o->ncg)
+		die("sharedcheck needs --pin PATH, --subtree DIR and the cgroups (--list FILE)");
+	int err = shared_view_open(&v, o->pin);
+	if (err)
+		die("the shared collector's map %s: %s", o->pin, strerror(-err));
+	uint64_t *want = expected_ids(o, &root_id), *ids = malloc(v.nslots * sizeof(*ids));
+	snprintf(path, sizeof(path), "%s/cpu.stat", o->cg[0]);
+	int probe_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (probe_fd < 0 || stat(o->cg[0], &st))
+		die("%s: %s", path, strerror(errno));
+	v.dwell_ns = o->dwell_us * 1000;
+	v.last_seq = __atomic_load_n(&v.hdr->seq, __ATOMIC_ACQUIRE) & ~1ull;	/* a fresh pass first */
+	uint64_t until = mono_ns() + (uint64_t)(o->seconds * 1e9);
+	while ((err = scheck_pass(&c, &v, o, want, root_id, st.st_ino, ids, probe_fd, until)) !=
+	       -ETIMEDOUT) {
+		if (!err)
+			continue;
+		c.last_err = -err;
+		if (err == -EPROTO)
+			c.protocol++;
+		else
+			c.other++;
+	}
+	c.retries = v.retries;
+	bool frozen = shared_frozen(o->pin);
+	bool failed = !frozen || !c.passes || c.wrong_count || c.missing || c.extra || c.not_first ||
+		      c.protocol || c.other || c.drift_over || c.ahead || (o->dwell_us && !c.retries);
+	printf("{\"cgroups\": %d, \"slots\": %u, \"dwell_us\": %" PRIu64 ", \"passes\": %" PRIu64
+	       ", \"retries\": %" PRIu64 ", \"wrong_count\": %" PRIu64 ", \"missing\": %" PRIu64
+	       ", \"extra\": %" PRIu64 ", \"root_not_first\": %" PRIu64 ", \"protocol_errors\": %" PRIu64
+	       ", \"other_errors\": %" PRIu64 ", \"last_error\": \"%s\", \"behind_max_us\": %" PRIu64
+	       ", \"allowed_max_us\": %" PRIu64 ", \"drift_over\": %" PRIu64 ", \"ahead\": %" PRIu64
+	       ", \"frozen\": %s, \"failed\": %d}\n", o->ncg + 1, v.nslots, o->dwell_us, c.passes,
+	       c.retries, c.wrong_count, c.missing, c.extra, c.not_first, c.protocol, c.other,
+	       c.last_err ? strerror(c.last_err) : "", c.behind_max_us, c.allowed_max_us,
+	       c.drift_over, c.ahead, frozen ? "true" : "false", failed);
 	return failed ? 1 : 0;
 }
 
@@ -1960,12 +2647,12 @@ static int run_memloop(const struct opts *o)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: cgbench read|telemetry|agentcheck|memloop|latency|hop|work|churn|hog|"
-		    "loopdev|fill|kworkers [options]");
+		die("usage: cgbench read|telemetry|agentcheck|collect|sharedcheck|memloop|latency|hop|"
+		    "work|churn|hog|loopdev|fill|kworkers [options]");
 	const char *cmd = argv[1];
 	struct opts o = { .mode = "classic", .readers = 1, .procs = 1, .seconds = 1,
 			  .period_ms = 100, .work_us = 500, .period_us = 10000,
-			  .mem_kb = 256, .root = getenv("CGBENCH_ROOT") };
+			  .mem_kb = 256, .root = getenv("CGBENCH_ROOT"), .slots = SHARED_SLOTS };
 	if (!o.root)
 		o.root = "/sys/fs/cgroup";
 	static const struct option lo[] = {
@@ -1975,7 +2662,8 @@ int main(int argc, char **argv)
 		{ "period-us", 1, 0, 'P' }, { "mem-kb", 1, 0, 'k' }, { "root", 1, 0, 'R' },
 		{ "subtree", 1, 0, 'S' }, { "controllers", 1, 0, 'C' }, { "io-dev", 1, 0, 'D' },
 		{ "io-kb", 1, 0, 'I' }, { "hold-kb", 1, 0, 'H' }, { "count", 1, 0, 'n' },
-		{ "shm-dir", 1, 0, 'F' }, { "io-period-us", 1, 0, 'Q' },
+		{ "shm-dir", 1, 0, 'F' }, { "io-period-us", 1, 0, 'Q' }, { "pin", 1, 0, 'B' },
+		{ "slots", 1, 0, 'L' }, { "dwell-us", 1, 0, 'U' },
 		{ 0 }
 	};
 	int c;
@@ -1984,7 +2672,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'm': o.mode = optarg; break;
 		case 'r': o.readers = atoi(optarg); break;
-		case 's': o.seconds = atof(optarg); break;
+		case 's': o.seconds = atof(optarg); o.seconds_set = true; break;
 		case 'x': o.max_samples = strtoull(optarg, NULL, 10); break;
 		case 'T': o.period_ms = strtoull(optarg, NULL, 10); break;
 		case 'l': o.list = optarg; break;
@@ -2001,6 +2689,9 @@ int main(int argc, char **argv)
 		case 'n': o.count = strtoull(optarg, NULL, 10); break;
 		case 'F': o.shm_dir = optarg; break;
 		case 'Q': o.io_period_us = strtoull(optarg, NULL, 10); break;
+		case 'B': o.pin = optarg; break;
+		case 'L': o.slots = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 'U': o.dwell_us = strtoull(optarg, NULL, 10); break;
 		default: exit(2);
 		}
 	}
@@ -2035,19 +2726,25 @@ int main(int argc, char **argv)
 		load_cgroups(&o, argc, argv, optind);
 		return run_agentcheck(&o);
 	}
+	if (!strcmp(cmd, "collect"))
+		return run_collect(&o);
+	if (!strcmp(cmd, "sharedcheck")) {
+		load_cgroups(&o, argc, argv, optind);
+		return run_sharedcheck(&o);
+	}
 	static const char *const ways[] = { "classic", "stream", "stream1", "subtree", "bpf", "bpfmap",
-					    "idle" };
+					    "bpfshared", "idle" };
 	o.way = (enum way)-1;
 	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++)
 		if (!strcmp(o.mode, ways[i]))
 			o.way = (enum way)i;
 	if (o.way == (enum way)-1)
-		die("--mode classic|stream|stream1|subtree|bpf|bpfmap|idle");
+		die("--mode classic|stream|stream1|subtree|bpf|bpfmap|bpfshared|idle");
 	o.stream = o.way == WAY_STREAM || o.way == WAY_STREAM1;
 	if (o.way > WAY_STREAM && strcmp(cmd, "telemetry"))
 		die("--mode %s is for telemetry", o.mode);
 	if (o.ctrl != CTRL_CPU && (o.way == WAY_STREAM1 || o.way == WAY_BPF || strcmp(cmd, "telemetry")))
-		die("--controllers beyond cpu: telemetry --mode classic|stream|subtree|bpfmap|idle");
+		die("--controllers beyond cpu: telemetry --mode classic|stream|subtree|bpfmap|bpfshared|idle");
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 
 	if (!strcmp(cmd, "read")) {

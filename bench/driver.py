@@ -9,6 +9,7 @@ Only the Python standard library (the guest runs the host's /usr/bin/python3).
 Timing is never judged here: there are no thresholds, only numbers.
 """
 import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -315,7 +316,7 @@ def list_file(name, paths):
 
 READERS = f"{BASE}/readers"
 FLUSHER_WAYS = ("stream", "stream1", "subtree")   # the ways the kernel flusher serves
-BPF_WAYS = ("bpf", "bpfmap")
+BPF_WAYS = ("bpf", "bpfmap", "bpfshared")
 HAVE_SUBTREE = False
 HAVE_BPF = False
 
@@ -927,10 +928,10 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #
 #   "s10"        one telemetry run of one way at one point.
 #                params: way (classic | stream | subtree | bpfmap | bpfmap-noio |
-#                  idle: readers that read nothing, no flusher: the kworkers'
+#                  bpfshared | idle: readers that read nothing, no flusher: the kworkers'
 #                  background over the same window, under the same load),
 #                  mode (cgbench's --mode), controllers ("cpu,memory,io";
-#                  bpfmap-noio: "cpu,memory"), readers, cgroups, round,
+#                  bpfmap-noio, bpfshared: "cpu,memory"), readers, cgroups, round,
 #                  period_ms, seconds, interval_ms (flusher ways: all three
 #                  controllers' flushers at it; else 0)
 #                result: cgbench telemetry's JSON (per_reader[]: cpu_ns,
@@ -947,7 +948,13 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #                  runs per controller ({"cpu": [...], "memory": [...],
 #                  "io": [...]}; "?" for a work item flusher_works() could
 #                  not name).  Both hold only the runs that started in the
-#                  readers' window (window_start_ns + wall_ns, monotonic)
+#                  readers' window (window_start_ns + wall_ns, monotonic).
+#                  bpfshared: collector (cgbench telemetry's: the shared
+#                  collector's process CPU, cpu_ns, and its passes over the
+#                  window, counted once whatever the readers; null where it
+#                  could not be read) and collector_run (cgbench collect's
+#                  own JSON over its whole run: passes, pass_us_mean, cpu_ns,
+#                  truncated, failed, ...; rc, stderr)
 #   "s10check"   agentcheck at a tree: params cgroups, controllers, ways;
 #                result: cgbench agentcheck's JSON (ways.<way>: usage_usec,
 #                  anon, current, wbytes of the tree's first cgroup; failed)
@@ -990,6 +997,10 @@ AGENT_CTRLS = ("cpu", "memory", "io")
 AGENT_WAYS = (("classic", "classic", "cpu,memory,io"), ("stream", "stream", "cpu,memory,io"),
               ("subtree", "subtree", "cpu,memory,io"), ("bpfmap", "bpfmap", "cpu,memory,io"),
               ("bpfmap-noio", "bpfmap", "cpu,memory"),
+              # the maintainer's BPF design (issue 43): one collector pass per
+              # cycle for all readers, each reader mapping its records; no io
+              # (there are no io kfuncs)
+              ("bpfshared", "bpfshared", "cpu,memory"),
               # no reader, no flusher: the background the others run on
               ("idle", "idle", "cpu,memory,io"))
 # most wanted first: the issue's 1 x 1,000, then the per-cgroup cost against
@@ -1015,8 +1026,75 @@ def agent_ways():
             continue
         if mode in BPF_WAYS and not HAVE_BPF:
             continue
+        if mode == "bpfshared" and not bpffs():
+            continue
         out.append((label, mode, ctrls))
     return out
+
+
+BPFFS = None                 # where the shared collector pins its map (bpffs())
+
+
+def bpffs():
+    """a bpffs for the shared collector's pin: /sys/fs/bpf where it is one,
+    else one mounted at /tmp/cgsbench-bpf; "" when none can be had"""
+    global BPFFS
+    if BPFFS is None:
+        mounts = {l.split()[1]: l.split()[2] for l in read("/proc/self/mounts").splitlines()}
+        BPFFS = next((d for d in ("/sys/fs/bpf", "/tmp/cgsbench-bpf") if mounts.get(d) == "bpf"), "")
+        if not BPFFS:
+            os.makedirs("/tmp/cgsbench-bpf", exist_ok=True)
+            r = subprocess.run(["mount", "-t", "bpf", "cgsbench", "/tmp/cgsbench-bpf"],
+                               capture_output=True, text=True)
+            BPFFS = "/tmp/cgsbench-bpf" if r.returncode == 0 else ""
+            if not BPFFS:
+                log(f"no bpffs ({r.stderr.strip()}): the shared BPF collector is not measured")
+    return BPFFS
+
+
+class SharedCollector:
+    """the shared BPF collector (cgbench collect: one pass per period over
+    the tree, its map pinned on a bpffs) running in the readers' cgroup for
+    the body, started once per run of the bpfshared way at a point; .pin
+    (None when it did not start), .result (its JSON, rc and stderr)"""
+
+    def __init__(self, tree, ctrls, period_ms):
+        self.tree, self.ctrls, self.period_ms = tree, ctrls, period_ms
+        self.pin, self.proc, self.result = None, None, None
+
+    def __enter__(self):
+        pin = os.path.join(bpffs(), f"cgbench-shared-{os.getpid()}")
+        if os.path.exists(pin):
+            os.unlink(pin)       # a collector of an earlier run killed before it unpinned
+        self.proc = CG.popen(READERS, [CGBENCH, "collect", "--subtree", CG.path(self.tree.parent),
+                                       "--pin", pin, "--period-ms", str(self.period_ms),
+                                       "--controllers", self.ctrls],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # the pin appears after the first pass (loading and one pass of
+        # 10,000 cgroups took seconds under TCG)
+        deadline = time.time() + 60 + self.tree.m // 100
+        while time.time() < deadline and self.proc.poll() is None and not os.path.exists(pin):
+            time.sleep(0.1)
+        if os.path.exists(pin):
+            self.pin = pin
+        else:
+            self.__exit__()
+            log(f"the shared BPF collector did not start: {self.result}")
+        return self
+
+    def __exit__(self, *exc):
+        if self.result is not None:
+            return               # stopped already (__enter__: it did not start)
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            out, err = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+        lines = [l for l in out.splitlines() if l.startswith("{")]
+        self.result = {"collect": json.loads(lines[-1]) if lines else None,
+                       "rc": self.proc.returncode, "stderr": err[-2000:]}
 
 
 def loopdev():
@@ -1132,10 +1210,15 @@ def agent_check(tree, ways):
     """one cycle of each way against classic (cgbench agentcheck): the tree's
     first cgroup's cpu usage, anon, memory.current, io wbytes"""
     modes = ",".join(dict.fromkeys(mode for _, mode, _ in ways if mode != "idle"))
-    with StreamsOpen(AGENT_CTRLS, 1000):
+    shared = "bpfshared" in modes.split(",")
+    with StreamsOpen(AGENT_CTRLS, 1000), (SharedCollector(tree, "cpu,memory", 1000) if shared
+                                          else contextlib.nullcontext()) as sc:
+        if shared and not sc.pin:
+            modes = ",".join(m for m in modes.split(",") if m != "bpfshared")
+        pin = ["--pin", sc.pin] if shared and sc.pin else []
         r = subprocess.run(CG.cmd(READERS, [CGBENCH, "agentcheck", "--controllers",
                                             "cpu,memory,io", "--mode", modes, "--subtree",
-                                            CG.path(tree.parent), "--list", tree.lst]),
+                                            CG.path(tree.parent), "--list", tree.lst] + pin),
                            capture_output=True, text=True, timeout=300 + tree.m // 20)
     out = [l for l in r.stdout.splitlines() if l.startswith("{")]
     res = json.loads(out[-1]) if out else None
@@ -1152,6 +1235,24 @@ def agent_check(tree, ways):
 
 
 def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
+    """one run of a way at a point, recorded; bpfshared with its collector
+    around it (started for this run, so counted once, stopped after)"""
+    if mode != "bpfshared":
+        agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, [])
+        return
+    with SharedCollector(tree, ctrls, period_ms) as sc:
+        if not sc.pin:
+            return
+        res = agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd,
+                            ["--pin", sc.pin], record_it=False)
+    if res:
+        res["collector_run"] = sc.result
+        agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res)
+
+
+def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, record_it=True):
+    """cgbench telemetry of a way, its flushers traced (the flusher ways);
+    recorded unless record_it is false; its result (None: no result)"""
     flusher = mode in FLUSHER_WAYS
     interval = period_ms if flusher else 0
     if flusher:
@@ -1162,7 +1263,7 @@ def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
     res = CG.run_json(READERS, [CGBENCH, "telemetry", "--mode", mode, "--controllers", ctrls,
                                 "--readers", str(r), "--period-ms", str(period_ms),
                                 "--seconds", str(seconds), "--list", tree.lst,
-                                "--subtree", CG.path(tree.parent)],
+                                "--subtree", CG.path(tree.parent)] + extra,
                       timeout=seconds + 240 + tree.m // 20)
     # the runs that started in the readers' window (the trace began before
     # the readers opened their files, which at 10,000 cgroups takes cycles)
@@ -1171,12 +1272,21 @@ def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
     by_ctrl = flusher_trace_by_ctrl(window) if flusher else None
     set_interval(0, AGENT_CTRLS)
     if not res:
-        return
-    durs = sorted(d for v in by_ctrl.values() for d in v) if by_ctrl is not None else None
-    res["flusher_us"] = durs
+        return None
+    res["flusher_us"] = (sorted(d for v in by_ctrl.values() for d in v)
+                         if by_ctrl is not None else None)
     res["flusher_us_by_ctrl"] = by_ctrl
     if flusher:
         res["flusher_clock"] = FLUSHER_CLOCK
+    if record_it:
+        agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res)
+    return res
+
+
+def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res):
+    """an s10 record of one run, and its line in the log"""
+    interval = period_ms if mode in FLUSHER_WAYS else 0
+    durs, by_ctrl = res["flusher_us"], res["flusher_us_by_ctrl"]
     record("s10", {"way": label, "mode": mode, "controllers": ctrls, "readers": r,
                    "cgroups": tree.m, "round": rnd, "period_ms": period_ms,
                    "seconds": seconds, "interval_ms": interval}, res)
@@ -1193,12 +1303,18 @@ def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
         return
     fl = (f", flusher {sum(durs) / 1e3:.1f} ms ({len(durs)} runs: " + ", ".join(
         f"{c} {sum(v) / 1e3:.1f}" for c, v in sorted(by_ctrl.items())) + ")") if durs else ""
+    # the BPF items: the shared collector's, or the reader's own program's
+    items = ((res.get("collector_run") or {}).get("collect") or {}) if mode == "bpfshared" else pr[0]
+    col = res.get("collector")
+    if mode == "bpfshared":
+        fl = (f", collector {col['cpu_ns'] / max(1, col['passes']) / 1e6:.2f} ms CPU/pass "
+              f"({col['passes']} passes)" if col else ", the collector's CPU not read")
     log(f"s10 R={r} M={tree.m} {label}: {cyc / r:.1f} cycles/reader, readers "
         f"{cpu / cyc / 1e6:.2f} ms CPU/cycle, kworkers {res['kworker_ns'] / 1e6:.1f} ms{fl}, "
         f"{vals / cyc / tree.m:.0f} values/cgroup/cycle"
         + (f", {errs} errors" if errs else "")
         + (f", passes failed: {sorted(os.strerror(e) for e in fails)}" if fails else "")
-        + (f", BPF: {pr[0]['bpf_items']} items, {pr[0]['bpf_missing']} keys missing"
+        + (f", BPF: {items.get('bpf_items')} items, {items.get('bpf_missing')} keys missing"
            if mode in BPF_WAYS else ""))
 
 
