@@ -34,6 +34,10 @@
  *                     CGROUP_DIR...|--list FILE   (memory and I/O in each)
  *   cgbench hop       --list FILE        (forever: one process per CPU
  *                     moves itself through its share of the cgroups)
+ *   cgbench change    --list FILE --period-us P --work-us W --mem-kb K
+ *                     [--io-dev DEV --io-kb 4]   (until SIGTERM: the listed
+ *                     cgroups, and no others, change every period; SIGUSR1
+ *                     prints the visits made so far)
  *   cgbench latency   --seconds S CGROUP_DIR...|--list FILE   (poll loop)
  *   cgbench work      --procs P --seconds S        (CPU-bound loop counter)
  *   cgbench churn     --work-us W --period-us P --mem-kb K     (forever)
@@ -2044,10 +2048,13 @@ static int run_churn(const struct opts *o)
 		}
 		next += o->period_us * 1000;
 		uint64_t now = mono_ns();
-		if (next > now)
-			sleep_ns(next - now);
-		else
+		if (next > now) {
+			/* SIGTERM ends the sleep: a holder that naps for long stops at once */
+			while (sleep_until(next) == EINTR && !quit)
+				;
+		} else {
 			next = now;
+		}
 	}
 	return 0;
 }
@@ -2188,6 +2195,183 @@ static int run_hop(const struct opts *o)
 		printf(", \"flush_seq_delta\": %" PRIu64 ", \"flush_missed_delta\": %" PRIu64,
 		       seq1 - seq0, fm1 - fm0);
 	printf("}\n");
+	return 0;
+}
+
+/* ---- change: exactly the listed cgroups change, every period ------------- */
+/*
+ * cgbench change --list FILE --period-us P --work-us W --mem-kb K
+ *                [--io-dev DEV --io-kb 4]   (until SIGTERM)
+ * The agent scenario's change share: the listed cgroups (the share of the
+ * tree that is to change) change every period, in cpu, memory and io, and
+ * nothing else of the tree does.  One process per CPU (fewer with fewer
+ * cgroups), pinned, takes every ncpu-th listed cgroup, as hop does; each
+ * period, on a fixed grid shared by all of them, it visits each of its
+ * cgroups: joins it (cgroup.procs), spins W µs there (cpu.stat's usage),
+ * touches and frees K KiB of anon memory there (memory.stat's fault and
+ * charge counters; the charge is gone again at munmap), and with --io-dev
+ * writes --io-kb with O_DIRECT (io.stat), then goes back to the cgroup it
+ * was started in and sleeps to the next period.  Kernel memory it holds
+ * (its task, stack, page tables of the long-lived mappings) stays charged
+ * where it was started.  SIGUSR1: one JSON line of the counts so far on
+ * stdout (the driver takes one before and after each measurement: the
+ * visits per period are the share achieved); SIGTERM: a last line, then
+ * exit.  missed: deadlines a process slept through (its visits of the
+ * period before did not fit the period), periods in which its cgroups
+ * were not visited.
+ */
+static volatile sig_atomic_t dump_counts;
+static void on_dump(int s) { (void)s; dump_counts = 1; }
+
+static void change_visitor(const struct opts *o, int c, int nproc, const char *home)
+{
+	struct reader_res *r = &shm->r[c];
+	uint64_t period = o->period_us * 1000;
+	size_t len = (size_t)o->mem_kb * 1024;
+	int n = 0, *fds = calloc(o->ncg / nproc + 1, sizeof(int)), back;
+	char path[4096];
+	struct dio d;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(c % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	signal(SIGTERM, on_term);
+	for (int i = c; i < o->ncg; i += nproc) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", o->cg[i]);
+		if ((fds[n++] = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+			die("%s: %s", path, strerror(errno));
+	}
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", home) >= (int)sizeof(path) ||
+	    (back = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		die("%s: %s", path, strerror(errno));
+	if (o->io_dev)
+		dio_open(&d, o->io_dev, o->io_kb);
+	__sync_fetch_and_add(&shm->ready, 1);
+	while (!shm->start)
+		usleep(500);
+	for (uint64_t next = shm->t_start; !quit;) {
+		while (!quit && sleep_until(next) == EINTR)
+			;
+		if (quit)
+			break;
+		for (int i = 0; i < n && !quit; i++) {
+			if (write(fds[i], "0", 1) != 1)
+				die("joining %s: %s", o->cg[c + i * nproc], strerror(errno));
+			spin_ns(o->work_us * 1000);
+			/*
+			 * Reading the thread's CPU clock runs the scheduler's
+			 * update_curr(): the spin is charged to this cgroup now,
+			 * not to the one the next tick finds the process in
+			 * (joining a cgroup updates it only where the cpu
+			 * controller is enabled)
+			 */
+			tcpu_ns();
+			if (len) {
+				char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (m == MAP_FAILED)
+					die("mmap %zu: %s", len, strerror(errno));
+				for (size_t j = 0; j < len; j += 4096)
+					m[j] = (char)j;
+				munmap(m, len);
+			}
+			if (o->io_dev)
+				dio_write(&d);
+			__atomic_store_n(&r->samples, r->samples + 1, __ATOMIC_RELAXED);
+		}
+		if (write(back, "0", 1) != 1)
+			die("back to %s: %s", home, strerror(errno));
+		uint64_t lat = mono_ns() - next;
+		if (lat > r->late_ns_max)
+			r->late_ns_max = lat;
+		uint64_t missed = r->missed;
+		next = grid_next(next, period, &missed);
+		__atomic_store_n(&r->missed, missed, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->cycles, r->cycles + 1, __ATOMIC_RELAXED);
+	}
+	_exit(0);
+}
+
+static void change_counts(const struct opts *o, int nproc)
+{
+	uint64_t visits = 0, periods = 0, missed = 0, late = 0;
+	for (int c = 0; c < nproc; c++) {
+		visits += __atomic_load_n(&shm->r[c].samples, __ATOMIC_RELAXED);
+		periods += __atomic_load_n(&shm->r[c].cycles, __ATOMIC_RELAXED);
+		missed += __atomic_load_n(&shm->r[c].missed, __ATOMIC_RELAXED);
+		if (shm->r[c].late_ns_max > late)
+			late = shm->r[c].late_ns_max;
+	}
+	printf("{\"mono_ns\": %" PRIu64 ", \"start_ns\": %" PRIu64 ", \"cgroups\": %d, \"procs\": %d"
+	       ", \"period_us\": %" PRIu64 ", \"work_us\": %" PRIu64 ", \"mem_kb\": %d, \"io_kb\": %d"
+	       ", \"visits\": %" PRIu64 ", \"periods\": %" PRIu64 ", \"missed\": %" PRIu64
+	       ", \"late_ns_max\": %" PRIu64 "}\n", mono_ns(), (uint64_t)shm->t_start, o->ncg,
+	       nproc, o->period_us, o->work_us, o->mem_kb, o->io_dev ? o->io_kb : 0, visits,
+	       periods, missed, late);
+	fflush(stdout);
+}
+
+static int run_change(const struct opts *o)
+{
+	int nproc = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	char home[4096], line[4096];
+	if (!o->ncg || !o->period_us)
+		die("change needs the cgroups and --period-us");
+	if (nproc > MAX_READERS)
+		nproc = MAX_READERS;
+	if (nproc > o->ncg)
+		nproc = o->ncg;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	bool found = false;
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "0::", 3);	/* the cgroup2 line (hybrid: the last) */
+	if (!found)
+		die("/proc/self/cgroup: no cgroup2 line");
+	fclose(f);
+	line[strcspn(line, "\n")] = 0;
+	snprintf(home, sizeof(home), "%s%s", o->root, line + 3);
+	raise_nofile();
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);	/* no signal lost between checks */
+	struct sigaction su = { .sa_handler = on_dump }, st = { .sa_handler = on_term };
+	sigaction(SIGUSR1, &su, NULL);
+	sigaction(SIGTERM, &st, NULL);
+	pid_t pids[MAX_READERS];
+	for (int c = 0; c < nproc; c++) {
+		pids[c] = fork();
+		if (pids[c] < 0)
+			die("fork: %s", strerror(errno));
+		if (!pids[c]) {
+			signal(SIGUSR1, SIG_IGN);
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			change_visitor(o, c, nproc, home);
+		}
+	}
+	while (shm->ready < nproc) {
+		int status;
+		if (waitpid(-1, &status, WNOHANG) > 0)
+			die("a visitor ended before it was ready");
+		usleep(1000);
+	}
+	/* the first period a little ahead: every visitor is asleep on the grid */
+	shm->t_start = mono_ns() + 10000000;
+	__sync_synchronize();
+	shm->start = 1;
+	while (!quit) {
+		sigsuspend(&old);
+		if (dump_counts) {
+			dump_counts = 0;
+			change_counts(o, nproc);
+		}
+	}
+	for (int c = 0; c < nproc; c++)
+		kill(pids[c], SIGTERM);
+	for (int c = 0; c < nproc; c++)
+		waitpid(pids[c], NULL, 0);
+	change_counts(o, nproc);
 	return 0;
 }
 
@@ -2648,7 +2832,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		die("usage: cgbench read|telemetry|agentcheck|collect|sharedcheck|memloop|latency|hop|"
-		    "work|churn|hog|loopdev|fill|kworkers [options]");
+		    "change|work|churn|hog|loopdev|fill|kworkers [options]");
 	const char *cmd = argv[1];
 	struct opts o = { .mode = "classic", .readers = 1, .procs = 1, .seconds = 1,
 			  .period_ms = 100, .work_us = 500, .period_us = 10000,
@@ -2767,6 +2951,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "churn"))
 		return run_churn(&o);
+	if (!strcmp(cmd, "change")) {
+		load_cgroups(&o, argc, argv, optind);
+		return run_change(&o);
+	}
 	if (!strcmp(cmd, "loopdev"))
 		return run_loopdev(&o);
 	if (!strcmp(cmd, "fill")) {
