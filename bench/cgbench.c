@@ -15,7 +15,7 @@
  *
  *   cgbench read      --mode classic|stream --readers N --seconds S
  *                     [--max-samples X] CGROUP_DIR...|--list FILE
- *   cgbench telemetry --mode classic|stream|stream1|subtree|bpf|bpfmap|bpfshared
+ *   cgbench telemetry --mode classic|stream|stream1|subtree|changes|bpf|bpfmap|bpfshared
  *                     --readers R --period-ms T --seconds S
  *                     [--controllers cpu[,memory][,io]]
  *                     [--subtree DIR] [--pin PATH] CGROUP_DIR...|--list FILE
@@ -53,7 +53,15 @@
  * in either: the kernel's flusher did it); "subtree" polls DIR's
  * cpu.stat.stream.subtree and takes the whole subtree in one read of
  * binary records (then a read that returns 0 ends the snapshot), decoded
- * by libcgstream's cgstream_records_next(); "bpf" and "bpfmap" run, on the classic grid, a BPF
+ * by libcgstream's cgstream_decoder_next() (format 2); "changes" polls the
+ * same files but, after one full snapshot of each at its open, reads
+ * change snapshots (pread at CGROUP_STAT_STREAM_CHANGES, on one open file
+ * description per controller: the cgroups changed or created since that
+ * file's last complete snapshot, and REMOVED records), keeping every
+ * cgroup's state in a table by id: the values it consumes are those of
+ * the changed cgroups, per_reader.held the cgroups it holds (a full
+ * snapshot again when the kernel says it dropped removals:
+ * per_reader.full_snapshots); "bpf" and "bpfmap" run, on the classic grid, a BPF
  * cgroup iterator over DIR that flushes once and hands back one binary
  * record per cgroup, through the iterator's read(2) ("bpf") or a hash map
  * drained with one batch lookup ("bpfmap": what below does, see
@@ -66,12 +74,12 @@
  * nothing: its kworker_ns is the background the others are measured on.
  *
  * --controllers cpu,memory,io: what an agent reads, per cgroup and cycle
- * (classic, stream, subtree, bpfmap, bpfshared only).  classic: cpu.stat,
+ * (classic, stream, subtree, changes, bpfmap, bpfshared only).  classic: cpu.stat,
  * memory.stat, memory.current, memory.events, io.stat; stream: cpu.stat.stream (the
  * polled ones), memory.stat.stream, io.stat.stream, memory.current,
  * memory.events (the text stream carries memory.stat's keys only);
  * subtree: one snapshot of each controller's *.stat.stream.subtree per
- * wake of the cpu one; bpfmap: bpf/agent.bpf.c (cpu and every memory.stat
+ * wake of the cpu one; changes: the same with change snapshots; bpfmap: bpf/agent.bpf.c (cpu and every memory.stat
  * item, usage and events through the memcg kfuncs), io.stat per cgroup
  * from userspace when io is wanted; bpfshared: the same records, the
  * collector's (started with the same --controllers, without io), io.stat
@@ -381,6 +389,9 @@ struct reader_res {
 	uint64_t values;	/* numbers consumed (the agent ways count them) */
 	int bpf_items, bpf_missing;	/* agent BPF: memory.stat items it reads, keys it cannot */
 	uint64_t retries;	/* bpfshared: reads taken again (a pass began during them) */
+	uint64_t held;		/* changes: the cgroups its table held at the window's end */
+	uint64_t fulls;		/* changes: full snapshots read in the window (after LOST) */
+	uint64_t probe_changed;	/* changes (agentcheck): change snapshots with the probe */
 	int open_errno;
 	int fail_errno;	/* the last error a pass failed with */
 };
@@ -402,7 +413,7 @@ static uint64_t rusage_us(int user)
 
 /* ---- options ---------------------------------------------------------- */
 enum way { WAY_CLASSIC, WAY_STREAM, WAY_STREAM1, WAY_SUBTREE, WAY_BPF, WAY_BPFMAP, WAY_BPFSHARED,
-	   WAY_IDLE };
+	   WAY_CHANGES, WAY_IDLE };
 /* --controllers: what each cycle takes of every cgroup */
 enum { CTRL_CPU = 1, CTRL_MEM = 2, CTRL_IO = 4 };
 
@@ -548,94 +559,307 @@ struct agent_vals {
 struct pass_buf { char *p; size_t cap; };
 
 /*
- * One snapshot of a *.stat.stream.subtree file (cpu, memory or io), read as
- * the kernel defines it: pread()s on from offset 0 until one returns 0, the
- * records decoded by libcgstream's cgstream_records_next() (the decoder the
- * library's tree runs) and every value consumed.  Returns the cgroups'
- * records, or -errno; *@seq: the first one's flush; the values counted in
- * *@nvals; @probe_id's values go to @pv.
+ * The subtree files, format 2, read with libcgstream's exported decoder
+ * (cgstream_decoder_next(), the one the library's tree runs).  One struct
+ * snap per controller's *.stat.stream.subtree file: its own open file
+ * description (a change snapshot is relative to that file's previous
+ * complete snapshot), its decoder, and for the changes way the state of
+ * every cgroup it lists (a table by cgroup id).
  */
-static int64_t subtree_pass(int fd, struct pass_buf *b, uint64_t *seq, uint64_t *nvals,
-			    uint64_t probe_id, struct agent_vals *pv)
+struct cg_state {
+	uint64_t id;		/* 0: a free slot; CG_GONE: a removed one's */
+	uint64_t gen;		/* the full snapshot that last listed it */
+	uint32_t nvals, ndev, dvals, cap;
+	uint64_t *v;		/* nvals values, then per device major, minor, dvals values */
+};
+#define CG_GONE UINT64_MAX
+
+struct cg_table {
+	struct cg_state *s;
+	size_t cap, used, live;	/* slots; slots not free; cgroups held */
+	uint64_t gen;
+};
+
+struct snap {
+	int fd;
+	struct cgstream_decoder *dec;
+	struct cg_table *tab;	/* changes: every listed cgroup's state; subtree: NULL */
+	bool full_next;		/* changes: read a full snapshot (the first; after LOST) */
+	uint64_t fulls;		/* changes: full snapshots read */
+	uint64_t probe_changed;	/* change snapshots that carried the probe's record */
+	/* the SCHEMA's positions of the values the checks compare (-1: none) */
+	int usage_i, anon_i, cur_i, wbytes_i;
+};
+
+static struct cg_state *tab_slot(struct cg_table *t, uint64_t id, bool add)
 {
+	if (add && (t->used + 1) * 2 > t->cap) {
+		struct cg_table n = { .cap = t->cap ? t->cap * 2 : 1024, .gen = t->gen };
+		while (t->live * 4 > n.cap)
+			n.cap *= 2;
+		n.s = calloc(n.cap, sizeof(*n.s));
+		if (!n.s)
+			die("the changes way's table: %s", strerror(ENOMEM));
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->s[i].id || t->s[i].id == CG_GONE)
+				continue;
+			*tab_slot(&n, t->s[i].id, true) = t->s[i];
+			n.used++;
+			n.live++;
+		}
+		free(t->s);
+		*t = n;
+	}
+	struct cg_state *gone = NULL;
+	for (size_t i = (size_t)(id * 0x9e3779b97f4a7c15ull) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		struct cg_state *s = &t->s[i];
+		if (s->id == id)
+			return s;
+		if (s->id == CG_GONE && !gone)
+			gone = s;
+		if (!s->id)
+			return add ? (gone ? gone : s) : NULL;
+	}
+}
+
+static void tab_drop(struct cg_table *t, struct cg_state *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+	s->id = CG_GONE;
+	t->live--;
+}
+
+/* a CGROUP record's values and devices into its cgroup's state */
+static void tab_put(struct cg_table *t, const struct cgstream_rec *rec)
+{
+	struct cg_state *s = tab_slot(t, rec->id, true);
+	if (s->id != rec->id) {
+		t->used += !s->id;
+		t->live++;
+		memset(s, 0, sizeof(*s));
+		s->id = rec->id;
+	}
+	uint32_t need = rec->nr_values + rec->nr_devices * (2 + rec->device_values);
+	if (need > s->cap) {
+		s->v = realloc(s->v, need * sizeof(uint64_t));
+		if (!s->v)
+			die("the changes way's table: %s", strerror(ENOMEM));
+		s->cap = need;
+	}
+	s->gen = t->gen;
+	s->nvals = rec->nr_values;
+	s->ndev = rec->nr_devices;
+	s->dvals = rec->device_values;
+	for (uint32_t i = 0; i < rec->nr_values; i++)
+		cgstream_rec_value(rec, i, &s->v[i]);
+	uint64_t *d = s->v + rec->nr_values;
+	for (uint32_t i = 0; i < rec->nr_devices; i++, d += 2 + rec->device_values) {
+		uint32_t maj, min;
+		cgstream_rec_device(rec, i, &maj, &min, d + 2, rec->device_values);
+		d[0] = maj;
+		d[1] = min;
+	}
+}
+
+/* after a full snapshot: the cgroups it did not list are gone */
+static void tab_sweep(struct cg_table *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->s[i].id && t->s[i].id != CG_GONE && t->s[i].gen != t->gen)
+			tab_drop(t, &t->s[i]);
+}
+
+/* value @i of every device of @s, summed (-1: none) */
+static uint64_t state_dev_sum(const struct cg_state *s, int i)
+{
+	uint64_t sum = 0;
+	const uint64_t *d = s->v + s->nvals;
+	for (uint32_t k = 0; i >= 0 && (uint32_t)i < s->dvals && k < s->ndev; k++, d += 2 + s->dvals)
+		sum += d[2 + i];
+	return sum;
+}
+
+/* the changes way: the probe's values from the state it holds */
+static void snap_probe(const struct snap *sn, unsigned int ctrl, const struct cg_state *s,
+		       struct agent_vals *pv)
+{
+	if (ctrl == CGSTREAM_CTRL_CPU && sn->usage_i >= 0 && (uint32_t)sn->usage_i < s->nvals) {
+		pv->usage_usec = s->v[sn->usage_i];
+		pv->seen |= CTRL_CPU;
+	} else if (ctrl == CGSTREAM_CTRL_MEMORY) {
+		if (sn->anon_i >= 0 && (uint32_t)sn->anon_i < s->nvals)
+			pv->anon = s->v[sn->anon_i];
+		if (sn->cur_i >= 0 && (uint32_t)sn->cur_i < s->nvals)
+			pv->current = s->v[sn->cur_i];
+		pv->seen |= CTRL_MEM;
+	} else if (ctrl == CGSTREAM_CTRL_IO) {
+		pv->wbytes = state_dev_sum(s, sn->wbytes_i);
+		pv->seen |= CTRL_IO;
+	}
+}
+
+/* a CGROUP or REMOVED record's values and devices, consumed: how many */
+static uint64_t rec_take(const struct cgstream_rec *rec)
+{
+	uint64_t v, sum = 0, dv[64], n = rec->nr_values;
+	for (uint32_t i = 0; i < rec->nr_values; i++)
+		if (!cgstream_rec_value(rec, i, &v))
+			sum += v;
+	uint32_t nd = rec->device_values < 64 ? rec->device_values : 64;
+	for (uint32_t i = 0; i < rec->nr_devices; i++) {
+		uint32_t maj, min;
+		if (cgstream_rec_device(rec, i, &maj, &min, dv, nd))
+			continue;
+		for (uint32_t k = 0; k < nd; k++)
+			sum += dv[k];
+		n += nd;
+	}
+	sink += sum;
+	return n;
+}
+
+/* the subtree way: the probe's values from its record, found by name */
+static void rec_probe(const struct cgstream_rec *rec, unsigned int ctrl, struct agent_vals *pv)
+{
+	struct cgstream_io_device d;
+	if (ctrl == CGSTREAM_CTRL_CPU && !cgstream_rec_get(rec, "usage_usec", &pv->usage_usec)) {
+		pv->seen |= CTRL_CPU;
+	} else if (ctrl == CGSTREAM_CTRL_MEMORY) {
+		cgstream_rec_get(rec, "anon", &pv->anon);
+		cgstream_rec_get(rec, "current", &pv->current);
+		pv->seen |= CTRL_MEM;
+	} else if (ctrl == CGSTREAM_CTRL_IO) {
+		pv->wbytes = 0;
+		for (uint32_t i = 0; !cgstream_rec_io_device(rec, i, &d); i++)
+			pv->wbytes += d.wbytes;
+		pv->seen |= CTRL_IO;
+	}
+}
+
+/* a SCHEMA record: where the checked values are */
+static void snap_schema(struct snap *sn, const struct cgstream_rec *rec)
+{
+	sn->usage_i = sn->anon_i = sn->cur_i = sn->wbytes_i = -1;
+	for (uint32_t i = 0; i < rec->schema_values; i++) {
+		const char *nm = rec->names[i];
+		if (!strcmp(nm, "usage_usec"))
+			sn->usage_i = (int)i;
+		else if (!strcmp(nm, "anon"))
+			sn->anon_i = (int)i;
+		else if (!strcmp(nm, "current"))
+			sn->cur_i = (int)i;
+	}
+	for (uint32_t i = 0; i < rec->device_values; i++)
+		if (!strcmp(rec->device_names[i], "wbytes"))
+			sn->wbytes_i = (int)i;
+}
+
+/*
+ * One snapshot of @sn's file, as the kernel defines it: pread()s on from
+ * offset 0 (a full snapshot) or CGROUP_STAT_STREAM_CHANGES (@changes: the
+ * cgroups changed or created since this file's previous complete
+ * snapshot) until one returns 0, each record decoded and its values
+ * consumed (counted in *@nvals).  With a table (the changes way) each
+ * CGROUP record becomes its cgroup's state, each REMOVED record (final
+ * values, consumed too) drops it, and a full snapshot drops what it does
+ * not list; the cgroups a change snapshot leaves out are unchanged (the
+ * kernel sends nothing for them; a record type this library does not
+ * know, as an UNCHANGED record of a later kernel would be, is skipped)
+ * and stay as they are.  Returns the CGROUP records, or -errno; *@seq:
+ * the snapshot's publication; *@lost: the kernel dropped removals since
+ * the base (resynchronise); @probe_id's values to @pv.
+ */
+static int64_t snap_pass(struct snap *sn, struct pass_buf *b, bool changes, uint64_t *seq,
+			 bool *lost, uint64_t *nvals, uint64_t probe_id, struct agent_vals *pv)
+{
+	off_t base = changes ? (off_t)CGROUP_STAT_STREAM_CHANGES : 0, pos = 0;
 	int64_t recs = 0;
-	off_t pos = 0;
-	int anon_i = -1, cur_i = -1;	/* named by the memory snapshot's KEYS record */
 	uint64_t nv = 0;
+	unsigned int ctrl = 0;
+	bool probe_seen = false;
+	*lost = false;
+	if (sn->tab && !changes)
+		sn->tab->gen++;
 	for (;;) {
-		struct cgstream_record rec;
+		struct cgstream_rec rec;
 		size_t off = 0;
 		int r;
-		ssize_t n = pread(fd, b->p, b->cap, pos);
+		ssize_t n = pread(sn->fd, b->p, b->cap, base + pos);
 		if (n < 0)
 			return -errno;
 		if (n == 0)
 			break;
-		while ((r = cgstream_records_next(b->p, (size_t)n, &off, &rec, sizeof(rec))) > 0) {
-			bool probe = probe_id && rec.cgroup_id == probe_id;
-			uint64_t v, sum = 0;
-			struct cgstream_io_device d;
+		while ((r = cgstream_decoder_next(sn->dec, b->p, (size_t)n, &off, &rec,
+						  sizeof(rec))) > 0) {
 			if (!rec.decoded)
 				continue;
-			switch (rec.type) {
-			case CGSTREAM_RECORD_KEYS: {
-				const char *nm = rec.items;
-				for (uint32_t i = 0; i < rec.count; nm += strlen(nm) + 1, i++) {
-					if (!strcmp(nm, "anon"))
-						anon_i = (int)i;
-					else if (!strcmp(nm, "current"))
-						cur_i = (int)i;
-				}
-				continue;
-			}
-			case CGSTREAM_RECORD_CPU:
-				sum = rec.sample.usage_usec + rec.sample.user_usec + rec.sample.system_usec;
-				nv += 3;
-				if (probe) {
-					pv->usage_usec = rec.sample.usage_usec;
-					pv->seen |= CTRL_CPU;
-				}
-				break;
-			case CGSTREAM_RECORD_MEMORY:
-				for (uint32_t i = 0; i < rec.count; i++) {
-					cgstream_record_value(&rec, i, &v);
-					sum += v;
-					if (probe && (int)i == anon_i)
-						pv->anon = v;
-					if (probe && (int)i == cur_i)
-						pv->current = v;
-				}
-				nv += rec.count;
-				if (probe)
-					pv->seen |= CTRL_MEM;
-				break;
-			case CGSTREAM_RECORD_IO:
-				v = 0;
-				for (uint32_t i = 0; i < rec.count; i++) {
-					cgstream_record_device(&rec, i, &d);
-					sum += d.rbytes + d.wbytes + d.rios + d.wios + d.dbytes + d.dios;
-					v += d.wbytes;
-				}
-				nv += 6 * (uint64_t)rec.count;
-				if (probe) {
-					pv->wbytes = v;
-					pv->seen |= CTRL_IO;
-				}
-				break;
-			default:
-				continue;
-			}
-			sink += sum;
-			if (!recs)
+			ctrl = rec.controller;
+			if (rec.type == CGSTREAM_REC_SNAPSHOT) {
 				*seq = rec.seq;
+				*lost |= !!(rec.snapshot_flags & CGSTREAM_SNAPSHOT_F_LOST);
+				continue;
+			}
+			if (rec.type == CGSTREAM_REC_SCHEMA) {
+				snap_schema(sn, &rec);
+				continue;
+			}
+			if (rec.type != CGSTREAM_REC_CGROUP && rec.type != CGSTREAM_REC_REMOVED)
+				continue;
+			nv += rec_take(&rec);
+			if (rec.type == CGSTREAM_REC_REMOVED) {
+				struct cg_state *s = sn->tab ? tab_slot(sn->tab, rec.id, false) : NULL;
+				if (s)
+					tab_drop(sn->tab, s);
+				continue;
+			}
 			recs++;
+			if (sn->tab) {
+				tab_put(sn->tab, &rec);
+			} else if (probe_id && rec.id == probe_id) {
+				rec_probe(&rec, ctrl, pv);
+			}
+			probe_seen |= probe_id && rec.id == probe_id;
 		}
 		if (r < 0)
-			return -EPROTO;
+			return r == -EPROTONOSUPPORT ? r : -EPROTO;
 		pos += n;
+	}
+	if (sn->tab) {
+		if (!changes)
+			tab_sweep(sn->tab);
+		else
+			sn->probe_changed += probe_seen;
+		struct cg_state *s = probe_id ? tab_slot(sn->tab, probe_id, false) : NULL;
+		if (s)
+			snap_probe(sn, ctrl, s, pv);
 	}
 	*nvals += nv;
 	return recs;
+}
+
+/* @dir's @file, with a decoder; a table for the changes way (-errno) */
+static int snap_open(struct snap *sn, const char *dir, const char *file, bool changes)
+{
+	char path[4096];
+	memset(sn, 0, sizeof(*sn));
+	sn->usage_i = sn->anon_i = sn->cur_i = sn->wbytes_i = -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	sn->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sn->fd < 0) {
+		int err = errno;
+		fprintf(stderr, "cgbench: %s: %s%s\n", path, strerror(err),
+			err == ENOENT ? " (this kernel has no subtree stream files: the subtree "
+			"and changes ways need the cgstream series)" : "");
+		return -err;
+	}
+	int err = cgstream_decoder_new(&sn->dec);
+	if (err)
+		return err;
+	if (changes && !(sn->tab = calloc(1, sizeof(*sn->tab))))
+		return -ENOMEM;
+	sn->full_next = true;
+	return 0;
 }
 
 /*
@@ -1341,7 +1565,7 @@ struct tele {
 	/* the agent's other files per cgroup (--controllers): memory.stat(.stream),
 	 * memory.current, memory.events, io.stat(.stream) */
 	int *mfds, *cfds, *efds, *iofds;
-	int sfd, msfd, iosfd;	/* subtree: cpu, memory, io */
+	struct snap sub[3];	/* subtree, changes: cpu, memory, io (the CTRL_* bits' order) */
 	struct bpfway bpf;	/* bpf, bpfmap */
 	struct shared_view shared;	/* bpfshared */
 	struct pass_buf buf;
@@ -1475,22 +1699,52 @@ static bool shared_cycle(struct tele *t)
 	return t->o->ctrl & CTRL_IO ? io_texts(t) : true;
 }
 
-/* the subtree way: one read of each controller's subtree file */
+/*
+ * The changes way's read of one controller: a change snapshot (a full one
+ * while the state is not built yet); when the kernel says it dropped
+ * removals this file had not read, a full snapshot at once.
+ */
+static int64_t changes_pass(struct tele *t, struct snap *sn, uint64_t *seq)
+{
+	bool lost, full = sn->full_next;
+	int64_t k = snap_pass(sn, &t->buf, !full, seq, &lost, &t->values, t->probe_id, &t->pv);
+	if (k < 0)
+		return k;
+	sn->full_next = false;
+	sn->fulls += full;
+	if (lost && !full) {
+		sn->fulls++;
+		k = snap_pass(sn, &t->buf, false, seq, &lost, &t->values, t->probe_id, &t->pv);
+	}
+	return k;
+}
+
+/*
+ * The subtree and changes ways: one snapshot of each controller's subtree
+ * file; samples: the cpu snapshot's records (subtree: every cgroup;
+ * changes: the changed ones)
+ */
 static void subtree_cycle(struct tele *t)
 {
 	const struct opts *o = t->o;
-	uint64_t seq = 0, mseq = 0;
-	int64_t k = subtree_pass(t->sfd, &t->buf, &seq, &t->values, t->probe_id, &t->pv);
-	if (k >= 0 && (o->ctrl & CTRL_MEM))
-		k = subtree_pass(t->msfd, &t->buf, &mseq, &t->values, t->probe_id, &t->pv);
-	if (k >= 0 && (o->ctrl & CTRL_IO))
-		k = subtree_pass(t->iosfd, &t->buf, &mseq, &t->values, t->probe_id, &t->pv);
+	bool changes = o->way == WAY_CHANGES, lost;
+	uint64_t seq = 0, other = 0, cpu = 0;
+	int64_t k = 0;
+	for (unsigned int c = 0; c < 3 && k >= 0; c++) {
+		if (!(o->ctrl & (1u << c)))
+			continue;
+		uint64_t *s = c ? &other : &seq;
+		k = changes ? changes_pass(t, &t->sub[c], s) :
+			snap_pass(&t->sub[c], &t->buf, false, s, &lost, &t->values, t->probe_id, &t->pv);
+		if (!c)
+			cpu = (uint64_t)k;
+	}
 	if (k < 0) {
 		t->errors++;
 		t->fail_errno = (int)-k;
 		return;
 	}
-	t->samples += k;
+	t->samples += cpu;
 	t->cycles++;
 	if (seq == t->last_seq)
 		t->dups++;
@@ -1518,7 +1772,7 @@ static void stream_one(struct tele *t, int i)
 static void stream_wake(struct tele *t, struct epoll_event *evs, int n)
 {
 	const struct opts *o = t->o;
-	if (o->way == WAY_SUBTREE) {
+	if (o->way == WAY_SUBTREE || o->way == WAY_CHANGES) {
 		subtree_cycle(t);
 		return;
 	}
@@ -1526,17 +1780,6 @@ static void stream_wake(struct tele *t, struct epoll_event *evs, int n)
 		n = o->ncg;	/* the paced fd woke: read all */
 	for (int j = 0; j < n && !shm->stop; j++)
 		stream_one(t, o->way == WAY_STREAM1 ? j : (int)evs[j].data.u32);
-}
-
-static int open_subtree(const char *dir, const char *file, int *fd)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd >= 0)
-		return 0;
-	fprintf(stderr, "cgbench: %s: %s\n", path, strerror(errno));
-	return errno;
 }
 
 /* bpfshared: the collector's map, what it holds checked against --controllers */
@@ -1569,7 +1812,8 @@ static int tele_open(struct tele *t, int ep)
 	bool stream = o->way == WAY_STREAM;
 	int err = 0;
 	t->buf.cap = 4096;
-	if (o->way == WAY_SUBTREE || o->way == WAY_BPF || o->way == WAY_BPFMAP) {
+	if (o->way == WAY_SUBTREE || o->way == WAY_CHANGES || o->way == WAY_BPF ||
+	    o->way == WAY_BPFMAP) {
 		if (!o->subtree)
 			die("--mode %s needs --subtree DIR", o->mode);
 		/*
@@ -1593,7 +1837,7 @@ static int tele_open(struct tele *t, int ep)
 		    !(t->efds = open_named(o, "memory.events", &err)))
 			return err;
 	}
-	if ((o->ctrl & CTRL_IO) && o->way != WAY_SUBTREE &&
+	if ((o->ctrl & CTRL_IO) && o->way != WAY_SUBTREE && o->way != WAY_CHANGES &&
 	    !(t->iofds = open_named(o, stream ? "io.stat.stream" : "io.stat", &err)))
 		return err;
 	switch (o->way) {
@@ -1604,20 +1848,38 @@ static int tele_open(struct tele *t, int ep)
 		if (!t->fds)
 			return err;
 		break;
-	case WAY_SUBTREE: {
-		if ((err = open_subtree(o->subtree, "cpu.stat.stream.subtree", &t->sfd)) ||
-		    ((o->ctrl & CTRL_MEM) &&
-		     (err = open_subtree(o->subtree, "memory.stat.stream.subtree", &t->msfd))) ||
-		    ((o->ctrl & CTRL_IO) &&
-		     (err = open_subtree(o->subtree, "io.stat.stream.subtree", &t->iosfd))))
-			return err;
+	case WAY_SUBTREE:
+	case WAY_CHANGES: {
+		static const char *const files[] = { "cpu.stat.stream.subtree",
+			"memory.stat.stream.subtree", "io.stat.stream.subtree" };
+		bool changes = o->way == WAY_CHANGES, lost;
+		for (unsigned int c = 0; c < 3; c++)
+			if ((o->ctrl & (1u << c)) &&
+			    (err = -snap_open(&t->sub[c], o->subtree, files[c], changes)))
+				return err;
 		struct epoll_event e = { .events = EPOLLIN };
-		if (epoll_ctl(ep, EPOLL_CTL_ADD, t->sfd, &e))
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, t->sub[0].fd, &e))
 			die("epoll_ctl: %s", strerror(errno));
-		uint64_t seq = 0, nv = 0;	/* mark what is there now as seen */
-		struct agent_vals pv;
-		if (subtree_pass(t->sfd, &t->buf, &seq, &nv, 0, &pv) >= 0)
-			t->last_seq = seq;
+		/*
+		 * Mark what is there now as seen; the changes way's state is
+		 * built here, from a full snapshot of each controller, as an
+		 * agent does once at its start (not counted in the window)
+		 */
+		for (unsigned int c = 0; c < 3; c++) {
+			uint64_t seq = 0, nv = 0;
+			struct agent_vals pv = {};
+			if (!(o->ctrl & (1u << c)) || (c && !changes))
+				continue;
+			int64_t k = snap_pass(&t->sub[c], &t->buf, false, &seq, &lost, &nv, 0, &pv);
+			if (k < 0 && changes) {
+				fprintf(stderr, "cgbench: %s/%s: %s\n", o->subtree, files[c],
+					strerror((int)-k));
+				return (int)-k;
+			}
+			t->sub[c].full_next = k < 0;
+			if (!c && k >= 0)
+				t->last_seq = seq;
+		}
 		return 0;
 	}
 	case WAY_BPF:
@@ -1702,9 +1964,10 @@ static void poll_loop(struct tele *t, int ep, struct epoll_event *evs)
 		t->wakes++;
 		stream_wake(t, evs, n);
 	}
-	if (o->way != WAY_SUBTREE)
+	bool whole = o->way == WAY_SUBTREE || o->way == WAY_CHANGES;	/* a cycle a snapshot */
+	if (!whole)
 		t->cycles = o->ncg ? t->samples / o->ncg : 0;
-	t->missed = o->way == WAY_SUBTREE ? t->gaps : o->ncg ? t->gaps / o->ncg : 0;
+	t->missed = whole ? t->gaps : o->ncg ? t->gaps / o->ncg : 0;
 }
 
 /* bpfshared: a cycle per pass of the collector */
@@ -1722,7 +1985,7 @@ static void reader_telemetry(const struct opts *o, int id)
 		reader_idle(r);
 		return;
 	}
-	struct tele t = { .o = o, .sfd = -1, .msfd = -1, .iosfd = -1, .probe = -1 };
+	struct tele t = { .o = o, .sub = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } }, .probe = -1 };
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	int err = tele_open(&t, ep);
 	if (err) {
@@ -1756,6 +2019,10 @@ static void reader_telemetry(const struct opts *o, int id)
 	r->bpf_items = t.bpf.nitems;
 	r->bpf_missing = t.bpf.nmissing;
 	r->retries = t.shared.retries;
+	if (t.sub[0].tab)
+		r->held = t.sub[0].tab->live;
+	for (unsigned int c = 0; c < 3; c++)
+		r->fulls += t.sub[c].fulls;
 }
 
 static void json_str(const char *k, const char *v, int comma)
@@ -1829,7 +2096,8 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	struct pstat p0, p1;
 	uint64_t seq0 = 0, seq1 = 0, fm0 = 0, fm1 = 0;
 	/* the ways that run the kernel's flusher */
-	bool flusher = o->way == WAY_STREAM || o->way == WAY_STREAM1 || o->way == WAY_SUBTREE;
+	bool flusher = o->way == WAY_STREAM || o->way == WAY_STREAM1 || o->way == WAY_SUBTREE ||
+		       o->way == WAY_CHANGES;
 	int seq_ok = flusher && !root_seq(o->root, &seq0, &fm0);
 	bool shared = o->way == WAY_BPFSHARED;
 	struct collector_snap cs0 = {}, cs1 = {};
@@ -1898,10 +2166,12 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 		       ", \"cycles\": %" PRIu64 ", \"missed\": %" PRIu64 ", \"gaps\": %" PRIu64
 		       ", \"dups\": %" PRIu64 ", \"wakes\": %" PRIu64 ", \"late_ns_max\": %" PRIu64
 		       ", \"fail_errno\": %d, \"values\": %" PRIu64 ", \"bpf_items\": %d"
-		       ", \"bpf_missing\": %d, \"retries\": %" PRIu64 "}",
+		       ", \"bpf_missing\": %d, \"retries\": %" PRIu64 ", \"held\": %" PRIu64
+		       ", \"full_snapshots\": %" PRIu64 "}",
 		       i ? ", " : "", r->samples, r->cpu_ns, r->utime_us, r->stime_us, r->wall_ns,
 		       r->errors, r->cycles, r->missed, r->gaps, r->dups, r->wakes, r->late_ns_max,
-		       r->fail_errno, r->values, r->bpf_items, r->bpf_missing, r->retries);
+		       r->fail_errno, r->values, r->bpf_items, r->bpf_missing, r->retries, r->held,
+		       r->fulls);
 	}
 	printf("]}\n");
 	return open_errno ? 1 : 0;
@@ -2460,13 +2730,51 @@ static int run_fill(const struct opts *o)
  * wbytes (summed over devices).  Fails (exit 1) when a way has zero or
  * misses a value classic has, or is more than 25% off it (the stream ways
  * are as of their flusher's last cycle); a value classic reads as 0 fails
- * too: the first cgroup must hold anon memory and have written.
+ * too: the first cgroup must hold anon memory and have written.  The
+ * changes way runs CHANGES_CHECK_CYCLES cycles, each on a publication
+ * (its state: the full snapshot at its open, then change snapshots), and
+ * is compared with a classic cycle taken after them ("classic_after");
+ * "probe_changed": how many of its change snapshots carried the first
+ * cgroup's record (0 where that cgroup did not change).
  */
+#define CHANGES_CHECK_CYCLES 3
+
+/* the changes way's check: its cycles, each on a new publication; errno */
+static int changes_check_cycles(struct tele *t, int ep)
+{
+	struct epoll_event ev;
+	for (int i = 0; i < CHANGES_CHECK_CYCLES; i++) {
+		/* 10 s: the check runs with every flusher at 1 s */
+		int n = epoll_wait(ep, &ev, 1, 10000);
+		if (n <= 0)
+			return n ? errno : ETIMEDOUT;
+		subtree_cycle(t);
+		if (t->fail_errno)
+			return t->fail_errno;
+	}
+	return 0;
+}
+
+/* one classic cycle's values of the first cgroup, as the reference; errno */
+static int classic_ref(const struct opts *o, struct agent_vals *ref)
+{
+	struct opts oo = *o;
+	oo.way = WAY_CLASSIC;
+	oo.mode = "classic";
+	oo.stream = false;
+	struct tele t = { .o = &oo, .sub = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } }, .probe = 0 };
+	int err = tele_open(&t, -1);
+	if (!err)
+		grid_pass(&t);
+	*ref = t.pv;
+	return err ? err : t.errors ? EIO : 0;
+}
 static int run_agentcheck(const struct opts *o)
 {
-	static const char *const names[] = { "classic", "stream", "subtree", "bpfmap", "bpfshared" };
+	static const char *const names[] = { "classic", "stream", "subtree", "bpfmap", "bpfshared",
+					     "changes" };
 	static const enum way ways[] = { WAY_CLASSIC, WAY_STREAM, WAY_SUBTREE, WAY_BPFMAP,
-					 WAY_BPFSHARED };
+					 WAY_BPFSHARED, WAY_CHANGES };
 	struct agent_vals ref = {};
 	struct stat st;
 	int failed = 0;
@@ -2484,8 +2792,9 @@ static int run_agentcheck(const struct opts *o)
 		oo.way = ways[w];
 		oo.mode = names[w];
 		oo.stream = oo.way == WAY_STREAM;
-		struct tele t = { .o = &oo, .sfd = -1, .msfd = -1, .iosfd = -1, .probe = 0,
-				  .probe_id = st.st_ino };
+		struct tele t = { .o = &oo, .sub = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } },
+				  .probe = 0, .probe_id = st.st_ino };
+		struct agent_vals after = {};
 		int ep = epoll_create1(EPOLL_CLOEXEC);
 		int err = tele_open(&t, ep);
 		if (!err) {
@@ -2494,7 +2803,10 @@ static int run_agentcheck(const struct opts *o)
 					stream_one(&t, i);
 			else if (oo.way == WAY_SUBTREE)
 				subtree_cycle(&t);
-			else if (oo.way == WAY_BPFSHARED)
+			else if (oo.way == WAY_CHANGES) {
+				if (!(t.fail_errno = changes_check_cycles(&t, ep)))
+					t.fail_errno = classic_ref(o, &after);
+			} else if (oo.way == WAY_BPFSHARED)
 				shared_cycle(&t);
 			else
 				grid_pass(&t);
@@ -2504,15 +2816,25 @@ static int run_agentcheck(const struct opts *o)
 		struct agent_vals *v = &t.pv;
 		printf("%s\"%s\": {\"errno\": %d, \"errors\": %" PRIu64 ", \"values\": %" PRIu64
 		       ", \"usage_usec\": %" PRIu64 ", \"anon\": %" PRIu64 ", \"current\": %" PRIu64
-		       ", \"wbytes\": %" PRIu64 "}", w ? ", " : "", names[w], err, t.errors, t.values,
+		       ", \"wbytes\": %" PRIu64, w ? ", " : "", names[w], err, t.errors, t.values,
 		       v->usage_usec, v->anon, v->current, v->wbytes);
+		if (oo.way == WAY_CHANGES)
+			printf(", \"changes\": {\"cycles\": %" PRIu64 ", \"probe_changed\": %" PRIu64
+			       ", \"held\": %zu, \"classic_after\": {\"usage_usec\": %" PRIu64
+			       ", \"anon\": %" PRIu64 ", \"current\": %" PRIu64 ", \"wbytes\": %"
+			       PRIu64 "}}", t.cycles, t.sub[0].probe_changed,
+			       t.sub[0].tab ? t.sub[0].tab->live : 0, after.usage_usec, after.anon,
+			       after.current, after.wbytes);
+		printf("}");
 		if (!w)
 			ref = *v;
+		/* the changes way's state is compared with classic after its cycles */
+		const struct agent_vals *want = oo.way == WAY_CHANGES ? &after : &ref;
 		const struct { const char *f; unsigned int c; uint64_t got, want; } f[] = {
-			{ "usage_usec", CTRL_CPU, v->usage_usec, ref.usage_usec },
-			{ "anon", CTRL_MEM, v->anon, ref.anon },
-			{ "current", CTRL_MEM, v->current, ref.current },
-			{ "wbytes", CTRL_IO, v->wbytes, ref.wbytes },
+			{ "usage_usec", CTRL_CPU, v->usage_usec, want->usage_usec },
+			{ "anon", CTRL_MEM, v->anon, want->anon },
+			{ "current", CTRL_MEM, v->current, want->current },
+			{ "wbytes", CTRL_IO, v->wbytes, want->wbytes },
 		};
 		if (err || t.errors) {
 			fprintf(stderr, "cgbench: agentcheck: %s: %s, %" PRIu64 " read errors\n",
@@ -2770,7 +3092,9 @@ static int run_memloop(const struct opts *o)
 	struct bpfway bw;
 	struct agent_vals pv = {};
 	struct stat st;
+	struct snap sn;
 	int fd = -1;
+	bool lost;
 	b.p = malloc(b.cap + 1);
 	if (stat(cg, &st))
 		die("%s: %s", cg, strerror(errno));
@@ -2778,10 +3102,13 @@ static int run_memloop(const struct opts *o)
 		int err = bpfway_open(&bw, cg, true, 1, CTRL_MEM, true);
 		if (err)
 			die("BPF iterator on %s: %s", cg, strerror(-err));
+	} else if (m == SUBTREE) {
+		int err = snap_open(&sn, cg, "memory.stat.stream.subtree", false);
+		if (err)
+			die("memory.stat.stream.subtree: %s", strerror(-err));
 	} else {
 		char path[4096];
-		snprintf(path, sizeof(path), "%s/%s", cg, m == TEXT ? "memory.stat" :
-			 m == STREAM ? "memory.stat.stream" : "memory.stat.stream.subtree");
+		snprintf(path, sizeof(path), "%s/%s", cg, m == TEXT ? "memory.stat" : "memory.stat.stream");
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 			die("%s: %s", path, strerror(errno));
 	}
@@ -2802,7 +3129,7 @@ static int run_memloop(const struct opts *o)
 			k = n > 0 ? (int64_t)parse_scanf(b.p, (size_t)n, &pv.anon) : -EIO;
 			values += k > 0 ? (uint64_t)k : 0;
 		} else if (m == SUBTREE) {
-			k = subtree_pass(fd, &b, &seq, &values, st.st_ino, &pv);
+			k = snap_pass(&sn, &b, false, &seq, &lost, &values, st.st_ino, &pv);
 		} else {
 			k = bpfway_pass(&bw, &b, &values, st.st_ino, &pv);
 		}
@@ -2917,18 +3244,19 @@ int main(int argc, char **argv)
 		return run_sharedcheck(&o);
 	}
 	static const char *const ways[] = { "classic", "stream", "stream1", "subtree", "bpf", "bpfmap",
-					    "bpfshared", "idle" };
+					    "bpfshared", "changes", "idle" };
 	o.way = (enum way)-1;
 	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++)
 		if (!strcmp(o.mode, ways[i]))
 			o.way = (enum way)i;
 	if (o.way == (enum way)-1)
-		die("--mode classic|stream|stream1|subtree|bpf|bpfmap|bpfshared|idle");
+		die("--mode classic|stream|stream1|subtree|bpf|bpfmap|bpfshared|changes|idle");
 	o.stream = o.way == WAY_STREAM || o.way == WAY_STREAM1;
 	if (o.way > WAY_STREAM && strcmp(cmd, "telemetry"))
 		die("--mode %s is for telemetry", o.mode);
 	if (o.ctrl != CTRL_CPU && (o.way == WAY_STREAM1 || o.way == WAY_BPF || strcmp(cmd, "telemetry")))
-		die("--controllers beyond cpu: telemetry --mode classic|stream|subtree|bpfmap|bpfshared|idle");
+		die("--controllers beyond cpu: telemetry --mode classic|stream|subtree|bpfmap|bpfshared|"
+		    "changes|idle");
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 
 	if (!strcmp(cmd, "read")) {
