@@ -14,6 +14,7 @@ import gzip
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -315,7 +316,7 @@ def list_file(name, paths):
 
 
 READERS = f"{BASE}/readers"
-FLUSHER_WAYS = ("stream", "stream1", "subtree")   # the ways the kernel flusher serves
+FLUSHER_WAYS = ("stream", "stream1", "subtree", "changes")   # the ways the kernel flusher serves
 BPF_WAYS = ("bpf", "bpfmap", "bpfshared")
 HAVE_SUBTREE = False
 HAVE_BPF = False
@@ -327,7 +328,7 @@ def reader_run(sub, mode, extra, label, interval_ms=100, timeout=300):
     flusher = mode in FLUSHER_WAYS
     if flusher and not HAVE_STREAM:
         return None
-    if mode == "subtree" and not HAVE_SUBTREE:
+    if mode in ("subtree", "changes") and not HAVE_SUBTREE:
         return None
     if mode in BPF_WAYS and not HAVE_BPF:
         return None
@@ -995,7 +996,11 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 AGENT_CTRLS = ("cpu", "memory", "io")
 # (label, cgbench --mode, --controllers)
 AGENT_WAYS = (("classic", "classic", "cpu,memory,io"), ("stream", "stream", "cpu,memory,io"),
-              ("subtree", "subtree", "cpu,memory,io"), ("bpfmap", "bpfmap", "cpu,memory,io"),
+              ("subtree", "subtree", "cpu,memory,io"),
+              # the subtree files' change snapshots (issue 43): each cycle
+              # only what changed, every cgroup's state kept by the reader
+              ("changes", "changes", "cpu,memory,io"),
+              ("bpfmap", "bpfmap", "cpu,memory,io"),
               ("bpfmap-noio", "bpfmap", "cpu,memory"),
               # the maintainer's BPF design (issue 43): one collector pass per
               # cycle for all readers, each reader mapping its records; no io
@@ -1012,6 +1017,41 @@ AGENT_WAYS = (("classic", "classic", "cpu,memory,io"), ("stream", "stream", "cpu
 # so 16 readers add nothing.
 AGENT_POINTS = [(1, 1000), (1, 100), (1, 10000), (4, 1000), (16, 1000), (4, 100), (16, 100),
                 (4, 10000)]
+# The change share (issue 43): percent of the tree's cgroups whose cpu,
+# memory and io values change every cycle (cgbench change); the rest stay
+# idle.  1 % is the issue's targets' share; at the others only the ways
+# whose cost follows the changes run (SHARE_WAYS: the subtrees, the change
+# snapshots, the shared BPF collector they are judged against, and the
+# idle way's background); classic and bpfmap read and flush every cgroup
+# whatever changed.  The order (agent_grid): the targets' points first (1
+# x 1,000, 16 x 1,000, 1 x 10,000 at 1 %), then 1 x 1,000 at the other
+# shares, then the other points at 1 %, then at the other shares; 100 %
+# of 10,000 cgroups is dropped: 10,000 visits a second (each a cgroup
+# migration, a page fault and an O_DIRECT write) are more than the two
+# vCPUs do under TCG, so the share would not be what is asked.
+AGENT_SHARES = (1, 0, 10, 100)
+TARGET_SHARE = 1
+SHARE_WAYS = ("subtree", "changes", "bpfshared", "idle")
+TARGET_POINTS = ((1, 1000), (16, 1000), (1, 10000))
+CHANGER_WORK_US = 5          # the CPU each visit spins in its cgroup
+
+
+def agent_grid(points, shares):
+    """the (readers, cgroups, percent changing) s10 runs, in order"""
+    tp = [p for p in TARGET_POINTS if p in points]
+    rest = [p for p in points if p not in tp]
+    others = [s for s in shares if s != TARGET_SHARE]
+    one = [TARGET_SHARE] if TARGET_SHARE in shares else []
+    grid = [(r, m, s) for r, m in tp for s in one]
+    grid += [(1, 1000, s) for s in others if (1, 1000) in points]
+    grid += [(r, m, s) for r, m in rest for s in one]
+    grid += [(r, m, s) for r, m in tp + rest for s in others if (r, m) != (1, 1000)]
+    return [(r, m, s) for r, m, s in grid if not (m >= 10000 and s >= 100)]
+
+
+def share_ways(ways, pct):
+    """the ways run at a share: all at the targets' share, else SHARE_WAYS"""
+    return ways if pct == TARGET_SHARE else [w for w in ways if w[0] in SHARE_WAYS]
 HAVE_MEMIO = False           # memory.stat.stream* and io.stat.stream* (set in main)
 LOOPDEV = None               # cgbench loopdev's JSON
 SHM = "/tmp/cgsbench-shm"    # a tmpfs of our own: the agent cgroups' charged files
@@ -1118,20 +1158,87 @@ def enable_io(rel):
     return True
 
 
+class Changer:
+    """cgbench change over the first `pct` % of a tree's cgroups (one
+    process per vCPU, started in a cgroup of its own outside the tree):
+    exactly those change every period, in cpu, memory and io; .counts()
+    its visits so far (SIGUSR1: a JSON line), .share(a, b) what it did
+    between two counts"""
+
+    def __init__(self, tree, pct, period_ms):
+        self.tree, self.pct, self.period_ms = tree, pct, period_ms
+        self.k = round(tree.m * pct / 100)
+        self.proc = None
+
+    def start(self):
+        if not self.k:
+            return self      # 0 %: nothing changes
+        CG.create([f"{BASE}/changer"])
+        lst = list_file(f"agent{self.tree.m}-changing{self.pct}", self.tree.paths[:self.k])
+        dev = loopdev()
+        argv = [CGBENCH, "change", "--list", lst, "--period-us", str(self.period_ms * 1000),
+                "--work-us", str(CHANGER_WORK_US), "--mem-kb", "4"]
+        self.proc = CG.popen(f"{BASE}/changer", argv + (["--io-dev", dev, "--io-kb", "4"]
+                                                       if dev else []),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        return self
+
+    def counts(self):
+        """its counts now (None: not running, or no answer in 10 s)"""
+        if not self.proc or self.proc.poll() is not None:
+            return None
+        self.proc.send_signal(signal.SIGUSR1)
+        if not select.select([self.proc.stdout], [], [], 10)[0]:
+            return None
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line.startswith("{") else None
+
+    def share(self, a, b):
+        """what it did between counts a and b: the visits per period
+        against the cgroups it is to change"""
+        out = {"pct": self.pct, "cgroups": self.k, "of": self.tree.m}
+        if not self.k:
+            return dict(out, visits_per_period=0, share_pct=0.0)
+        if not a or not b:
+            return dict(out, visits_per_period=None, share_pct=None,
+                        error="no counts from cgbench change")
+        periods = (b["mono_ns"] - a["mono_ns"]) / (b["period_us"] * 1000)
+        vpp = (b["visits"] - a["visits"]) / periods if periods > 0 else None
+        return dict(out, visits_per_period=vpp,
+                    share_pct=vpp * 100 / self.tree.m if vpp is not None else None,
+                    missed=b["missed"] - a["missed"], procs=b["procs"],
+                    late_ns_max=b["late_ns_max"])
+
+    def stop(self):
+        if not self.proc:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = self.proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        if self.proc.returncode:
+            log(f"cgbench change ({self.pct} % of {self.tree.m}) ended with "
+                f"{self.proc.returncode}: {err.strip()[-500:]}")
+        self.proc = None
+
+
 class AgentTree:
     """a parent holding exactly m cgroups, each holding charged memory (an
     8 KiB tmpfs file) and having written (4 KiB, O_DIRECT, to the loop
-    device), under the churn load; the first `active` of them run cgbench
-    churn: the first holds 4 MiB of anon memory and writes nothing (stable
-    values for the checks), the others churn CPU and memory and write 16
-    KiB every 100 ms (every 10 ms, the loop device's kworkers took about
-    85 ms of CPU a second, the same for every way)"""
+    device), under the churn load elsewhere; the first holds 4 MiB of anon
+    memory (a process that then sleeps: stable values for the checks);
+    the change share (start(pct)): cgbench change makes the first pct %
+    of them change every period, the others stay idle"""
 
     def __init__(self, m):
         self.m = m
         self.parent = f"{BASE}/agent{m}"
         self.procs = []
         self.ready = False
+        self.changer = None
 
     def setup(self):
         t0 = time.time()
@@ -1151,30 +1258,35 @@ class AgentTree:
                                timeout=600 + self.m // 10)
         self.ready = True
         record("s10tree", {"cgroups": self.m}, {"fill": fill, "seconds": time.time() - t0,
-                                                "active": self.active()})
+                                                "holder": 1})
         log(f"s10: {self.m} agent cgroups ready in {time.time() - t0:.0f} s "
             f"(fill: {'done' if fill else 'failed'})")
 
-    def active(self):
-        return min(self.m, 4 if QUICK else 8)
-
-    def start(self):
+    def start(self, pct=TARGET_SHARE, period_ms=1000):
+        """the holder, and the change share pct % at period_ms"""
         if not self.ready:
             self.setup()
-        dev = loopdev()
-        duty = min(0.9, 0.2 * NCPU / self.active())
-        for i in range(self.active()):
-            if i == 0:
-                argv = [CGBENCH, "churn", "--work-us", "0", "--period-us", "100000",
-                        "--mem-kb", "0", "--hold-kb", "4096"]
-            else:
-                argv = [CGBENCH, "churn", "--work-us", str(int(10000 * duty)), "--period-us",
-                        "10000", "--mem-kb", "256"] + (["--io-dev", dev, "--io-kb", "16",
-                                                   "--io-period-us", "100000"] if dev else [])
-            self.procs.append(CG.popen(f"{self.parent}/t{i:05d}", argv))
-        time.sleep(3)    # the holder's memory touched, the churners going
+        # the holder naps an hour between wakes (SIGTERM ends the nap): its
+        # cgroup changes only where the share includes it
+        self.procs.append(CG.popen(f"{self.parent}/t00000",
+                                   [CGBENCH, "churn", "--work-us", "0", "--period-us",
+                                    "3600000000", "--mem-kb", "0", "--hold-kb", "4096"]))
+        self.changer = Changer(self, pct, period_ms).start()
+        time.sleep(3)    # the holder's memory touched, the changer going
+
+    def set_share(self, pct, period_ms=1000):
+        """the change share now pct % (the holder stays)"""
+        if self.changer and (self.changer.pct, self.changer.period_ms) == (pct, period_ms):
+            return
+        if self.changer:
+            self.changer.stop()
+        self.changer = Changer(self, pct, period_ms).start()
+        time.sleep(2 * period_ms / 1000)   # a publication of the new share's changes
 
     def stop(self):
+        if self.changer:
+            self.changer.stop()
+            self.changer = None
         stop_procs(self.procs)
         self.procs = []
 
@@ -1222,7 +1334,8 @@ def agent_check(tree, ways):
                            capture_output=True, text=True, timeout=300 + tree.m // 20)
     out = [l for l in r.stdout.splitlines() if l.startswith("{")]
     res = json.loads(out[-1]) if out else None
-    record("s10check", {"cgroups": tree.m, "controllers": "cpu,memory,io", "ways": modes},
+    record("s10check", {"cgroups": tree.m, "controllers": "cpu,memory,io", "ways": modes,
+                        "changing_pct": tree.changer.pct if tree.changer else None},
            {"check": res, "rc": r.returncode, "stderr": r.stderr[-2000:]})
     if r.returncode or not res:
         log(f"s10 CHECK FAILED at {tree.m} cgroups (rc {r.returncode}): a way's values "
@@ -1231,6 +1344,11 @@ def agent_check(tree, ways):
         log("s10 check: every way agrees with classic: " + "; ".join(
             f"{w} anon {v['anon']} current {v['current']} wbytes {v['wbytes']} "
             f"usage {v['usage_usec']}" for w, v in res["ways"].items()))
+    ch = (res or {}).get("ways", {}).get("changes", {}).get("changes")
+    if ch:
+        log(f"s10 check, changes: {ch['cycles']} cycles, the checked cgroup in "
+            f"{ch['probe_changed']} of its change snapshots, {ch['held']} cgroups held, "
+            f"classic after them: {ch['classic_after']}")
     return r.returncode == 0
 
 
@@ -1260,11 +1378,15 @@ def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, r
     set_interval(interval, AGENT_CTRLS)
     if flusher:
         flusher_trace(True)
+    before = tree.changer.counts() if tree.changer else None
     res = CG.run_json(READERS, [CGBENCH, "telemetry", "--mode", mode, "--controllers", ctrls,
                                 "--readers", str(r), "--period-ms", str(period_ms),
                                 "--seconds", str(seconds), "--list", tree.lst,
                                 "--subtree", CG.path(tree.parent)] + extra,
                       timeout=seconds + 240 + tree.m // 20)
+    # the share achieved over the run (its set-up, opens included: the
+    # changer's period is the cycle's, so the window's rate is the same)
+    changer = tree.changer.share(before, tree.changer.counts()) if tree.changer else None
     # the runs that started in the readers' window (the trace began before
     # the readers opened their files, which at 10,000 cgroups takes cycles)
     window = ((res["window_start_ns"] / 1e9, (res["window_start_ns"] + res["wall_ns"]) / 1e9)
@@ -1273,6 +1395,7 @@ def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, r
     set_interval(0, AGENT_CTRLS)
     if not res:
         return None
+    res["changer"] = changer
     res["flusher_us"] = (sorted(d for v in by_ctrl.values() for d in v)
                          if by_ctrl is not None else None)
     res["flusher_us_by_ctrl"] = by_ctrl
@@ -1287,9 +1410,14 @@ def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res):
     """an s10 record of one run, and its line in the log"""
     interval = period_ms if mode in FLUSHER_WAYS else 0
     durs, by_ctrl = res["flusher_us"], res["flusher_us_by_ctrl"]
+    pct = tree.changer.pct if tree.changer else None
     record("s10", {"way": label, "mode": mode, "controllers": ctrls, "readers": r,
                    "cgroups": tree.m, "round": rnd, "period_ms": period_ms,
-                   "seconds": seconds, "interval_ms": interval}, res)
+                   "seconds": seconds, "interval_ms": interval, "changing_pct": pct}, res)
+    ch = res.get("changer") or {}
+    share = (f" at {pct} % changing ({ch['visits_per_period']:.1f} visits per period of "
+             f"{ch['cgroups']} asked)" if ch.get("visits_per_period") is not None else
+             f" at {pct} % changing (the changer's share not read)")
     pr = res["per_reader"]
     cyc = max(1, sum(p["cycles"] for p in pr))
     cpu = sum(p["cpu_ns"] for p in pr)
@@ -1298,7 +1426,7 @@ def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res):
     errs = sum(p["errors"] for p in pr)
     if mode == "idle":
         n = seconds * 1000 / period_ms
-        log(f"s10 R={r} M={tree.m} idle: kworkers {res['kworker_ns'] / 1e6:.1f} ms in "
+        log(f"s10 R={r} M={tree.m}{share} idle: kworkers {res['kworker_ns'] / 1e6:.1f} ms in "
             f"{seconds} s, {res['kworker_ns'] / n / 1e6:.2f} ms per {period_ms} ms cycle")
         return
     fl = (f", flusher {sum(durs) / 1e3:.1f} ms ({len(durs)} runs: " + ", ".join(
@@ -1309,34 +1437,41 @@ def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res):
     if mode == "bpfshared":
         fl = (f", collector {col['cpu_ns'] / max(1, col['passes']) / 1e6:.2f} ms CPU/pass "
               f"({col['passes']} passes)" if col else ", the collector's CPU not read")
-    log(f"s10 R={r} M={tree.m} {label}: {cyc / r:.1f} cycles/reader, readers "
+    held = max((p.get("held", 0) for p in pr), default=0)
+    log(f"s10 R={r} M={tree.m}{share} {label}: {cyc / r:.1f} cycles/reader, readers "
         f"{cpu / cyc / 1e6:.2f} ms CPU/cycle, kworkers {res['kworker_ns'] / 1e6:.1f} ms{fl}, "
         f"{vals / cyc / tree.m:.0f} values/cgroup/cycle"
+        + (f", {held} cgroups held" if mode == "changes" else "")
         + (f", {errs} errors" if errs else "")
         + (f", passes failed: {sorted(os.strerror(e) for e in fails)}" if fails else "")
         + (f", BPF: {items.get('bpf_items')} items, {items.get('bpf_missing')} keys missing"
            if mode in BPF_WAYS else ""))
 
 
-def s10_agent(points, period_ms, seconds, rounds, share_s):
-    """What an agent reads (issue 29, 1): R readers x M cgroups, each cycle
-    every cgroup's cpu, memory (memory.stat, memory.current, memory.events)
-    and io (io.stat), the ways of AGENT_WAYS, rounds in alternating order.
-    No new point starts after share_s seconds (the rest of the run's
-    scenarios keep their time); have_time skips what the budget cuts."""
+def s10_agent(grid, period_ms, seconds, rounds, share_s):
+    """What an agent reads (issue 29, 1; issue 43): R readers x M cgroups at
+    a change share (grid: agent_grid()'s (R, M, percent changing)), each
+    cycle every cgroup's cpu, memory (memory.stat, memory.current,
+    memory.events) and io (io.stat), the ways of AGENT_WAYS (at the
+    shares other than the targets', SHARE_WAYS), rounds in alternating
+    order.  No new point starts after share_s seconds (the rest of the
+    run's scenarios keep their time); have_time skips what the budget
+    cuts."""
     ways = agent_ways()
     if not HAVE_MEMIO:
         log("s10: this kernel has no memory/io streams: classic and BPF only")
     stop_at = time.time() + share_s
     trees, checked, cur = AGENT_TREES, set(), None
     try:
-        for r, m in points:
-            need = rounds * len(ways) * (seconds + 15) + (0 if m in trees else 60 + m // 20)
+        for r, m, pct in grid:
+            at = share_ways(ways, pct)
+            what = f"s10 {r}x{m} at {pct}%"
+            need = rounds * len(at) * (seconds + 15) + (0 if m in trees else 60 + m // 20)
             if time.time() + need > stop_at:
-                log(f"skipped (s10's share of the run, {share_s:.0f} s, is spent): s10 {r}x{m}")
-                record("skipped", {"what": f"s10 {r}x{m}", "need_s": need, "left_s": 0}, {})
+                log(f"skipped (s10's share of the run, {share_s:.0f} s, is spent): {what}")
+                record("skipped", {"what": what, "need_s": need, "left_s": 0}, {})
                 continue
-            if not have_time(need, f"s10 {r}x{m}"):
+            if not have_time(need, what):
                 continue
             if m not in trees:
                 trees[m] = AgentTree(m)
@@ -1344,12 +1479,14 @@ def s10_agent(points, period_ms, seconds, rounds, share_s):
                 if cur:
                     cur.stop()
                 cur = trees[m]
-                cur.start()
+                cur.start(pct, period_ms)
+            else:
+                cur.set_share(pct, period_ms)
             if m not in checked:
                 checked.add(m)
                 agent_check(cur, ways)
             for (label, mode, ctrls), rnd in [(w_, k) for k in range(rounds)
-                                              for w_ in (ways if k % 2 == 0 else ways[::-1])]:
+                                              for w_ in (at if k % 2 == 0 else at[::-1])]:
                 agent_run(cur, r, label, mode, ctrls, period_ms, seconds, rnd)
     finally:
         if cur:
@@ -1601,6 +1738,9 @@ def main():
                     "(e.g. 4x10,16x100), to complete a run the time limit cut short")
     ap.add_argument("--agent-points", default="", help="scenario 10: only these RxM "
                     "points (e.g. 1x1000,4x100)")
+    ap.add_argument("--s10-changing", default="", help="scenario 10: the change shares, "
+                    "percent of the tree's cgroups changing every cycle (comma-separated, "
+                    "e.g. 0,1,10,100; default " + ",".join(map(str, AGENT_SHARES)) + ")")
     ap.add_argument("--s7-changed", default="", help="scenario 7: only these numbers of "
                     "changed cgroups (comma-separated)")
     a = ap.parse_args()
@@ -1617,9 +1757,12 @@ def main():
         points = [tuple(int(v) for v in x.split("x")) for x in a.points.split(",") if x]
         agent_points = [tuple(int(v) for v in x.split("x")) for x in a.agent_points.split(",") if x]
         s7_changed = [int(x) for x in a.s7_changed.split(",") if x]
+        shares = [int(x) for x in a.s10_changing.split(",") if x]
     except ValueError:
         sys.exit(f"driver.py: --points wants RxM,... and --s7-changed N,...: "
                  f"{a.points!r}, {a.s7_changed!r}")
+    if any(not 0 <= s <= 100 for s in shares):
+        sys.exit(f"driver.py: --s10-changing wants percents 0..100: {a.s10_changing!r}")
     if any(len(x) != 2 or min(x) < 1 for x in points + agent_points):
         sys.exit(f"driver.py: --points and --agent-points want RxM with R, M >= 1: "
                  f"{a.points!r}, {a.agent_points!r}")
@@ -1670,10 +1813,16 @@ def main():
         if "s11" in sc:
             s11_memloop(2000 if QUICK else 20000, 1 if QUICK else 2)
         if "s10" in sc:
+            # quick: 1 x 100 at the targets' share (every way) and at 10 %
+            # (SHARE_WAYS); the full grid's share of the boot is 25 minutes
+            # (20 before the change shares): the targets' three points and
+            # 1 x 1,000 at 0, 10 and 100 % fit (agent_grid)
             if QUICK:
-                s10_agent(agent_points or [(1, 100)], 1000, 3.5, 1, 600)
+                s10_agent(agent_grid(agent_points or [(1, 100)], shares or [TARGET_SHARE, 10]),
+                          1000, 3.5, 1, 600)
             else:
-                s10_agent(agent_points or AGENT_POINTS, 1000, 5, 1, 1200)
+                s10_agent(agent_grid(agent_points or AGENT_POINTS, shares or AGENT_SHARES),
+                          1000, 5, 1, 1500)
         if "s10prof" in sc:
             s10_profile(100 if QUICK else 1000, 3 if QUICK else 6)
         if "s12" in sc:
