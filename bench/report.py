@@ -22,7 +22,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 # scenario 10's grid and ways: the driver's, one list (it imports only the standard library)
-from driver import AGENT_CTRLS, AGENT_POINTS, AGENT_WAYS  # noqa: E402
+from driver import (AGENT_CTRLS, AGENT_POINTS, AGENT_SHARES, AGENT_WAYS,  # noqa: E402
+                    SHARE_WAYS, TARGET_SHARE, agent_grid)
 
 MODES = ("classic", "stream")
 COLORS = {"classic": "tab:red", "stream": "tab:blue", "stream1": "tab:green",
@@ -861,7 +862,9 @@ def not_measured(R):
     done = {(f"s2 {r['params']['readers']}x{r['params']['cgroups']}", r["cpus"])
             for r in recs if r["scenario"] == "s2"}
     done |= {(f"s7 {r['params']['cgroups']}", r["cpus"]) for r in recs if r["scenario"] == "s7"}
-    done |= {(f"s10 {r['params']['readers']}x{r['params']['cgroups']}", r["cpus"])
+    done |= {(f"s10 {r['params']['readers']}x{r['params']['cgroups']}"
+              + (f" at {r['params']['changing_pct']}%"
+                 if r["params"].get("changing_pct") is not None else ""), r["cpus"])
              for r in recs if r["scenario"] == "s10"}
     done |= {(f"{r['scenario']} {r['params']['cgroups']}", r["cpus"])
              for r in recs if r["scenario"] in ("s8", "s12")}
@@ -908,7 +911,7 @@ def s2_summary(recs, cpus):
 
 # cgbench's modes that run the stream flushers (the others flush in the
 # reader, or not at all)
-FLUSHER_MODES = ("stream", "stream1", "subtree")
+FLUSHER_MODES = ("stream", "stream1", "subtree", "changes")
 
 
 def tele_summary(recs, scenario, cpus, by="total_ms"):
@@ -952,7 +955,7 @@ def tele_summary(recs, scenario, cpus, by="total_ms"):
              "missed": sum(q["missed"] for q in pr) / len(pr),
              "dups": (sum(q["dups"] for q in pr) / len(pr) /
                       (p["cgroups"] if p["mode"] in ("stream", "stream1") else 1)
-                      if p["mode"] in ("stream", "stream1", "subtree") else None),
+                      if p["mode"] in ("stream", "stream1", "subtree", "changes") else None),
              "flushes": res.get("flush_seq_delta"), "flush_missed": res.get("flush_missed_delta"),
              "errors": sum(q["errors"] for q in pr)}
         # the shared BPF collector (bpfshared): its process's CPU over the
@@ -962,6 +965,10 @@ def tele_summary(recs, scenario, cpus, by="total_ms"):
         v["collector_ms"] = col["cpu_ns"] / expected / 1e6 if col else None
         v["collector_passes"] = col["passes"] if col else None
         v["retries"] = sum(q.get("retries", 0) for q in pr)
+        # the changes way: the cgroups its table held; s10: the change
+        # share asked and what the changer did over the run
+        v["held"] = max((q.get("held", 0) for q in pr), default=0)
+        v["changer"] = res.get("changer")
         collector = v["collector_ms"] if v["collector_way"] else 0
         v["total_ms"] = (v["readers_ms"] + v["kw_ms"] + collector
                          if v["readers_ms"] is not None and collector is not None else None)
@@ -1091,6 +1098,11 @@ S11_SHORT = {"text": "text + parse", "stream": "stream text + parse", "subtree":
 # cgroups (max/min), text + parse vs the subtree per read; and what the
 # seed slides' BPF got in the memory experiment
 VS_CLASSIC, VS_BPF, FLAT, MEM_VS_TEXT, SLIDES_BPF = 20, 3, 1.5, 10, 13.7
+# issue 43's targets for change snapshots at 1 x 1,000, 1 % changing:
+# times less attributable CPU than classic and than bpfmap, no more than
+# the shared collector (at least 1x, with 1 reader and with 16), and the
+# cost per changed cgroup from 1,000 to 10,000 cgroups (max/min)
+CH_VS_CLASSIC, CH_VS_BPF, CH_VS_SHARED, CH_FLAT = 20, 5, 1, 1.5
 
 # how the flusher runs were timed (driver.py's flusher_clock), said once per section
 FLUSHER_CLOCK_NOTE = {
@@ -1137,13 +1149,48 @@ def agent_sizes(recs):
     return sorted({x["cpus"] for x in sel(recs, "s10")} | {AGENT_SIZE})
 
 
-def agent_missing(recs, cpus, s10, quick):
-    """what scenario 10 did not measure at cpus: [(point, why)] of the
-    driver's grid, and point -> [(way, why)] of the ways of the points it
-    did measure"""
-    grid = AGENT_POINTS if cpus == AGENT_SIZE else []
+def s10_pcts(recs, cpus=None):
+    """the change shares of the s10 records, the targets' first (None:
+    records from before the change shares, whose tree ran 8 churners)"""
+    have = {x["params"].get("changing_pct") for x in recs
+            if x["scenario"] == "s10" and (cpus is None or x["cpus"] == cpus)}
+    order = [None, TARGET_SHARE] + [s for s in AGENT_SHARES if s != TARGET_SHARE]
+    return [p for p in order if p in have] + sorted(p for p in have if p not in order)
+
+
+def at_pct(recs, pct):
+    """the records, the s10 ones only at change share pct"""
+    return [x for x in recs if x["scenario"] != "s10" or x["params"].get("changing_pct") == pct]
+
+
+def agent_summary(recs, cpus, pct):
+    """tele_summary of scenario 10 at one change share"""
+    return tele_summary(at_pct(recs, pct), "s10", cpus, by="attr_ms")
+
+
+def target_pct(recs):
+    """the share issue 29's and 43's targets are judged at: 1 %, or the
+    records from before the shares"""
+    return None if None in s10_pcts(recs) and TARGET_SHARE not in s10_pcts(recs) else TARGET_SHARE
+
+
+def pct_name(pct):
+    return "" if pct is None else f" at {fmt(pct)} %"
+
+
+def agent_missing(recs, cpus, s10, quick, pct=None):
+    """what scenario 10 did not measure at cpus and change share pct:
+    [(point, why)] of the driver's grid, and point -> [(way, why)] of the
+    ways of the points it did measure"""
+    if cpus != AGENT_SIZE:
+        grid = []
+    elif pct is None:
+        grid = AGENT_POINTS
+    else:
+        grid = [(r, m) for r, m, s in agent_grid(AGENT_POINTS, AGENT_SHARES) if s == pct]
     skipped = {x["params"]["what"] for x in sel(recs, "skipped", cpus=cpus)}
-    points = [(p, "skipped by the time budget" if f"s10 {p[0]}x{p[1]}" in skipped else
+    points = [(p, "skipped by the time budget" if f"s10 {p[0]}x{p[1]}"
+               + (f" at {pct}%" if pct is not None else "") in skipped else
                "not in a quick run" if quick else "no record")
               for p in grid if p not in s10]
     ways = {}
@@ -1152,7 +1199,10 @@ def agent_missing(recs, cpus, s10, quick):
         for label in AGENT_ORDER:
             if label in v:
                 continue
-            if chk and AGENT_MODE[label] not in chk[0]:
+            if pct not in (None, TARGET_SHARE) and label not in SHARE_WAYS:
+                why = (f"not run at this share (at shares other than {TARGET_SHARE} % only "
+                       + ", ".join(x for x in SHARE_WAYS if x != "idle") + ")")
+            elif chk and AGENT_MODE[label] not in chk[0]:
                 why = f"this kernel cannot (the boot's ways: {', '.join(chk[0])})"
             else:
                 why = "no record (the run failed: see the driver's log)"
@@ -1174,12 +1224,12 @@ def _lacking(rows, key="readers_ms"):
                      if _measure(v, key) is None)
 
 
-def _ratios(other, o, t):
+def _ratios(other, o, t, base="subtree"):
     """'name **Nx**' on each measure of the other way's row o / the
-    subtree's row t, or why not"""
+    base way's row t (the subtree's), or why not"""
     return ", ".join(f"{name} " + (f"**{fmt(ratio(o[key], t[key]))}x**"
                                    if ratio(_measure(o, key), _measure(t, key)) is not None else
-                                   f"not measured ({_lacking(((other, o), ('subtree', t)), key)})")
+                                   f"not measured ({_lacking(((other, o), (base, t)), key)})")
                      for key, name in S10_MEASURES)
 
 
@@ -1191,12 +1241,13 @@ def _flat(pts, key, at_most=None):
     return [m for m, _ in have], per, (max(per) / min(per) if len(per) >= 2 and min(per) else None)
 
 
-def agent_background(recs, cpus):
+def agent_background(recs, cpus, pct=None):
     """(readers, cgroups) -> the idle way's kworker time per cycle of the
     window (its readers read nothing and do no cycles: the window's
-    kworker_ns / seconds * 1000 / period_ms): mean, min, max, rounds"""
+    kworker_ns / seconds * 1000 / period_ms) at change share pct: mean,
+    min, max, rounds"""
     per = {}
-    for x in sel(recs, "s10", cpus=cpus, mode="idle"):
+    for x in sel(at_pct(recs, pct), "s10", cpus=cpus, mode="idle"):
         p = x["params"]
         cycles = p["seconds"] * 1000 / p["period_ms"]
         per.setdefault((p["readers"], p["cgroups"]), []).append(
@@ -1215,8 +1266,8 @@ def shared_targets(s):
     """issue 43's strongest BPF design, the shared collector, against the
     subtrees at 1 and 16 readers x 1,000 (s: the s10 summary at
     AGENT_SIZE): the ratios on each measure, and each agent's own read per
-    cgroup (what counts with 16).  The issue's target is for change
-    snapshots, which scenario 10 does not run: said, not judged"""
+    cgroup (what counts with 16); the change snapshots' target against it
+    is changes_targets()'s"""
     out = []
     for r in (1, 16):
         pt = s.get((r, 1000), {})
@@ -1232,18 +1283,75 @@ def shared_targets(s):
                    + _ratios("bpfshared", o, t) + f"; each agent's own read "
                    f"{fmt(o['reader_us_per_cg'])} µs per cgroup vs the subtree reader's "
                    f"{fmt(t['reader_us_per_cg'])} µs")
-    out.append("- issue 43's target, change snapshots costing no more than the shared BPF "
-               "collector with 1 agent and with 16: **not measured** (scenario 10 has no "
-               "change-snapshot way yet)")
+    return out
+
+
+def _changes_vs(pt, at, other, what, factor, target):
+    """a change-snapshot target against another way at one point, met or
+    missed on each measure (attributable first), or why not measured"""
+    t, o = pt.get("changes"), pt.get(other)
+    gone = _lacking((("changes", t), (other, o)))
+    if gone:
+        return (f"- change snapshots vs {what}, {at}: **not measured** ("
+                + (gone if pt else "the point is not in this run") + f"; target: {target})")
+    parts = []
+    for key, name in S10_MEASURES:
+        why = _lacking((("changes", t), (other, o)), key)
+        parts.append(f"{name} **not measured** ({why})" if why else
+                     f"{name} {fmt(o[key])} vs {fmt(t[key])} ms per cycle, "
+                     + _judge(o[key], t[key], lambda r: r >= factor, target))
+    return f"- change snapshots vs {what}, {at}: " + parts[0] + "; also " + "; ".join(parts[1:])
+
+
+def changes_targets(s, pct):
+    """issue 43's targets for change snapshots (s: the s10 summary at
+    AGENT_SIZE and the targets' share pct): against classic, below's BPF
+    collector and the shared one at 1 x 1,000 (and 16 x 1,000 for the
+    shared one), and their cost per changed cgroup flat from 1,000 to
+    10,000 cgroups"""
+    share = f", {fmt(pct)} % changing" if pct is not None else ""
+    at = f"1 reader x 1,000 cgroups{share}, {AGENT_SIZE} vCPUs"
+    pt = s.get((1, 1000), {})
+    out = [_changes_vs(pt, at, "classic", "classic", CH_VS_CLASSIC, f"at least {CH_VS_CLASSIC}x"),
+           _changes_vs(pt, at, "bpfmap", "BPF (bpfmap: cpu, memory and io, as below ships it)",
+                       CH_VS_BPF, f"at least {CH_VS_BPF}x")]
+    for r in (1, 16):
+        out.append(_changes_vs(s.get((r, 1000), {}),
+                               f"{r} reader{'s' if r > 1 else ''} x 1,000 cgroups{share}, "
+                               f"{AGENT_SIZE} vCPUs", "bpfshared",
+                               "the shared BPF collector (bpfshared: its pass plus the agents' "
+                               "reads; cpu and memory, no io)", CH_VS_SHARED,
+                               "no more than it: at least 1x"))
+    pts = sorted((m, v["changes"]) for (r, m), v in s.items()
+                 if r == 1 and 1000 <= m <= 10000 and v.get("changes"))
+    parts = []
+    for key, name in S10_MEASURES:
+        have = [(m, x[key] * 1e3 / changed_cgroups(x, m, pct)) for m, x in pts
+                if _measure(x, key) is not None and changed_cgroups(x, m, pct)]
+        ms, per = [m for m, _ in have], [u for _, u in have]
+        if 1000 in ms and 10000 in ms:
+            parts.append(f"{name} {' / '.join(fmt(u) for u in per)} µs at "
+                         f"{' / '.join(fmt(m) for m in ms)} cgroups, max/min "
+                         + _judge(max(per), min(per), lambda r: r <= CH_FLAT,
+                                  f"within {CH_FLAT}x"))
+        else:
+            parts.append(f"{name} **not measured** (needs 1,000 and 10,000; measured: "
+                         f"{', '.join(fmt(m) for m in ms) or 'neither'}; target: within "
+                         f"{CH_FLAT}x)")
+    out.append(f"- change snapshots' CPU per changed cgroup and cycle, 1 reader{share}, "
+               f"1,000 to 10,000 cgroups, {AGENT_SIZE} vCPUs: " + parts[0] + "; also "
+               + "; ".join(parts[1:]))
     return out
 
 
 def agent_targets(recs):
     """issue 29's targets, each said as met / missed on each measure the
     records hold, or as not measured"""
-    s = tele_summary(recs, "s10", AGENT_SIZE, by="attr_ms")
+    pct = target_pct(recs)
+    s = agent_summary(recs, AGENT_SIZE, pct)
     pt = s.get((1, 1000), {})
-    at = f"1 reader x 1,000 cgroups, {AGENT_SIZE} vCPUs"
+    at = f"1 reader x 1,000 cgroups{', ' + fmt(pct) + ' % changing' if pct is not None else ''}, " \
+         f"{AGENT_SIZE} vCPUs"
     out = []
 
     def versus(other, what, factor):
@@ -1272,6 +1380,7 @@ def agent_targets(recs):
         line += "; without io (bpfmap-noio): " + _ratios("bpfmap-noio", n, t)
     out.append(line)
     out.extend(shared_targets(s))
+    out.extend(changes_targets(s, pct))
     pts = sorted((m, v["subtree"]) for (r, m), v in s.items()
                  if r == 1 and 1000 <= m <= 10000 and v.get("subtree"))
     parts = []
@@ -1394,133 +1503,238 @@ def agent_close(recs, n, v):
 
 
 def s10_agent(R):
-    """scenario 10: what an agent reads, each way, per point"""
+    """scenario 10: what an agent reads, each way, per point and change share"""
     recs = R.recs
     w = Md()
     w("## What an agent reads: cpu, memory and io (scenario 10)\n")
     w(S10_METHOD)
     w(flusher_clock_note(sel(recs, "s10")))
     for n in agent_sizes(recs):
-        s = tele_summary(recs, "s10", n, by="attr_ms")
-        bgs = agent_background(recs, n)
-        points, ways = agent_missing(recs, n, s, R.quick)
         w(f"### {n} vCPUs\n")
-        listed = ", ".join(f"{r}x{m} ({why})" for (r, m), why in points)
-        if not s:
-            w(f"Not measured in this run{': ' + listed if listed else ''}.\n")
+        listed = []
+        pcts = s10_pcts(recs, n) or [target_pct(recs)]
+        if n == AGENT_SIZE and any(p is not None for p in pcts):
+            # a run of the change shares: the grid's shares it has no record of too
+            pcts += [p for p in AGENT_SHARES if p not in pcts]
+        for pct in pcts:
+            s = agent_summary(recs, n, pct)
+            bgs = agent_background(recs, n, pct)
+            points, ways = agent_missing(recs, n, s, R.quick, pct)
+            listed += [f"{r}x{m}{pct_name(pct)} ({why})" for (r, m), why in points]
+            if not s:
+                continue
+            period, secs = next(iter(s.values()))["period"], next(iter(s.values()))["seconds"]
+            w(f"Every {period} ms for {fmt(secs)} s per run (a window of "
+              f"{fmt(secs * 1000 / period)} cycles)"
+              + (f", {fmt(pct)} % of the tree's cgroups changing every cycle" if pct is not None
+                 else "") + ".\n")
+            for (r, m), v in sorted(s.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+                w(f"#### {r} reader{'s' if r > 1 else ''} x {fmt(m)} cgroups{pct_name(pct)}\n")
+                s10_point(w, recs, n, pct, (r, m), v, bgs.get((r, m)), ways)
+            s10_flat(w, s, n, pct)
+        if not any(agent_summary(recs, n, p) for p in s10_pcts(recs, n)):
+            w("Not measured in this run" + (": " + ", ".join(listed) if listed else "") + ".\n")
             continue
-        period, secs = next(iter(s.values()))["period"], next(iter(s.values()))["seconds"]
-        w(f"Every {period} ms for {fmt(secs)} s per run (a window of "
-          f"{fmt(secs * 1000 / period)} cycles).\n")
-        for (r, m), v in sorted(s.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            w(f"#### {r} reader{'s' if r > 1 else ''} x {fmt(m)} cgroups\n")
-            bg = bgs.get((r, m))
-            if bg:
-                w(f"Background (the idle way: readers that read nothing, no flusher, the "
-                  f"same window and load; its readers do no cycles, so this is its kworker "
-                  f"time / the window's {fmt(secs * 1000 / period)} cycles): "
-                  f"**{fmt(bg['ms'])} ms per cycle**"
-                  + (f" (mean of {bg['rounds']} rounds, {fmt(bg['min'])}-{fmt(bg['max'])})"
-                     if bg["rounds"] > 1 else " (one round)") + ".\n")
-            else:
-                w("Background: not measured (no idle-way record at this point).\n")
-            rows = []
-            for label in AGENT_ORDER:
-                x = v.get(label)
-                if not x:
-                    why = dict(ways.get((r, m), [])).get(label, "")
-                    rows.append([label, f"not measured: {why}"] + [""] * 12)
-                elif x["fail"]:
-                    rows.append([label, "fails: " + x["fail"]] + [""] * 12)
-                else:
-                    rows.append([label] + agent_cells(x, bg))
-            w(table(["way", "readers ms/cycle (user / sys)", "reader µs per cgroup",
-                     "flushers ms/cycle (runs), or the collector's (passes)",
-                     "flushers cpu / memory / io ms/cycle",
-                     "attributable ms/cycle (readers + flushers)", "kworker ms/cycle",
-                     "background ms/cycle", "kworkers − background ms/cycle",
-                     "readers + kworkers ms/cycle", "cycles/reader", "missed cycles/reader",
-                     "errors", "values per cgroup"], rows))
-            over = [(k, x) for k, x in v.items() if isinstance(x, dict) and x.get("flusher_over")]
-            if over:
-                mean = [f"{k} {fmt(x['flusher_mean_ms'])} ms" for k, x in over
-                        if x["flusher_mean_ms"] is not None]
-                w("† the flusher trace spans the whole cgbench run, its set-up before the "
-                  "window included, and holds more runs of a controller's flusher than the "
-                  "window has cycles: the row's flushers and attributable CPU per cycle are "
-                  "upper bounds"
-                  + (f" (at one run a cycle per controller, their mean runs add up to "
-                     f"{', '.join(mean)} per cycle)" if mean else "") + ".\n")
-            if any(x and x.get("cut_pass") for x in v.values() if isinstance(x, dict)):
-                w("\\* the window's end cut a BPF pass inside its per-cgroup io.stat reads: "
-                  "its CPU is in the row, the pass is not in its cycles (how much of it ran "
-                  "is not recorded), so the row's CPU per cycle is an upper bound.\n")
-            miss = [x for x in AGENT_ORDER if x != "subtree" and v.get(x) and v[x]["bpf_missing"]]
-            if miss:
-                w("BPF keys missing (memory.stat items the kfuncs did not give): "
-                  + ", ".join(f"{x} {v[x]['bpf_missing']}" for x in miss) + ".\n")
-            sh = v.get("bpfshared")
-            if sh and not sh["fail"] and sh["retries"]:
-                w(f"bpfshared: {fmt(sh['retries'])} reads (all readers) met a pass of the "
-                  f"collector under way and were taken again.\n")
-            lines = []
-            t = v.get("subtree")
-            for other in ("classic", "bpfmap", "bpfmap-noio", "bpfshared"):
-                o = v.get(other)
-                gone = _lacking(((other, o), ("subtree", t)))
-                lines.append(f"- {other} / subtree: "
-                             + (f"not measured ({gone})" if gone else _ratios(other, o, t)))
-            w("\n".join(lines) + "\n")
-            if (r, m) == (1, 1000):
-                w(agent_close(recs, n, v))
-        w("The subtrees' CPU per cgroup and cycle against M:\n")
-        for r in sorted({r for r, _ in s} | ({1} if n == AGENT_SIZE else set())):
-            pts = sorted((m, v["subtree"]) for (rr, m), v in s.items()
-                         if rr == r and _measure(v.get("subtree"), "readers_ms") is not None)
-            grid = sorted({m for rr, m in AGENT_POINTS if rr == r} if n == AGENT_SIZE else set())
-            absent = [m for m in grid if m not in {m_ for m_, _ in pts}]
-            head = f"- subtrees, {r} reader{'s' if r > 1 else ''}, CPU per cgroup and cycle"
-            if len(pts) >= 2:
-                parts = []
-                for key, name in S10_MEASURES:
-                    ms, per, mm = _flat(pts, key)
-                    parts.append(f"{name} " + (
-                        f"{' / '.join(fmt(x) for x in per)} µs (max/min **{fmt(mm)}x**)"
-                        if mm is not None else "not measured (no flusher trace)")
-                        + (f" (at {' / '.join(fmt(m) for m in ms)} only)"
-                           if mm is not None and len(ms) < len(pts) else ""))
-                line = (f"{head} at {' / '.join(fmt(m) for m, _ in pts)} cgroups: "
-                        + "; ".join(parts))
-            elif pts:
-                line = f"{head}: only at {fmt(pts[0][0])} cgroups, nothing to compare"
-            else:
-                line = f"{head}: no subtree row"
-            w(line + (f"; not measured at {', '.join(fmt(m) for m in absent)} cgroups"
-                      if absent else "") + ".")
-        w("")
-        for x in sel(recs, "s10tree", cpus=n):
-            res = x["result"]
-            w(f"- the tree of {fmt(x['params']['cgroups'])} cgroups: set up in "
-              f"{fmt(res['seconds'])} s (memory charged and I/O done in each: "
-              f"{'yes' if res.get('fill') else '**no**, the fill failed'}), "
-              f"{fmt(res.get('active'))} of them busy")
-        for x in sel(recs, "s10check", cpus=n):
-            res, chk = x["result"], x["result"].get("check") or {}
-            vals = "; ".join(f"{way} usage {fmt(c.get('usage_usec'))} µs, anon {fmt(c.get('anon'))}, "
-                             f"current {fmt(c.get('current'))}, wbytes {fmt(c.get('wbytes'))}"
-                             for way, c in chk.get("ways", {}).items())
-            if res.get("rc") == 0 and chk:
-                w(f"- the values check at {fmt(x['params']['cgroups'])} cgroups (one cycle of each "
-                  f"way, the tree's first cgroup, against classic): every way agreed"
-                  + (f" ({vals})" if vals else ""))
-            else:
-                w(f"- the values check at {fmt(x['params']['cgroups'])} cgroups **failed** "
-                  f"(rc {res.get('rc')}: a way's values disagree with classic or are zero): "
-                  f"{vals or 'no result'}; `{one_line(res.get('stderr', ''))[-300:]}`")
-        w("")
+        s10_by_share(w, recs, n)
+        s10_checks(w, recs, n)
         if listed:
-            w(f"Not measured at {n} vCPUs: {listed}.\n")
+            w(f"Not measured at {n} vCPUs: {', '.join(listed)}.\n")
     return w.text()
+
+
+def share_said(v, m, pct):
+    """the change share at a point: asked, and what the changer did (its
+    visits per period over each way's run)"""
+    if pct is None:
+        return ""
+    got = [x["changer"] for x in v.values() if isinstance(x, dict) and x.get("changer")]
+    k = got[0]["cgroups"] if got else round(m * pct / 100)
+    vpp = [g["visits_per_period"] for g in got if g.get("visits_per_period") is not None]
+    missed = sum(g.get("missed") or 0 for g in got)
+    if not k:
+        return "The change share: none of the cgroups changes (0 %).\n"
+    if not vpp:
+        return (f"The change share: {fmt(k)} of the {fmt(m)} cgroups ({fmt(pct)} %) asked to "
+                f"change every cycle; **the changer's visits were not read**.\n")
+    lo, hi = min(vpp), max(vpp)
+    span = (lambda a, b: fmt(a) if fmt(a) == fmt(b) else f"{fmt(a)}-{fmt(b)}")
+    return (f"The change share: {fmt(k)} of the {fmt(m)} cgroups ({fmt(pct)} %) asked to "
+            f"change every cycle; the changer made {span(lo, hi)} visits per period over the "
+            f"runs ({span(lo * 100 / m, hi * 100 / m)} %)"
+            + (f", {fmt(missed)} periods it slept through" if missed else "") + ".\n")
+
+
+def s10_point(w, recs, n, pct, point, v, bg, ways):
+    """one point's table of the ways, its notes and ratios"""
+    r, m = point
+    secs, period = v["seconds"], v["period"]
+    w(share_said(v, m, pct))
+    if bg:
+        w(f"Background (the idle way: readers that read nothing, no flusher, the "
+          f"same window and load; its readers do no cycles, so this is its kworker "
+          f"time / the window's {fmt(secs * 1000 / period)} cycles): "
+          f"**{fmt(bg['ms'])} ms per cycle**"
+          + (f" (mean of {bg['rounds']} rounds, {fmt(bg['min'])}-{fmt(bg['max'])})"
+             if bg["rounds"] > 1 else " (one round)") + ".\n")
+    else:
+        w("Background: not measured (no idle-way record at this point).\n")
+    rows = []
+    for label in AGENT_ORDER:
+        x = v.get(label)
+        if not x:
+            why = dict(ways.get((r, m), [])).get(label, "")
+            rows.append([label, f"not measured: {why}"] + [""] * 13)
+        elif x["fail"]:
+            rows.append([label, "fails: " + x["fail"]] + [""] * 13)
+        else:
+            rows.append([label] + agent_cells(x, bg))
+    w(table(["way", "readers ms/cycle (user / sys)", "reader µs per cgroup",
+             "flushers ms/cycle (runs), or the collector's (passes)",
+             "flushers cpu / memory / io ms/cycle",
+             "attributable ms/cycle (readers + flushers)", "kworker ms/cycle",
+             "background ms/cycle", "kworkers − background ms/cycle",
+             "readers + kworkers ms/cycle", "cycles/reader", "missed cycles/reader",
+             "errors", "values per cgroup", "cgroups held"], rows))
+    over = [(k, x) for k, x in v.items() if isinstance(x, dict) and x.get("flusher_over")]
+    if over:
+        mean = [f"{k} {fmt(x['flusher_mean_ms'])} ms" for k, x in over
+                if x["flusher_mean_ms"] is not None]
+        w("† the flusher trace spans the whole cgbench run, its set-up before the "
+          "window included, and holds more runs of a controller's flusher than the "
+          "window has cycles: the row's flushers and attributable CPU per cycle are "
+          "upper bounds"
+          + (f" (at one run a cycle per controller, their mean runs add up to "
+             f"{', '.join(mean)} per cycle)" if mean else "") + ".\n")
+    if any(x and x.get("cut_pass") for x in v.values() if isinstance(x, dict)):
+        w("\\* the window's end cut a BPF pass inside its per-cgroup io.stat reads: "
+          "its CPU is in the row, the pass is not in its cycles (how much of it ran "
+          "is not recorded), so the row's CPU per cycle is an upper bound.\n")
+    miss = [x for x in AGENT_ORDER if x != "subtree" and v.get(x) and v[x]["bpf_missing"]]
+    if miss:
+        w("BPF keys missing (memory.stat items the kfuncs did not give): "
+          + ", ".join(f"{x} {v[x]['bpf_missing']}" for x in miss) + ".\n")
+    sh = v.get("bpfshared")
+    if sh and not sh["fail"] and sh["retries"]:
+        w(f"bpfshared: {fmt(sh['retries'])} reads (all readers) met a pass of the "
+          f"collector under way and were taken again.\n")
+    lines = []
+    every = pct in (None, TARGET_SHARE)     # every way ran at this share
+    for base, others in (("subtree", ("classic", "bpfmap", "bpfmap-noio", "bpfshared")),
+                         ("changes", ("classic", "bpfmap", "bpfshared", "subtree"))):
+        t = v.get(base)
+        if base == "changes" and not t and pct is None:
+            continue                # a run from before the changes way
+        for other in others:
+            if not every and other not in SHARE_WAYS:
+                continue
+            o = v.get(other)
+            gone = _lacking(((other, o), (base, t)))
+            lines.append(f"- {other} / {base}: "
+                         + (f"not measured ({gone})" if gone else _ratios(other, o, t, base)))
+    w("\n".join(lines) + "\n")
+    if (r, m) == (1, 1000) and every:
+        w(agent_close(recs, n, v))
+
+
+def s10_flat(w, s, n, pct):
+    """the subtrees' cost per cgroup against M, per reader count"""
+    w("The subtrees' CPU per cgroup and cycle against M" + pct_name(pct) + ":\n")
+    grid_pts = (AGENT_POINTS if pct is None else
+                [(r, m) for r, m, x in agent_grid(AGENT_POINTS, AGENT_SHARES) if x == pct])
+    for r in sorted({r for r, _ in s} | ({1} if n == AGENT_SIZE else set())):
+        pts = sorted((m, v["subtree"]) for (rr, m), v in s.items()
+                     if rr == r and _measure(v.get("subtree"), "readers_ms") is not None)
+        grid = sorted({m for rr, m in grid_pts if rr == r} if n == AGENT_SIZE else set())
+        absent = [m for m in grid if m not in {m_ for m_, _ in pts}]
+        head = f"- subtrees, {r} reader{'s' if r > 1 else ''}, CPU per cgroup and cycle"
+        if len(pts) >= 2:
+            parts = []
+            for key, name in S10_MEASURES:
+                ms, per, mm = _flat(pts, key)
+                parts.append(f"{name} " + (
+                    f"{' / '.join(fmt(x) for x in per)} µs (max/min **{fmt(mm)}x**)"
+                    if mm is not None else "not measured (no flusher trace)")
+                    + (f" (at {' / '.join(fmt(m) for m in ms)} only)"
+                       if mm is not None and len(ms) < len(pts) else ""))
+            line = (f"{head} at {' / '.join(fmt(m) for m, _ in pts)} cgroups: "
+                    + "; ".join(parts))
+        elif pts:
+            line = f"{head}: only at {fmt(pts[0][0])} cgroups, nothing to compare"
+        else:
+            line = f"{head}: no subtree row"
+        w(line + (f"; not measured at {', '.join(fmt(m) for m in absent)} cgroups"
+                  if absent else "") + ".")
+    w("")
+
+
+def s10_by_share(w, recs, n):
+    """each point measured at more than one change share: the change
+    snapshots' and the subtrees' attributable CPU per cycle by share, and
+    the change snapshots' per changed cgroup"""
+    pcts = [p for p in s10_pcts(recs, n) if p is not None]
+    by = {p: agent_summary(recs, n, p) for p in pcts}
+    pts = sorted({k for s in by.values() for k in s}, key=lambda k: (k[1], k[0]))
+    lines = []
+    for r, m in pts:
+        have = [p for p in pcts if (r, m) in by[p]]
+        if len(have) < 2:
+            continue
+        parts = []
+        for way in ("changes", "subtree", "bpfshared"):
+            cells = []
+            for p in have:
+                x = by[p][(r, m)].get(way)
+                cost = _measure(x, "attr_ms")
+                k = changed_cgroups(x, m, p)
+                cells.append(f"{fmt(p)} % " + ("not measured" if cost is None else fmt(cost)
+                             + (f" ({fmt(cost * 1e3 / k)} µs per changed cgroup)"
+                                if way == "changes" and k else "")))
+            parts.append(f"{way}: " + ", ".join(cells))
+        lines.append(f"- {r} reader{'s' if r > 1 else ''} x {fmt(m)} cgroups, attributable "
+                     f"ms per cycle by share: " + "; ".join(parts))
+    if lines:
+        w("By change share (the table of each share above):\n")
+        w("\n".join(lines) + "\n")
+
+
+def changed_cgroups(x, m, pct):
+    """the cgroups asked to change every cycle at a row (its changer's
+    record, or the share of m)"""
+    ch = (x or {}).get("changer") or {}
+    return ch.get("cgroups", round(m * pct / 100) if pct is not None else 0)
+
+
+def s10_checks(w, recs, n):
+    """the trees and the values checks"""
+    for x in sel(recs, "s10tree", cpus=n):
+        res = x["result"]
+        w(f"- the tree of {fmt(x['params']['cgroups'])} cgroups: set up in "
+          f"{fmt(res['seconds'])} s (memory charged and I/O done in each: "
+          f"{'yes' if res.get('fill') else '**no**, the fill failed'}), "
+          + (f"{fmt(res.get('active'))} of them busy" if "active" in res else
+             "the first holding 4 MiB of anon memory; which of them change is each run's "
+             "share"))
+    for x in sel(recs, "s10check", cpus=n):
+        res, chk = x["result"], x["result"].get("check") or {}
+        vals = "; ".join(f"{way} usage {fmt(c.get('usage_usec'))} µs, anon {fmt(c.get('anon'))}, "
+                         f"current {fmt(c.get('current'))}, wbytes {fmt(c.get('wbytes'))}"
+                         for way, c in chk.get("ways", {}).items())
+        ch = chk.get("ways", {}).get("changes", {}).get("changes")
+        if ch:
+            vals += (f" (changes: its state after {fmt(ch['cycles'])} cycles, against classic "
+                     f"then: usage {fmt(ch['classic_after']['usage_usec'])} µs, wbytes "
+                     f"{fmt(ch['classic_after']['wbytes'])}; the checked cgroup came in "
+                     f"{fmt(ch['probe_changed'])} of its change snapshots; {fmt(ch['held'])} "
+                     f"cgroups held)")
+        if res.get("rc") == 0 and chk:
+            w(f"- the values check at {fmt(x['params']['cgroups'])} cgroups (one cycle of each "
+              f"way, the tree's first cgroup, against classic): every way agreed"
+              + (f" ({vals})" if vals else ""))
+        else:
+            w(f"- the values check at {fmt(x['params']['cgroups'])} cgroups **failed** "
+              f"(rc {res.get('rc')}: a way's values disagree with classic or are zero): "
+              f"{vals or 'no result'}; `{one_line(res.get('stderr', ''))[-300:]}`")
+    w("")
 
 
 def per_ctrl(fl):
@@ -1550,7 +1764,8 @@ def agent_cells(x, bg):
             fmt(x["kw_ms"] - bg["ms"]) if bg else "–",
             fmt(x["total_ms"]) if x["total_ms"] is not None else "not measured",
             fmt(x["cycles"]) + (" *" if x["cut_pass"] else ""),
-            fmt(x["missed"]), fmt(x["errors"]), fmt(x["values_per_cg"])]
+            fmt(x["missed"]), fmt(x["errors"]), fmt(x["values_per_cg"]),
+            fmt(x["held"]) if x["held"] else "–"]
 
 
 def keep_cheapest(d, key, v, cost):
@@ -1874,17 +2089,31 @@ fewer than 3 tables is shown as failed.
 
 S10_METHOD = """R reader processes (separate agents) each take the same M cgroups once per
 cycle and read each cgroup's cpu, memory (`memory.stat`, `memory.current`,
-`memory.events`) and io (`io.stat`), under the churn load. The M cgroups
-are the children of one parent; each holds charged memory (8 KiB in a
-tmpfs file) and has written 4 KiB to a loop device; the first few run a
-churner: the first holds 4 MiB of anon and does nothing else (stable
-values for the values check), the others churn CPU and memory and write
-16 KiB every 100 ms. The points: R = 1, 4 and 16 readers x M = 100, 1,000
-and 10,000 cgroups, without 16 x 10,000: its per-cgroup streams are
-480,000 open files, with which the 2 GiB guest ran out of memory (the run
-of 2026-11-26), and at 4 x 10,000 the classic and stream readers already
-finish a fraction of a cycle in the window, so 16 readers add nothing.
-The ways:
+`memory.events`) and io (`io.stat`), under the churn load (elsewhere).
+The M cgroups are the children of one parent; each holds charged memory
+(8 KiB in a tmpfs file) and has written 4 KiB to a loop device; the
+first holds 4 MiB of anon in a process that sleeps (stable values for the
+values check). A **change share** P % of them changes every cycle, the
+others stay idle: `cgbench change`, one pinned process per vCPU started
+in a cgroup of its own, visits each of the first P % of the cgroups once
+a period (the cycle's), on one grid: it joins the cgroup
+(`cgroup.procs`), spins 5 µs there, touches and frees a 4 KiB page there
+and writes 4 KiB with O_DIRECT to the loop device, then goes back; each
+point's text says the share asked and the visits per period the changer
+made over the runs (the share achieved). (Runs from before the change
+shares had seven churners in the tree instead.) The points, in the order
+they run, the issue's targets first: 1 x 1,000, 16 x 1,000 and 1 x
+10,000 at 1 %; then 1 x 1,000 at 0, 10 and 100 %; then R = 1, 4 and 16
+readers x M = 100, 1,000 and 10,000 cgroups at 1 %, then at the other
+shares, as far as scenario 10's 25 minutes of the boot go. At shares
+other than 1 % only subtree, changes, bpfshared and idle run: classic and
+BPF read and flush every cgroup whatever changed. Left out: 16 x 10,000
+(its per-cgroup streams are 480,000 open files, with which the 2 GiB
+guest ran out of memory, the run of 2026-11-26; at 4 x 10,000 the
+classic and stream readers already finish a fraction of a cycle in the
+window, so 16 readers add nothing) and 100 % of 10,000 cgroups (10,000
+visits a second, each a cgroup migration, a page fault and an O_DIRECT
+write, are more than the two vCPUs do under TCG). The ways:
 
 - **classic**: on a fixed grid, `pread()` + parse of `cpu.stat`,
   `memory.stat`, `memory.current`, `memory.events` and `io.stat` of every
@@ -1896,6 +2125,20 @@ The ways:
 - **subtree**: the flushers run; one `pread()` per controller per cycle
   of the parent's `cpu.stat.stream.subtree`, `memory.stat.stream.subtree`
   and `io.stat.stream.subtree`, decoded with libcgstream's decoder;
+- **changes**: the same three files, each on an open file description of
+  its own, read with change snapshots (a `pread()` at
+  `CGROUP_STAT_STREAM_CHANGES`: the cgroups whose values changed, or
+  that were created, since that file's previous complete snapshot, and a
+  REMOVED record for each removed one), after one full snapshot of each
+  when the reader starts (before the window); the reader keeps every
+  cgroup's values in a table by cgroup id, updates it from the CGROUP
+  records, drops what the REMOVED records name, keeps the cgroups a
+  change snapshot leaves out (unchanged: the kernel sends nothing for
+  them), and reads a full snapshot again where the kernel says it dropped
+  removals. Its values per cgroup are those it had to take (the changed
+  cgroups'), its **cgroups held** the table's size; the values check
+  compares its state of the first cgroup after three publications with a
+  classic read taken after them;
 - **bpfmap**: below's way: on the classic grid, one sleepable
   `iter/cgroup` pass per reader per cycle (`css_rstat_flush` and
   `bpf_mem_cgroup_flush_stats` at the top; per cgroup the cpu bstat and
@@ -1951,7 +2194,8 @@ total, readers + all kworkers; cycles done per reader (a per-cgroup way
 counts a cycle the window's end cut short as the part it read); missed
 cycles (classic grid: deadlines slept through; stream ways: flush_seq
 gaps); reads that failed; values consumed per cgroup and cycle (the
-ways' files and records carry different sets). Where a point ran more
+ways' files and records carry different sets; changes: only what
+changed); the cgroups the changes way holds. Where a point ran more
 than one round, the round with the smaller attributable CPU is shown
 (readers + kworkers where that is not measured).
 """
