@@ -2488,9 +2488,11 @@ static int run_hop(const struct opts *o)
  * where it was started.  SIGUSR1: one JSON line of the counts so far on
  * stdout (the driver takes one before and after each measurement: the
  * visits per period are the share achieved); SIGTERM: a last line, then
- * exit.  missed: deadlines a process slept through (its visits of the
- * period before did not fit the period), periods in which its cgroups
- * were not visited.
+ * exit.  Counts, summed over its processes: visits; periods, those in
+ * which a process visited its cgroups; missed, deadlines a process slept
+ * through (its visits of the period before did not fit the period),
+ * periods in which its cgroups were not visited.  The share achieved
+ * between two counts: visits / ((periods + missed) / procs).
  */
 static volatile sig_atomic_t dump_counts;
 static void on_dump(int s) { (void)s; dump_counts = 1; }

@@ -1202,7 +1202,10 @@ class Changer:
         if not a or not b:
             return dict(out, visits_per_period=None, share_pct=None,
                         error="no counts from cgbench change")
-        periods = (b["mono_ns"] - a["mono_ns"]) / (b["period_us"] * 1000)
+        # the periods its processes went through (visited, or slept
+        # through: missed), not the clock between the two counts, which
+        # would count a period cut at either end as a part of one
+        periods = (b["periods"] - a["periods"] + b["missed"] - a["missed"]) / b["procs"]
         vpp = (b["visits"] - a["visits"]) / periods if periods > 0 else None
         return dict(out, visits_per_period=vpp,
                     share_pct=vpp * 100 / self.tree.m if vpp is not None else None,
