@@ -800,8 +800,8 @@ def s8_daemons(m, interval_ms, seconds):
     daemon (its tree reads the subtree file once per flush) and the
     exporter (pycgstream Tree + prometheus_client: first `seconds` with
     nobody scraping, then scraped once per cycle).  With the memory and io
-    streams, over the agent tree (charged memory, I/O, churners: the
-    exporter's default set has values to serve), all three flushers on;
+    streams, over the agent tree (charged memory, I/O, 1 % of it changing:
+    the exporter's default set has values to serve), all three flushers on;
     else over m idle cgroups, cpu only"""
     tree = AGENT_TREES.get(m) or AgentTree(m) if HAVE_MEMIO else None
     setup = 0 if tree is None or tree.ready else 60 + m // 10
@@ -934,10 +934,14 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #                  mode (cgbench's --mode), controllers ("cpu,memory,io";
 #                  bpfmap-noio, bpfshared: "cpu,memory"), readers, cgroups, round,
 #                  period_ms, seconds, interval_ms (flusher ways: all three
-#                  controllers' flushers at it; else 0)
+#                  controllers' flushers at it; else 0), changing_pct (the
+#                  change share: percent of the tree's cgroups cgbench
+#                  change makes change every cycle; absent in runs before
+#                  it, whose tree ran 8 churners)
 #                result: cgbench telemetry's JSON (per_reader[]: cpu_ns,
 #                  utime_us, stime_us, cycles, values (numbers consumed),
-#                  errors, fail_errno, bpf_items, bpf_missing; kworker_ns:
+#                  errors, fail_errno, bpf_items, bpf_missing, held (the
+#                  changes way: the cgroups its table holds); kworker_ns:
 #                  all kworkers over the window, procstat_delta, ...) plus
 #                  flusher_us: the CPU time of every stat_stream_workfn run
 #                  in the window (cpu, memory and io flushers together;
@@ -955,13 +959,20 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #                  window, counted once whatever the readers; null where it
 #                  could not be read) and collector_run (cgbench collect's
 #                  own JSON over its whole run: passes, pass_us_mean, cpu_ns,
-#                  truncated, failed, ...; rc, stderr)
-#   "s10check"   agentcheck at a tree: params cgroups, controllers, ways;
-#                result: cgbench agentcheck's JSON (ways.<way>: usage_usec,
-#                  anon, current, wbytes of the tree's first cgroup; failed)
-#                  and rc (0: every way agreed with classic)
+#                  truncated, failed, ...; rc, stderr).  changer: the
+#                  share over the run (Changer.share(): pct, cgroups asked,
+#                  of, visits_per_period, share_pct, missed, procs,
+#                  late_ns_max; visits_per_period None where its counts
+#                  could not be read; null in runs before it)
+#   "s10check"   agentcheck at a tree: params cgroups, controllers, ways,
+#                  changing_pct; result: cgbench agentcheck's JSON
+#                  (ways.<way>: usage_usec, anon, current, wbytes of the
+#                  tree's first cgroup; ways.changes.changes: cycles,
+#                  probe_changed, held, classic_after; failed) and rc (0:
+#                  every way agreed with classic)
 #   "s10tree"    a tree's set-up: params cgroups; result: fill's JSON,
-#                  churners (active cgroups), seconds
+#                  holder (1: the first cgroup's; runs before the change
+#                  shares: active, the churners), seconds
 #   "s11"        one memloop run: params mode (text | stream | subtree |
 #                  bpf), count, round; result: cgbench memloop's JSON
 #                  (cpu_ns, utime_us, stime_us, wall_ns over count reads,
@@ -1622,7 +1633,7 @@ def top_run(argv, starts_table, tables, timeout):
 def s12_top(m, tables):
     """systemd-cgtop (Debian's) against `cgstream top -b` with its memory
     and io columns (issue 29, 4): both refreshing every second over the
-    same m agent cgroups (charged memory, I/O, the churners going) for
+    same m agent cgroups (charged memory, I/O, 1 % of them changing) for
     the same number of tables; per refresh, each one's CPU (the process's
     clock at each table's start) and the pace it kept; cgstream's kernel
     flushers (all three, 1 s) are timed alongside and are its cost too"""

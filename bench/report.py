@@ -764,7 +764,8 @@ def s8_daemons(R):
     trees = any(x["params"].get("tree") for x in s8)
     if s8:
         w(("Each program watches one parent with M children: the scenario 10 tree (charged "
-           "memory, I/O, the churners; the cpu, memory and io flushers at 1 s) where the "
+           "memory, I/O, 1 % of its cgroups changing every second, in runs before the change "
+           "shares seven churners; the cpu, memory and io flushers at 1 s) where the "
            "kernel has the memory and io streams, else M idle children (cpu only, flusher at "
            "1 s), as the cgroups column says. It runs "
            if trees else "Each program watches one parent with M idle children (flusher at "
@@ -2065,7 +2066,8 @@ def s12_top(R):
 S12_METHOD = f"""Debian's `systemd-cgtop -b -r -d 1s -n N --depth=1` on the agent tree's
 parent and `cgstream top -b --controllers cpu,memory,io` (its memory and
 io columns) on the same parent, one after the other, over the scenario
-10 tree (charged memory, I/O, the churners going), each asked for the
+10 tree (charged memory, I/O, 1 % of its cgroups changing every second;
+seven churners in runs before the change shares), each asked for the
 same number of tables, a table a second, its output read from a pipe.
 At the start of each table the driver takes the time and the process's
 CPU so far (its CPU clock, all threads; runs recorded before that was
