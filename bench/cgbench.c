@@ -79,7 +79,8 @@
  * polled ones), memory.stat.stream, io.stat.stream, memory.current,
  * memory.events (the text stream carries memory.stat's keys only);
  * subtree: one snapshot of each controller's *.stat.stream.subtree per
- * wake of the cpu one; changes: the same with change snapshots; bpfmap: bpf/agent.bpf.c (cpu and every memory.stat
+ * wake of the cpu one; changes: the same with change snapshots; bpfmap:
+ * bpf/agent.bpf.c (cpu and every memory.stat
  * item, usage and events through the memcg kfuncs), io.stat per cgroup
  * from userspace when io is wanted; bpfshared: the same records, the
  * collector's (started with the same --controllers, without io), io.stat
@@ -391,7 +392,6 @@ struct reader_res {
 	uint64_t retries;	/* bpfshared: reads taken again (a pass began during them) */
 	uint64_t held;		/* changes: the cgroups its table held at the window's end */
 	uint64_t fulls;		/* changes: full snapshots read in the window (after LOST) */
-	uint64_t probe_changed;	/* changes (agentcheck): change snapshots with the probe */
 	int open_errno;
 	int fail_errno;	/* the last error a pass failed with */
 };
@@ -584,7 +584,7 @@ struct snap {
 	int fd;
 	struct cgstream_decoder *dec;
 	struct cg_table *tab;	/* changes: every listed cgroup's state; subtree: NULL */
-	bool full_next;		/* changes: read a full snapshot (the first; after LOST) */
+	bool full_next;		/* changes: the next read is a full snapshot (none read yet) */
 	uint64_t fulls;		/* changes: full snapshots read */
 	uint64_t probe_changed;	/* change snapshots that carried the probe's record */
 	/* the SCHEMA's positions of the values the checks compare (-1: none) */
