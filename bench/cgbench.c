@@ -631,8 +631,11 @@ static void tab_drop(struct cg_table *t, struct cg_state *s)
 	t->live--;
 }
 
-/* a CGROUP record's values and devices into its cgroup's state */
-static void tab_put(struct cg_table *t, const struct cgstream_rec *rec)
+/*
+ * A CGROUP record's values and devices into its cgroup's state, consumed
+ * from there (decoded once, as the subtree way's rec_take() does): how many
+ */
+static uint64_t tab_put(struct cg_table *t, const struct cgstream_rec *rec)
 {
 	struct cg_state *s = tab_slot(t, rec->id, true);
 	if (s->id != rec->id) {
@@ -652,15 +655,24 @@ static void tab_put(struct cg_table *t, const struct cgstream_rec *rec)
 	s->nvals = rec->nr_values;
 	s->ndev = rec->nr_devices;
 	s->dvals = rec->device_values;
-	for (uint32_t i = 0; i < rec->nr_values; i++)
+	uint64_t sum = 0, n = rec->nr_values;
+	for (uint32_t i = 0; i < rec->nr_values; i++) {
 		cgstream_rec_value(rec, i, &s->v[i]);
+		sum += s->v[i];
+	}
 	uint64_t *d = s->v + rec->nr_values;
 	for (uint32_t i = 0; i < rec->nr_devices; i++, d += 2 + rec->device_values) {
-		uint32_t maj, min;
-		cgstream_rec_device(rec, i, &maj, &min, d + 2, rec->device_values);
+		uint32_t maj = 0, min = 0;
+		if (cgstream_rec_device(rec, i, &maj, &min, d + 2, rec->device_values))
+			memset(d + 2, 0, rec->device_values * sizeof(uint64_t));
 		d[0] = maj;
 		d[1] = min;
+		for (uint32_t k = 0; k < rec->device_values; k++)
+			sum += d[2 + k];
+		n += rec->device_values;
 	}
+	sink += sum;
+	return n;
 }
 
 /* after a full snapshot: the cgroups it did not list are gone */
@@ -807,6 +819,12 @@ static int64_t snap_pass(struct snap *sn, struct pass_buf *b, bool changes, uint
 			}
 			if (rec.type != CGSTREAM_REC_CGROUP && rec.type != CGSTREAM_REC_REMOVED)
 				continue;
+			if (rec.type == CGSTREAM_REC_CGROUP && sn->tab) {
+				recs++;
+				nv += tab_put(sn->tab, &rec);
+				probe_seen |= probe_id && rec.id == probe_id;
+				continue;
+			}
 			nv += rec_take(&rec);
 			if (rec.type == CGSTREAM_REC_REMOVED) {
 				struct cg_state *s = sn->tab ? tab_slot(sn->tab, rec.id, false) : NULL;
@@ -815,12 +833,8 @@ static int64_t snap_pass(struct snap *sn, struct pass_buf *b, bool changes, uint
 				continue;
 			}
 			recs++;
-			if (sn->tab) {
-				tab_put(sn->tab, &rec);
-			} else if (probe_id && rec.id == probe_id) {
+			if (probe_id && rec.id == probe_id)
 				rec_probe(&rec, ctrl, pv);
-			}
-			probe_seen |= probe_id && rec.id == probe_id;
 		}
 		if (r < 0)
 			return r == -EPROTONOSUPPORT ? r : -EPROTO;
