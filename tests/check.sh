@@ -23,6 +23,12 @@ stage() {
 	*) fail=$((fail + 1)); echo "=== $name: FAILED, exit $rc ($((SECONDS - start)) s)" ;;
 	esac
 }
+# the bench for the host's own kernel (its BTF), so that the host stage's
+# tests of cgbench (tests/host/84, 86) run; make bench builds its own
+if [[ -r /sys/kernel/btf/vmlinux ]]; then
+	make -s -C "$top/bench" OUT=build-host VMLINUX=/sys/kernel/btf/vmlinux >"$top/build/bench-host.log" 2>&1 ||
+		echo "the bench does not build for the host (build/bench-host.log): tests/host/84, 86 skip"
+fi
 stage host tests/host/run.sh
 stage harness scripts/vm/selftest-warning.sh --cpus "$cpus" --memory "$memory"
 # the stress programs tests/vm/26-28 run (else they build in the guest, slowly)
