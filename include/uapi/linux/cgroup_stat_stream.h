@@ -96,7 +96,7 @@ struct cgroup_stat_snapshot {
 	__u32 reserved;			/* 0 */
 	__u64 seq;			/* the publication: 1, 2, ... per controller */
 	__u64 time_usec;		/* its CLOCK_MONOTONIC time */
-	__u64 skipped;			/* publications skipped since boot (late) */
+	__u64 skipped;			/* publications skipped (late), up to @seq */
 	__u64 base_seq;			/* change snapshot: relative to this; else 0 */
 };
 
