@@ -202,9 +202,10 @@ static int parse_stat(const char *buf, size_t len, struct stat_vals *v)
 		if (KEY("usage_usec")) v->usage = x;
 		else if (KEY("user_usec")) v->user = x;
 		else if (KEY("system_usec")) v->system = x;
-		else if (KEY("flush_seq")) v->seq = x;
-		else if (KEY("flush_time_usec")) v->flush_time = x;
-		else if (KEY("flush_missed")) v->flush_missed = x;
+		/* the stream text's last three lines (format 2's names) */
+		else if (KEY("publication_seq")) v->seq = x;
+		else if (KEY("publication_time_usec")) v->flush_time = x;
+		else if (KEY("publications_skipped")) v->flush_missed = x;
 #undef KEY
 		v->nkeys++;
 	}
@@ -240,7 +241,7 @@ static int parse_kv(const char *buf, size_t len, const char *want, uint64_t *got
 	return n ? 0 : -EINVAL;
 }
 
-/* io.stat(.stream): "MAJ:MIN rbytes=N wbytes=N ..." lines (and "flush_seq N") */
+/* io.stat(.stream): "MAJ:MIN rbytes=N wbytes=N ..." lines (and "publication_seq N", ...) */
 static int parse_io(const char *buf, size_t len, uint64_t *wbytes, uint64_t *nvals)
 {
 	const char *p = buf, *end = buf + len;
@@ -254,7 +255,7 @@ static int parse_io(const char *buf, size_t len, uint64_t *wbytes, uint64_t *nva
 		while (p < end && *p != '\n') {
 			while (p < end && *p == ' ')
 				p++;
-			if (!dev) {	/* "flush_seq N" */
+			if (!dev) {	/* "publication_seq N" and the like */
 				sum += parse_u64(&p, end);
 				n++;
 				break;
@@ -364,7 +365,7 @@ static void pstat_read(struct pstat *p)
 	fclose(f);
 }
 
-/* global flush_seq/flush_missed from the root's stream file (stream runs only) */
+/* the publication's number and skipped count from the root's stream file (stream runs only) */
 static int root_seq(const char *root, uint64_t *seq, uint64_t *missed)
 {
 	char path[4096], buf[4096];
@@ -1585,7 +1586,7 @@ struct tele {
 	struct shared_view shared;	/* bpfshared */
 	struct pass_buf buf;
 	char *text;		/* TEXT_CAP bytes for a text file */
-	uint64_t *last;		/* stream: the flush_seq each fd had */
+	uint64_t *last;		/* stream: the publication_seq each fd had */
 	uint64_t last_seq;	/* subtree */
 	uint64_t samples, errors, cycles, missed, dups, gaps, wakes, late_max, values;
 	int fail_errno;

@@ -498,8 +498,9 @@ def proc_kb(pid, key):
 
 
 def root_flush_seq():
+    """the latest cpu publication's number, from the root's cpu.stat.stream"""
     for line in read(os.path.join(ROOT, "cpu.stat.stream")).splitlines():
-        if line.startswith("flush_seq "):
+        if line.startswith("publication_seq "):
             return int(line.split()[1])
     return None
 
