@@ -252,6 +252,18 @@ def stop_procs(procs):
             p.wait()
 
 
+def stop_proc_output(proc, timeout):
+    """SIGTERM (if still running), then SIGKILL after timeout seconds; its
+    (stdout, stderr)"""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
+
+
 class Load:
     """24 sibling cgroups churning CPU and memory (so rstat updates are
     pending on every CPU), plus one busy child running a CPU hog."""
@@ -1137,13 +1149,7 @@ class SharedCollector:
     def __exit__(self, *exc):
         if self.result is not None:
             return               # stopped already (__enter__: it did not start)
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            out, err = self.proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
+        out, err = stop_proc_output(self.proc, 30)
         lines = [l for l in out.splitlines() if l.startswith("{")]
         self.result = {"collect": json.loads(lines[-1]) if lines else None,
                        "rc": self.proc.returncode, "stderr": err[-2000:]}
@@ -1227,13 +1233,7 @@ class Changer:
     def stop(self):
         if not self.proc:
             return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            _, err = self.proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            _, err = self.proc.communicate()
+        _, err = stop_proc_output(self.proc, 20)
         if self.proc.returncode:
             log(f"cgbench change ({self.pct} % of {self.tree.m}) ended with "
                 f"{self.proc.returncode}: {err.strip()[-500:]}")
