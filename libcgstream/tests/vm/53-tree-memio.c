@@ -2,7 +2,7 @@
 /*
  * Trees of cpu, memory and io (patched kernel, root, in the VM): the
  * checks of treecheck.h (ADDED and REMOVED exactly once with churn, every
- * cgroup in every batch, pieces, no fd or RSS growth, the root removed)
+ * cgroup in every batch, pieces, no fd or heap growth, the root removed)
  * with every cgroup's memory values (named: "anon", "current",
  * "events.*") and io devices in every SAMPLE, in each of the three modes:
  * SUBTREE (the three *.stat.stream.subtree files), KERNEL (each cgroup's
