@@ -362,7 +362,8 @@ struct cgstream_event {
 	 * others' are the last the object read before the cgroup went:
 	 * what it used between then and its removal is lost (KERNEL and
 	 * FALLBACK modes; a cgroup whose removal the kernel no longer kept,
-	 * see CGSTREAM_REPORT_CHANGES).
+	 * see CGSTREAM_REPORT_CHANGES, or whose REMOVED did not come within
+	 * 5 s of a full snapshot that no longer listed it).
 	 */
 	uint32_t final;
 	/* Since 1.3: cpu's values by name (with CGSTREAM_CTRL_CPU), else NULL */

@@ -221,6 +221,8 @@ struct cgs_cg {
 	bool partial;			/* io: devices left out */
 	bool touched;			/* on the set's list of this cycle's members */
 	bool removing;			/* SUBTREE: the lead's REMOVED record named it */
+	uint64_t unlisted_usec;		/* SUBTREE: since when its directory is gone,
+					 * unlisted and not yet REMOVED; 0: not */
 	uint64_t hold_cycle;		/* tree: held back since (another one at its path) */
 	struct cgs_vals vals[CGS_NR_CTRL];	/* each controller's latest */
 	struct cgstream_sample sample;	/* cpu's fields the API names, from vals */

@@ -52,6 +52,8 @@
 #define CGS_SNAP_MIN		(1u << 17)
 #define CGS_SNAP_MAX		(1u << 28)	/* beyond: several reads per cycle */
 #define CGS_FULL_EVERY		64	/* cycles between full snapshots at most */
+/* an unlisted member whose directory is gone: its REMOVED awaited this long */
+#define CGS_REMOVED_WAIT_USEC	(5 * 1000000ull)
 
 /* one controller's subtree file */
 struct cgs_subtree_ctl {
@@ -70,6 +72,7 @@ struct cgs_subtree {
 	char *snap;
 	size_t snap_size;
 	bool full_always;		/* $CGSTREAM_SUBTREE_FULL */
+	size_t n_unlisted;		/* members awaiting their REMOVED */
 	struct cgs_subtree_ctl ctl[CGS_NR_CTRL];
 };
 
@@ -319,8 +322,16 @@ static int cgs_snap_read(struct cgs_set *s, struct cgs_subtree *st, struct cgs_s
  * publication (the kernel lists a cgroup from the first publication after
  * its creation), or, with a lead other than cpu, lacks the controller: it
  * stays.  A member another controller's did not list lost that one.
+ *
+ * A cgroup is unlisted from its rmdir on, but its REMOVED record, with its
+ * final values, comes only in the first publication after its css went
+ * offline, an RCU grace period and a work item later: a full snapshot in
+ * between lists neither.  Such a member waits for its REMOVED
+ * (cgs_subtree_expire()), unless removals were lost (@lost: the kernel
+ * dropped records this reader had not read).
  */
-static void cgs_snap_sweep(struct cgs_set *s, const struct cgs_controller *c)
+static void cgs_snap_sweep(struct cgs_set *s, struct cgs_subtree *st,
+			   const struct cgs_controller *c, bool lost)
 {
 	for (struct cgs_cg *m = s->tail, *prev; m; m = prev) {
 		bool listed = m->cycle == s->cycle && (m->got & c->bit);
@@ -328,11 +339,44 @@ static void cgs_snap_sweep(struct cgs_set *s, const struct cgs_controller *c)
 		prev = m->prev;
 		if (listed || m->removing)
 			continue;
-		if (c == s->lead && !cgs_cg_alive(m))
-			cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
-		else if (c != s->lead && (m->have & c->bit) && cgs_cg_alive(m))
+		if (c == s->lead && !cgs_cg_alive(m)) {
+			if (lost) {
+				cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+			} else if (!m->unlisted_usec) {
+				m->unlisted_usec = cgs_now_usec();
+				st->n_unlisted++;
+			}
+		} else if (c != s->lead && (m->have & c->bit) && cgs_cg_alive(m)) {
 			cgs_cg_lose(m, c);
+		}
 	}
+}
+
+/*
+ * The members awaiting their REMOVED (cgs_snap_sweep()): those it named
+ * are dropped already (cgs_subtree_drop_removed()); one whose REMOVED has
+ * not come in CGS_REMOVED_WAIT_USEC is gone without final values (the
+ * kernel tells no REMOVED below a directory the reader may no longer
+ * search).
+ */
+static void cgs_subtree_expire(struct cgs_set *s, struct cgs_subtree *st)
+{
+	uint64_t now;
+	size_t left = 0;
+
+	if (!st->n_unlisted)
+		return;
+	now = cgs_now_usec();
+	for (struct cgs_cg *m = s->tail, *prev; m; m = prev) {
+		prev = m->prev;
+		if (!m->unlisted_usec || m->dead)
+			continue;
+		if (now - m->unlisted_usec >= CGS_REMOVED_WAIT_USEC)
+			cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+		else
+			left++;
+	}
+	st->n_unlisted = left;
 }
 
 /* whether the next snapshot of @ctl is a full one */
@@ -351,6 +395,7 @@ static int cgs_subtree_ctrl(struct cgs_set *s, struct cgs_subtree *st,
 	int fd = ctl->fd >= 0 ? ctl->fd : s->tick_fd;
 	bool full = cgs_snap_full(s, st, ctl);
 	struct cgs_snap_read sr;
+	bool lost = false;
 	int r;
 
 	for (int tries = 0; tries < 2; tries++) {
@@ -362,6 +407,7 @@ static int cgs_subtree_ctrl(struct cgs_set *s, struct cgs_subtree *st,
 		if (r == 1 && !sr.stale)
 			return 0;	/* nothing published */
 		ctl->resync = sr.stale || sr.lost;
+		lost |= sr.lost;
 		if (!sr.stale) {
 			ctl->base = sr.pub.seq;
 			s->fresh |= c->bit;
@@ -369,7 +415,7 @@ static int cgs_subtree_ctrl(struct cgs_set *s, struct cgs_subtree *st,
 			cgs_set_published(s, c, &sr.pub);
 			if (sr.full) {
 				ctl->last_full = s->cycle;
-				cgs_snap_sweep(s, c);
+				cgs_snap_sweep(s, st, c, lost);
 			}
 		}
 		if (!ctl->resync)
@@ -407,6 +453,7 @@ static bool cgs_subtree_read(struct cgs_set *s, void *state)
 		}
 	}
 	cgs_subtree_drop_removed(s);
+	cgs_subtree_expire(s, st);
 	return true;
 }
 

@@ -10,8 +10,9 @@
  * with CHANGED events of those the fake kernel changed (10 % of them per
  * publication), and SUBTREE again with removals told two snapshots late (a
  * cgroup made again under a removed one's path waits for its REMOVED)
- * and with removals lost every third change snapshot (a full snapshot at
- * once).  The VM tests run the same checks
+ * and in full snapshots only (one between a removal and its REMOVED
+ * lists neither: the tree waits for the REMOVED), and with removals lost
+ * every third change snapshot (a full snapshot at once).  The VM tests run the same checks
  * on the real kernel.
  */
 #include <libgen.h>
@@ -74,6 +75,62 @@ static int count_of(const struct cgstream_event *ev, int n, int type, const char
 	for (int i = 0; i < n; i++)
 		k += ev[i].type == type && !strcmp(ev[i].path, path);
 	return k;
+}
+
+/*
+ * A removal the kernel never tells (its REMOVED below a directory the
+ * reader can no longer search, here held back for good): the full
+ * snapshots list neither it nor its REMOVED, and the tree, waiting for
+ * one with its final values, tells it REMOVED without them once 5 s have
+ * passed (CGS_REMOVED_WAIT_USEC), once, with the values it had.
+ */
+static void test_removed_never_told(void)
+{
+	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_SUBTREE,
+				   .report = CGSTREAM_REPORT_CHANGES };
+	struct cgstream_event ev[16];
+	char top[PATH_MAX], kid[PATH_MAX];
+	struct cgstream_tree *t;
+	uint64_t gone_ms, told_ms = 0;
+	int n, removed = 0;
+
+	T_EQ(setenv("FAKE_REMOVED_LATE", "1000000", 1), 0);
+	T_EQ(setenv("CGSTREAM_SUBTREE_FULL", "1", 1), 0);
+	t_use_interval(20);
+	T_EQ(t_cg_make(t_cgroup_root(), t_name("untold"), top, sizeof(top)), 0);
+	T_EQ(t_cg_make(top, "kid", kid, sizeof(kid)), 0);
+	T_EQ(cgstream_tree_open(top, &o, &t), 0);
+	for (uint64_t end = t_now_ms() + 5000;; t_sleep_ms(20)) {
+		n = sync_batch(t, ev, 16);
+		if (count_of(ev, n, CGSTREAM_EVENT_ADDED, kid) == 1)
+			break;
+		if (t_now_ms() > end)
+			T_FAIL("%s not listed within 5 s", kid);
+	}
+	T_EQ(t_cg_remove(kid), 0);
+	gone_ms = t_now_ms();
+	while (t_now_ms() - gone_ms < 20000 && (!removed || t_now_ms() - told_ms < 500)) {
+		t_sleep_ms(20);
+		n = sync_batch(t, ev, 16);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type != CGSTREAM_EVENT_REMOVED)
+				continue;
+			T_ASSERT(!strcmp(ev[i].path, kid));
+			T_EQ(ev[i].final, 0);
+			T_ASSERT(ev[i].controllers & CGSTREAM_CTRL_CPU);
+			removed++;
+			told_ms = t_now_ms();
+		}
+	}
+	T_EQ(removed, 1);
+	T_ASSERT(told_ms - gone_ms >= 5000);
+	T_EQ(cgstream_tree_size(t), 1);
+	cgstream_tree_close(t);
+	T_EQ(t_cg_remove(top), 0);
+	T_EQ(unsetenv("CGSTREAM_SUBTREE_FULL"), 0);
+	T_EQ(unsetenv("FAKE_REMOVED_LATE"), 0);
+	t_log("a removal never told: REMOVED without final values %.1f s later",
+	      (double)(told_ms - gone_ms) / 1000);
 }
 
 /*
@@ -196,6 +253,7 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		t_skip("needs root");
 	test_sync_before_listed();
+	test_removed_never_told();
 	test_publication_and_recovery(CGSTREAM_MODE_SUBTREE);
 	test_publication_and_recovery(CGSTREAM_MODE_KERNEL);
 	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 2000, 20, fast ? 50 : 200, "fsub");
@@ -209,6 +267,11 @@ int main(int argc, char **argv)
 	 * removed one's path waits for that one's REMOVED (its final values) */
 	T_EQ(setenv("FAKE_REMOVED_LATE", "2", 1), 0);
 	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 1000, 20, fast ? 20 : 50, "fsubr");
+	/* and full snapshots only: each one between a removal and its
+	 * REMOVED lists neither, the tree waits for the REMOVED */
+	T_EQ(setenv("CGSTREAM_SUBTREE_FULL", "1", 1), 0);
+	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 1000, 20, 20, "fsubrf");
+	T_EQ(unsetenv("CGSTREAM_SUBTREE_FULL"), 0);
 	T_EQ(unsetenv("FAKE_REMOVED_LATE"), 0);
 	tc_run(CGSTREAM_MODE_KERNEL, fast ? 100 : 1000, 50, fast ? 20 : 50, "fkerc");
 	T_EQ(setenv("FAKE_LOSE_EVERY", "3", 1), 0);
