@@ -699,7 +699,8 @@ static void tc_pieces(void)
 /*
  * 5: @cycles batches, a cgroup made and removed every 100: fds and the
  * library's heap.  Measured from a warmed-up cycle to the last, at the
- * same tree, the temporary cgroup removed at both: no fd may stay open,
+ * same tree, the temporary cgroup removed at both (at the end once its
+ * REMOVED came, where the run ends in its life): no fd may stay open,
  * and the heap must be back where it was.  A long run (120 cycles or
  * more) is warm at cycle 70: after the temporary cgroup's first life
  * (30 to 60), and after the snapshot buffer's last doubling (a subtree
@@ -737,6 +738,14 @@ static void tc_long(int cycles)
 			rss0 = tc_rss_kb();
 			heap0 = tc_heap_bytes();
 		}
+	}
+	/* the tree as it was at the warm cycle: without the temporary one */
+	if (tmp) {
+		tc_remove(tmp);
+		for (int i = 0; i < 100 && !tmp->removed; i++)
+			tc_batch();
+		T_EQ(tmp->removed, 1);
+		tc_batch();
 	}
 	fds1 = t_count_fds(NULL);
 	rss1 = tc_rss_kb();
