@@ -229,7 +229,7 @@ log_lines() {
 	echo "  subtree snapshots of 10,000 cgroups, one run for the cpu, memory and io variants."
 	echo "- **libcgstream 10k** (libcgstream/tests/vm/50-tree-subtree and 53-tree-memio with"
 	echo "  \`CGSTREAM_TEST_SCALE=1\`): the tree checks (ADDED and REMOVED once with churn,"
-	echo "  every cgroup in every batch, no fd or RSS growth, the root removed) on"
+	echo "  every cgroup in every batch, no fd or heap growth, the root removed) on"
 	echo "  10,000 cgroups: cpu in subtree mode; cpu, memory and io in each mode;"
 	echo "  51-tree-streams: cpu in kernel mode (a stream file per cgroup) on 3,000."
 	echo "- **pycgstream** (pycgstream/tests/vm/test_tree.py): Trees of 10,000 and"
