@@ -709,10 +709,8 @@ static void tc_pieces(void)
  * 54).  Its heap must be exactly the same.  A short one is warm at a
  * tenth of its cycles, before a buffer's or an array's first growth
  * perhaps: up to 1 MiB more, which a per-cycle leak of its samples
- * exceeds.  RSS is only logged: pages of a grown buffer are touched
- * first when a snapshot fills them, and freed memory stays resident in
- * malloc's arenas (+520 KiB over a subtree tree's 130 cycles at the
- * same heap, 2026-12-02).
+ * exceeds.  RSS is only logged (why: tc_heap_bytes(); +520 KiB over a
+ * subtree tree's 130 cycles at the same heap, 2026-12-02).
  */
 static void tc_long(int cycles)
 {
