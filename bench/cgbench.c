@@ -29,6 +29,12 @@
  *                     [--dwell-us D]   (its passes checked as an agent takes
  *                     them; exit 1 on a failure)
  *   cgbench memloop   --mode text|stream|subtree|bpf --count N CGROUP_DIR
+ *   cgbench churnrm   --subtree DIR --seconds S --period-us P --work-us W
+ *                     [--io-dev DEV --io-kb K]   (short-lived children of
+ *                     DIR, each removed after its task; their final values)
+ *   cgbench account   --mode classic|bpfmap|subtree|changes --subtree DIR
+ *                     [--period-ms T]   (until SIGTERM: what the way
+ *                     attributes to DIR's children, removed ones included)
  *   cgbench loopdev   --mem-kb K     (a loop device over K KiB of memory)
  *   cgbench fill      --io-dev DEV --io-kb K --mem-kb M --shm-dir DIR
  *                     CGROUP_DIR...|--list FILE   (memory and I/O in each)
@@ -770,32 +776,15 @@ static void snap_schema(struct snap *sn, const struct cgstream_rec *rec)
 }
 
 /*
- * One snapshot of @sn's file, as the kernel defines it: pread()s on from
- * offset 0 (a full snapshot) or CGROUP_STAT_STREAM_CHANGES (@changes: the
- * cgroups changed or created since this file's previous complete
- * snapshot) until one returns 0, each record decoded and its values
- * consumed (counted in *@nvals).  With a table (the changes way) each
- * CGROUP record becomes its cgroup's state, each REMOVED record (final
- * values, consumed too) drops it, and a full snapshot drops what it does
- * not list; the cgroups a change snapshot leaves out are unchanged (the
- * kernel sends nothing for them; a record type this library does not
- * know, as an UNCHANGED record of a later kernel would be, is skipped)
- * and stay as they are.  Returns the CGROUP records, or -errno; *@seq:
- * the snapshot's publication; *@lost: the kernel dropped removals since
- * the base (resynchronise); @probe_id's values to @pv.
+ * Every record of one snapshot of @sn's file, decoded, to @fn: pread()s
+ * from @base (0: a full snapshot; CGROUP_STAT_STREAM_CHANGES: a change
+ * snapshot) on until one returns 0.  0, or -errno (-EPROTO: a record the
+ * decoder refused; -EPROTONOSUPPORT: a format it does not know).
  */
-static int64_t snap_pass(struct snap *sn, struct pass_buf *b, bool changes, uint64_t *seq,
-			 bool *lost, uint64_t *nvals, uint64_t probe_id, struct agent_vals *pv)
+static int snap_each(struct snap *sn, struct pass_buf *b, off_t base,
+		     void (*fn)(void *arg, const struct cgstream_rec *rec), void *arg)
 {
-	off_t base = changes ? (off_t)CGROUP_STAT_STREAM_CHANGES : 0, pos = 0;
-	int64_t recs = 0;
-	uint64_t nv = 0;
-	unsigned int ctrl = 0;
-	bool probe_seen = false;
-	*lost = false;
-	if (sn->tab && !changes)
-		sn->tab->gen++;
-	for (;;) {
+	for (off_t pos = 0;;) {
 		struct cgstream_rec rec;
 		size_t off = 0;
 		int r;
@@ -803,55 +792,97 @@ static int64_t snap_pass(struct snap *sn, struct pass_buf *b, bool changes, uint
 		if (n < 0)
 			return -errno;
 		if (n == 0)
-			break;
+			return 0;
 		while ((r = cgstream_decoder_next(sn->dec, b->p, (size_t)n, &off, &rec,
-						  sizeof(rec))) > 0) {
-			if (!rec.decoded)
-				continue;
-			ctrl = rec.controller;
-			if (rec.type == CGSTREAM_REC_SNAPSHOT) {
-				*seq = rec.seq;
-				*lost |= !!(rec.snapshot_flags & CGSTREAM_SNAPSHOT_F_LOST);
-				continue;
-			}
-			if (rec.type == CGSTREAM_REC_SCHEMA) {
-				snap_schema(sn, &rec);
-				continue;
-			}
-			if (rec.type != CGSTREAM_REC_CGROUP && rec.type != CGSTREAM_REC_REMOVED)
-				continue;
-			if (rec.type == CGSTREAM_REC_CGROUP && sn->tab) {
-				recs++;
-				nv += tab_put(sn->tab, &rec);
-				probe_seen |= probe_id && rec.id == probe_id;
-				continue;
-			}
-			nv += rec_take(&rec);
-			if (rec.type == CGSTREAM_REC_REMOVED) {
-				struct cg_state *s = sn->tab ? tab_slot(sn->tab, rec.id, false) : NULL;
-				if (s)
-					tab_drop(sn->tab, s);
-				continue;
-			}
-			recs++;
-			if (probe_id && rec.id == probe_id)
-				rec_probe(&rec, ctrl, pv);
-		}
+						  sizeof(rec))) > 0)
+			if (rec.decoded)
+				fn(arg, &rec);
 		if (r < 0)
 			return r == -EPROTONOSUPPORT ? r : -EPROTO;
 		pos += n;
 	}
+}
+
+/* snap_pass()'s state over the records of its snapshot */
+struct pass_ctx {
+	struct snap *sn;
+	int64_t recs;
+	uint64_t nv, *seq, probe_id;
+	unsigned int ctrl;
+	bool probe_seen, *lost;
+	struct agent_vals *pv;
+};
+
+static void pass_rec(void *arg, const struct cgstream_rec *rec)
+{
+	struct pass_ctx *c = arg;
+	struct snap *sn = c->sn;
+	c->ctrl = rec->controller;
+	if (rec->type == CGSTREAM_REC_SNAPSHOT) {
+		*c->seq = rec->seq;
+		*c->lost |= !!(rec->snapshot_flags & CGSTREAM_SNAPSHOT_F_LOST);
+		return;
+	}
+	if (rec->type == CGSTREAM_REC_SCHEMA) {
+		snap_schema(sn, rec);
+		return;
+	}
+	if (rec->type != CGSTREAM_REC_CGROUP && rec->type != CGSTREAM_REC_REMOVED)
+		return;
+	if (rec->type == CGSTREAM_REC_CGROUP && sn->tab) {
+		c->recs++;
+		c->nv += tab_put(sn->tab, rec);
+		c->probe_seen |= c->probe_id && rec->id == c->probe_id;
+		return;
+	}
+	c->nv += rec_take(rec);
+	if (rec->type == CGSTREAM_REC_REMOVED) {
+		struct cg_state *s = sn->tab ? tab_slot(sn->tab, rec->id, false) : NULL;
+		if (s)
+			tab_drop(sn->tab, s);
+		return;
+	}
+	c->recs++;
+	if (c->probe_id && rec->id == c->probe_id)
+		rec_probe(rec, c->ctrl, c->pv);
+}
+
+/*
+ * One snapshot of @sn's file, as the kernel defines it: from offset 0 (a
+ * full snapshot) or CGROUP_STAT_STREAM_CHANGES (@changes: the cgroups
+ * changed or created since this file's previous complete snapshot), each
+ * record decoded and its values consumed (counted in *@nvals).  With a
+ * table (the changes way) each CGROUP record becomes its cgroup's state,
+ * each REMOVED record (final values, consumed too) drops it, and a full
+ * snapshot drops what it does not list; the cgroups a change snapshot
+ * leaves out are unchanged (the kernel sends nothing for them; a record
+ * type this library does not know, as an UNCHANGED record of a later
+ * kernel would be, is skipped) and stay as they are.  Returns the CGROUP
+ * records, or -errno; *@seq: the snapshot's publication; *@lost: the
+ * kernel dropped removals since the base (resynchronise); @probe_id's
+ * values to @pv.
+ */
+static int64_t snap_pass(struct snap *sn, struct pass_buf *b, bool changes, uint64_t *seq,
+			 bool *lost, uint64_t *nvals, uint64_t probe_id, struct agent_vals *pv)
+{
+	struct pass_ctx c = { .sn = sn, .seq = seq, .lost = lost, .probe_id = probe_id, .pv = pv };
+	*lost = false;
+	if (sn->tab && !changes)
+		sn->tab->gen++;
+	int err = snap_each(sn, b, changes ? (off_t)CGROUP_STAT_STREAM_CHANGES : 0, pass_rec, &c);
+	if (err)
+		return err;
 	if (sn->tab) {
 		if (!changes)
 			tab_sweep(sn->tab);
 		else
-			sn->probe_changed += probe_seen;
+			sn->probe_changed += c.probe_seen;
 		struct cg_state *s = probe_id ? tab_slot(sn->tab, probe_id, false) : NULL;
 		if (s)
-			snap_probe(sn, ctrl, s, pv);
+			snap_probe(sn, c.ctrl, s, pv);
 	}
-	*nvals += nv;
-	return recs;
+	*nvals += c.nv;
+	return c.recs;
 }
 
 /* @dir's @file, with a decoder; a table for the changes way (-errno) */
@@ -1031,6 +1062,9 @@ struct bpfway {
 	size_t vsz;
 	int anon_i;		/* agent: anon's index in the state items */
 	int nitems, nmissing;	/* agent: memory items read, keys not readable */
+	/* cgstat in a map (account): each drained record also to this */
+	void (*each)(void *arg, const struct cgstat_rec *r);
+	void *each_arg;
 };
 
 /* libbpf's warnings (a failed load prints the verifier's log); CGBENCH_BPF_DEBUG=1: all */
@@ -1227,6 +1261,8 @@ static int64_t bpfway_pass(struct bpfway *b, struct pass_buf *buf, uint64_t *nva
 			const struct cgstat_rec *r = (const struct cgstat_rec *)b->vals + i;
 			sink += r->cpu.usage_ns + r->cpu.user_ns + r->cpu.system_ns;
 			*nvals += 3;
+			if (b->each)
+				b->each(b->each_arg, r);
 			if (probe_id && r->cgroup_id == probe_id) {
 				pv->usage_usec = r->cpu.usage_ns / 1000;
 				pv->seen |= CTRL_CPU;
@@ -3053,6 +3089,373 @@ static int run_sharedcheck(const struct opts *o)
 	return failed ? 1 : 0;
 }
 
+/* ---- removals: what each way accounts of cgroups that come and go ------ */
+/*
+ * cgbench churnrm: the churn the removal scenario measures, with its
+ * ground truth.  Until --seconds (or SIGTERM), every --period-us: mkdir
+ * DIR/rNNNNNN, fork a child that moves itself there, uses --work-us of CPU
+ * (its own CPU clock, so preemption does not shorten it) and writes
+ * --io-kb KiB with O_DIRECT to --io-dev, then exits; the parent reaps it,
+ * reads the cgroup's cpu.stat usage_usec and io.stat wbytes (its final
+ * values: no task is left) and removes it.  Prints the sums of those
+ * values: what a perfect accountant attributes to the cgroups that lived.
+ */
+static void spin_cpu_ns(uint64_t ns)
+{
+	uint64_t end = clk_ns(CLOCK_PROCESS_CPUTIME_ID) + ns;
+	volatile uint64_t x = 1;
+	while (clk_ns(CLOCK_PROCESS_CPUTIME_ID) < end)
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005ull + 1;
+}
+
+/* @path's whole text (at most @cap - 1 bytes) into @buf: its length, or -errno */
+static ssize_t read_text(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, cap - 1);
+	int err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	buf[n] = 0;
+	return n;
+}
+
+/* cgroup @dir's cpu.stat usage_usec and io.stat wbytes (all devices); 0 or -errno */
+static int cg_usage_wbytes(const char *dir, uint64_t *usage, uint64_t *wbytes, bool want_io)
+{
+	char path[4096], buf[16384];
+	struct stat_vals v;
+	uint64_t nv = 0;
+	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
+	ssize_t n = read_text(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (parse_stat(buf, (size_t)n, &v))
+		return -EINVAL;
+	*usage = v.usage;
+	*wbytes = 0;
+	if (!want_io)
+		return 0;
+	snprintf(path, sizeof(path), "%s/io.stat", dir);
+	n = read_text(path, buf, sizeof(buf));
+	if (n == -ENOENT && !access(dir, F_OK))
+		return 0;	/* the cgroup is there, the io controller is not on for it */
+	if (n < 0)
+		return (int)n;
+	return parse_io(buf, (size_t)n, wbytes, &nv);
+}
+
+static int run_churnrm(const struct opts *o)
+{
+	if (!o->subtree || !o->period_us)
+		die("churnrm needs --subtree DIR and --period-us P");
+	signal(SIGTERM, on_term);
+	uint64_t t0 = mono_ns(), end = t0 + (uint64_t)(o->seconds * 1e9), next = t0;
+	uint64_t n = 0, failed = 0, usage = 0, wbytes = 0, life_sum = 0, life_max = 0;
+	int last_err = 0;
+	while (!quit && mono_ns() < end) {
+		char dir[4096], procs[4200];
+		snprintf(dir, sizeof(dir), "%s/r%06" PRIu64, o->subtree, n + failed);
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+		uint64_t born = mono_ns();
+		if (mkdir(dir, 0755))
+			die("mkdir %s: %s", dir, strerror(errno));
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (!pid) {
+			int fd = open(procs, O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || write(fd, "0\n", 2) != 2)
+				_exit(3);
+			close(fd);
+			spin_cpu_ns(o->work_us * 1000);
+			if (o->io_dev) {
+				struct dio d;
+				dio_open(&d, o->io_dev, o->io_kb);
+				dio_write(&d);
+			}
+			_exit(0);
+		}
+		int status;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		uint64_t u = 0, w = 0;
+		int err = WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -ECHILD;
+		if (!err)
+			err = cg_usage_wbytes(dir, &u, &w, o->io_dev != NULL);
+		/* the exited task leaves the cgroup as it is reaped: rmdir may race it */
+		for (int k = 0; rmdir(dir) && k < 1000; k++) {
+			if (errno != EBUSY)
+				die("rmdir %s: %s", dir, strerror(errno));
+			usleep(1000);
+		}
+		if (!access(dir, F_OK))
+			die("rmdir %s: still busy after 1 s", dir);
+		uint64_t life = mono_ns() - born;
+		if (err) {
+			failed++;
+			last_err = -err;
+		} else {
+			n++;
+			usage += u;
+			wbytes += w;
+			life_sum += life;
+			if (life > life_max)
+				life_max = life;
+		}
+		next += o->period_us * 1000;
+		if (next > mono_ns())
+			while (sleep_until(next) == EINTR && !quit)
+				;
+		else
+			next = mono_ns();
+	}
+	printf("{\"cgroups\": %" PRIu64 ", \"failed\": %" PRIu64 ", \"last_errno\": %d, "
+	       "\"usage_usec\": %" PRIu64 ", \"wbytes\": %" PRIu64 ", \"life_ms_avg\": %.2f, "
+	       "\"life_ms_max\": %.2f, \"wall_s\": %.2f}\n", n, failed, last_err, usage, wbytes,
+	       n ? life_sum / 1e6 / n : 0.0, life_max / 1e6, (mono_ns() - t0) / 1e9);
+	return failed ? 1 : 0;
+}
+
+/*
+ * cgbench account: one way's accountant of DIR's children, as an agent
+ * that charges each cgroup's usage to it (a per-container bill) would
+ * keep it.  Per cgroup id, the last cpu usage_usec and io wbytes the way
+ * gave; a value seen again adds its growth, a cgroup first seen adds its
+ * whole value, a REMOVED record (the ways that have them) adds its final
+ * values' growth over the last seen (or all of them, for a cgroup that
+ * lived between two reads) and ends the cgroup.  The first pass is the
+ * baseline (nothing attributed: the cgroups there are not the churn's);
+ * then "ready" on stdout, and one pass per cycle until SIGTERM.  The ways:
+ * classic (readdir, cpu.stat and io.stat per child, on a grid), bpfmap
+ * (below's collector: the cgstat iterator over DIR into a hash map,
+ * drained, on a grid; io.stat per child from userspace, as its agent
+ * does), subtree (a full snapshot of DIR's cpu and io subtree files per
+ * publication) and changes (change snapshots of the same).
+ */
+struct acct_ent { uint64_t id, val[2]; bool have[2], gone[2], counted; };
+struct acct {
+	struct acct_ent *e;
+	size_t n, cap;
+	bool baseline;
+	uint64_t self_id;		/* DIR's own id: not a child */
+	uint64_t attr[2];		/* 0: usage_usec, 1: wbytes */
+	uint64_t live_ids, removed_recs, late_removed, lost, passes, errors;
+	uint64_t last_seq, dups;	/* subtree, changes: the cpu file's publications */
+	int fail_errno;
+};
+
+/* the churn parent holds a few cgroups at a time and a few hundred in a run: a list */
+static struct acct_ent *acct_find(struct acct *a, uint64_t id)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->e[i].id == id)
+			return &a->e[i];
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 256;
+		a->e = realloc(a->e, a->cap * sizeof(*a->e));
+		if (!a->e)
+			die("account: %s", strerror(ENOMEM));
+	}
+	memset(&a->e[a->n], 0, sizeof(a->e[0]));
+	a->e[a->n].id = id;
+	return &a->e[a->n++];
+}
+
+/* value @k (0 usage, 1 wbytes) of cgroup @id as the way gave it; @removed: its final one */
+static void acct_value(struct acct *a, uint64_t id, int k, uint64_t v, bool removed)
+{
+	if (id == a->self_id)
+		return;
+	struct acct_ent *e = acct_find(a, id);
+	if (e->gone[k]) {	/* a value after its REMOVED record: the way told it twice */
+		a->late_removed++;
+		return;
+	}
+	if (!a->baseline && !removed && !e->counted) {	/* seen alive after the baseline */
+		e->counted = true;
+		a->live_ids++;
+	}
+	if (!a->baseline)
+		a->attr[k] += e->have[k] ? (v > e->val[k] ? v - e->val[k] : 0) : v;
+	e->val[k] = v;
+	e->have[k] = true;
+	e->gone[k] = removed;
+	if (removed && k == 0)
+		a->removed_recs++;
+}
+
+static void acct_fail(struct acct *a, int err)
+{
+	a->errors++;
+	a->fail_errno = err;
+}
+
+/* classic, and the io half of bpfmap: every child's files, read now */
+static void acct_readdir(struct acct *a, const char *dir, bool cpu)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	if (!d) {
+		acct_fail(a, errno);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char path[4096];
+		struct stat st;
+		uint64_t u, w;
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (stat(path, &st))
+			continue;	/* removed since readdir */
+		int err = cg_usage_wbytes(path, &u, &w, true);
+		if (err == -ENOENT || err == -ENODEV)
+			continue;	/* removed between the two */
+		if (err) {
+			acct_fail(a, -err);
+			continue;
+		}
+		if (cpu)
+			acct_value(a, st.st_ino, 0, u, false);
+		acct_value(a, st.st_ino, 1, w, false);
+	}
+	closedir(d);
+}
+
+static void acct_bpf_rec(void *arg, const struct cgstat_rec *r)
+{
+	acct_value(arg, r->cgroup_id, 0, r->cpu.usage_ns / 1000, false);
+}
+
+/* account's state over the records of one subtree file's snapshot */
+struct acct_pass { struct acct *a; int k; bool lost; };
+
+static void acct_rec(void *arg, const struct cgstream_rec *rec)
+{
+	struct acct_pass *p = arg;
+	struct acct *a = p->a;
+	uint64_t v = 0;
+	struct cgstream_io_device d;
+	if (rec->type == CGSTREAM_REC_SNAPSHOT) {
+		p->lost |= !!(rec->snapshot_flags & CGSTREAM_SNAPSHOT_F_LOST);
+		if (!p->k && rec->seq == a->last_seq)
+			a->dups++;	/* woken, and the same publication again */
+		if (!p->k)
+			a->last_seq = rec->seq;
+	}
+	if (rec->type != CGSTREAM_REC_CGROUP && rec->type != CGSTREAM_REC_REMOVED)
+		return;
+	if (!p->k)
+		cgstream_rec_get(rec, "usage_usec", &v);
+	for (uint32_t i = 0; p->k && !cgstream_rec_io_device(rec, i, &d); i++)
+		v += d.wbytes;
+	acct_value(a, rec->id, p->k, v, rec->type == CGSTREAM_REC_REMOVED);
+}
+
+/*
+ * A snapshot of one subtree file (@k: 0 cpu, 1 io) into the accountant:
+ * full, or a change snapshot; a LOST one is counted and followed by a
+ * full snapshot.  0 or -errno.
+ */
+static int acct_snapshot(struct acct *a, struct snap *sn, struct pass_buf *b, int k, bool changes)
+{
+	struct acct_pass p = { .a = a, .k = k };
+	int err = snap_each(sn, b, changes ? (off_t)CGROUP_STAT_STREAM_CHANGES : 0, acct_rec, &p);
+	if (err || !p.lost || !changes)
+		return err;
+	a->lost++;	/* removals this file had not read were dropped: resynchronise */
+	p.lost = false;
+	return snap_each(sn, b, 0, acct_rec, &p);
+}
+
+static int run_account(const struct opts *o)
+{
+	static const char *const modes[] = { "classic", "bpfmap", "subtree", "changes" };
+	int way = -1;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(o->mode, modes[i]))
+			way = i;
+	if (way < 0 || !o->subtree)
+		die("account --mode classic|bpfmap|subtree|changes --subtree DIR [--period-ms T]");
+	signal(SIGTERM, on_term);
+	struct acct a = { .baseline = true };
+	struct stat st;
+	if (stat(o->subtree, &st))
+		die("%s: %s", o->subtree, strerror(errno));
+	a.self_id = st.st_ino;
+	struct pass_buf b = { .cap = 1 << 20 };
+	struct bpfway bw;
+	struct snap sn[2];
+	bool changes = way == 3, first = true;
+	if (!(b.p = malloc(b.cap)))
+		die("account: %s", strerror(ENOMEM));
+	if (way == 1) {
+		int err = bpfway_open(&bw, o->subtree, true, 4096, CTRL_CPU, false);
+		if (err)
+			die("BPF (below's collector): %s", strerror(-err));
+		bw.each = acct_bpf_rec;
+		bw.each_arg = &a;
+	}
+	for (int k = 0; way >= 2 && k < 2; k++) {
+		int err = snap_open(&sn[k], o->subtree, k ? "io.stat.stream.subtree" :
+				    "cpu.stat.stream.subtree", false);
+		if (err)
+			die("%s: %s", o->subtree, strerror(-err));
+	}
+	uint64_t period = o->period_ms * 1000000ull, next = mono_ns(), c0 = tcpu_ns();
+	while (!quit) {
+		if (way >= 2 && !first) {
+			/* a wake per publication of the cpu file (the io one's follows it) */
+			struct pollfd p = { .fd = sn[0].fd, .events = POLLIN };
+			int r = poll(&p, 1, 200);
+			if (r <= 0)
+				continue;
+		} else if (!first) {
+			while (sleep_until(next) == EINTR && !quit)
+				;
+			if (quit)
+				break;
+		}
+		if (way == 0) {
+			acct_readdir(&a, o->subtree, true);
+		} else if (way == 1) {
+			uint64_t nv = 0;
+			struct agent_vals pv;
+			int64_t n = bpfway_pass(&bw, &b, &nv, 0, &pv);
+			if (n < 0)
+				acct_fail(&a, (int)-n);
+			acct_readdir(&a, o->subtree, false);
+		} else {
+			for (int k = 0; k < 2; k++) {
+				int err = acct_snapshot(&a, &sn[k], &b, k, changes && !first);
+				if (err)
+					acct_fail(&a, -err);
+			}
+		}
+		a.passes++;
+		if (first) {
+			first = false;
+			a.baseline = false;
+			printf("ready\n");
+			fflush(stdout);
+		}
+		next = grid_next(next, period, &(uint64_t){ 0 });
+	}
+	printf("{\"mode\": \"%s\", \"usage_usec\": %" PRIu64 ", \"wbytes\": %" PRIu64
+	       ", \"cgroups_seen_live\": %" PRIu64 ", \"removed_records\": %" PRIu64
+	       ", \"after_removed\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"dups\": %" PRIu64
+	       ", \"passes\": %" PRIu64
+	       ", \"errors\": %" PRIu64 ", \"fail_errno\": %d, \"cpu_ns\": %" PRIu64 "}\n",
+	       o->mode, a.attr[0], a.attr[1], a.live_ids, a.removed_recs, a.late_removed, a.lost,
+	       a.dups, a.passes, a.errors, a.fail_errno, tcpu_ns() - c0);
+	return a.errors ? 1 : 0;
+}
+
 /* ---- the memory experiment: N reads of one cgroup's memory stats ------- */
 /*
  * "key value" text, parsed line by line with sscanf() (what a scanf-style
@@ -3177,7 +3580,8 @@ static int run_memloop(const struct opts *o)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: cgbench read|telemetry|agentcheck|collect|sharedcheck|memloop|latency|hop|"
+		die("usage: cgbench read|telemetry|agentcheck|collect|sharedcheck|memloop|churnrm|account|"
+		    "latency|hop|"
 		    "change|work|churn|hog|loopdev|fill|kworkers [options]");
 	const char *cmd = argv[1];
 	struct opts o = { .mode = "classic", .readers = 1, .procs = 1, .seconds = 1,
@@ -3258,6 +3662,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "collect"))
 		return run_collect(&o);
+	if (!strcmp(cmd, "churnrm"))
+		return run_churnrm(&o);
+	if (!strcmp(cmd, "account"))
+		return run_account(&o);
 	if (!strcmp(cmd, "sharedcheck")) {
 		load_cgroups(&o, argc, argv, optind);
 		return run_sharedcheck(&o);
