@@ -1008,6 +1008,21 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #                  memory and io, on the agent tree (1,000 cgroups), the
 #                  flushers at 10 ms: params way, controllers, cgroups,
 #                  seconds, period_ms; result as s9's
+#   "s13"        removals (issue 43): short-lived cgroups, each using a known
+#                  CPU time and writing known bytes, created and removed under
+#                  one parent while every way's accountant runs: params
+#                  seconds, period_ms (the accountants' cycle and the
+#                  flushers' interval), every_ms (one cgroup started per),
+#                  work_us, io_kb; result: churn (cgbench churnrm's JSON:
+#                  cgroups, usage_usec, wbytes, the final values read just
+#                  before each rmdir; life_ms_avg/max), ways.<way>
+#                  (cgbench account's JSON: usage_usec, wbytes attributed
+#                  to the parent's children, cgroups_seen_live,
+#                  removed_records, lost, dups, passes, errors; rc, stderr)
+#   "s14"        one telemetry run by an agent of uid 65534 in a delegated
+#                  subtree (issue 43): params and result as s10's, plus uid
+#   "s14refused" a way an unprivileged agent cannot run: params way, uid;
+#                  result rc, stderr (the error it gets)
 #   "skipped"    as everywhere (have_time)
 #
 # "s8" (the daemons) records, per program: cpu_ns over its measured window
@@ -1141,6 +1156,11 @@ class SharedCollector:
             time.sleep(0.1)
         if os.path.exists(pin):
             self.pin = pin
+            if self.tree.uid is not None:
+                # the admin lets the delegated agent open the map (read-write:
+                # a BPF map is mmapped through a writable fd only; the map is
+                # frozen, so that fd cannot write it)
+                os.chmod(pin, 0o666)
         else:
             self.__exit__()
             log(f"the shared BPF collector did not start: {self.result}")
@@ -1248,21 +1268,28 @@ class AgentTree:
     the change share (start(pct)): cgbench change makes the first pct %
     of them change every period, the others stay idle"""
 
-    def __init__(self, m):
+    def __init__(self, m, uid=None):
         self.m = m
-        self.parent = f"{BASE}/agent{m}"
+        self.uid = uid
+        self.parent = f"{BASE}/agent{m}" if uid is None else f"{BASE}/deleg{uid}/agent{m}"
         self.procs = []
         self.ready = False
         self.changer = None
 
     def setup(self):
         t0 = time.time()
-        CG.parent_ready(self.parent)
-        enable_io(self.parent)
         names = [f"{self.parent}/t{i:05d}" for i in range(self.m)]
-        CG.create(names, bulk=True)
+        if self.uid is None:
+            CG.parent_ready(self.parent)
+            enable_io(self.parent)
+            CG.create(names, bulk=True)
+        else:
+            # a delegated subtree: its owner makes its own cgroups
+            delegate(os.path.dirname(self.parent), self.uid)
+            mkdirs_as(self.uid, self.parent, names)
         self.paths = [CG.path(x) for x in names]
-        self.lst = list_file(f"agent{self.m}", self.paths)
+        self.lst = list_file(f"agent{self.m}" + ("" if self.uid is None else f"-uid{self.uid}"),
+                             self.paths)
         dev = loopdev()
         fill = None
         if dev:
@@ -1272,8 +1299,9 @@ class AgentTree:
                                          "--io-kb", "4", "--mem-kb", "8", "--shm-dir", shm],
                                timeout=600 + self.m // 10)
         self.ready = True
-        record("s10tree", {"cgroups": self.m}, {"fill": fill, "seconds": time.time() - t0,
-                                                "holder": 1})
+        record("s10tree", dict({"cgroups": self.m}, **({} if self.uid is None else
+                                                      {"uid": self.uid})),
+               {"fill": fill, "seconds": time.time() - t0, "holder": 1})
         log(f"s10: {self.m} agent cgroups ready in {time.time() - t0:.0f} s "
             f"(fill: {'done' if fill else 'failed'})")
 
@@ -1369,7 +1397,8 @@ def agent_check(tree, ways):
 
 def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
     """one run of a way at a point, recorded; bpfshared with its collector
-    around it (started for this run, so counted once, stopped after)"""
+    around it (started for this run, so counted once, stopped after); the
+    agent runs as the tree's owner (tree.uid: s14)"""
     if mode != "bpfshared":
         agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, [])
         return
@@ -1384,8 +1413,9 @@ def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
 
 
 def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, record_it=True):
-    """cgbench telemetry of a way, its flushers traced (the flusher ways);
-    recorded unless record_it is false; its result (None: no result)"""
+    """cgbench telemetry of a way, its flushers traced (the flusher ways),
+    as the tree's owner (tree.uid; root where None); recorded unless
+    record_it is false; its result (None: no result)"""
     flusher = mode in FLUSHER_WAYS
     interval = period_ms if flusher else 0
     if flusher:
@@ -1394,10 +1424,10 @@ def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, r
     if flusher:
         flusher_trace(True)
     before = tree.changer.counts() if tree.changer else None
-    res = CG.run_json(READERS, [CGBENCH, "telemetry", "--mode", mode, "--controllers", ctrls,
-                                "--readers", str(r), "--period-ms", str(period_ms),
-                                "--seconds", str(seconds), "--list", tree.lst,
-                                "--subtree", CG.path(tree.parent)] + extra,
+    argv = ["telemetry", "--mode", mode, "--controllers", ctrls, "--readers", str(r),
+            "--period-ms", str(period_ms), "--seconds", str(seconds), "--list", tree.lst,
+            "--subtree", CG.path(tree.parent)] + extra
+    res = CG.run_json(READERS, [CGBENCH] + argv if tree.uid is None else as_uid(tree.uid, argv),
                       timeout=seconds + 240 + tree.m // 20)
     # the share achieved over the run (its set-up, opens included: the
     # changer's period is the cycle's, so the window's rate is the same)
@@ -1426,9 +1456,11 @@ def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res):
     interval = period_ms if mode in FLUSHER_WAYS else 0
     durs, by_ctrl = res["flusher_us"], res["flusher_us_by_ctrl"]
     pct = tree.changer.pct if tree.changer else None
-    record("s10", {"way": label, "mode": mode, "controllers": ctrls, "readers": r,
-                   "cgroups": tree.m, "round": rnd, "period_ms": period_ms,
-                   "seconds": seconds, "interval_ms": interval, "changing_pct": pct}, res)
+    sc = "s10" if tree.uid is None else "s14"
+    record(sc, dict({"way": label, "mode": mode, "controllers": ctrls, "readers": r,
+                     "cgroups": tree.m, "round": rnd, "period_ms": period_ms,
+                     "seconds": seconds, "interval_ms": interval, "changing_pct": pct},
+                    **({} if tree.uid is None else {"uid": tree.uid})), res)
     ch = res.get("changer") or {}
     share = (f" at {pct} % changing ({ch['visits_per_period']:.1f} visits per period of "
              f"{ch['cgroups']} asked)" if ch.get("visits_per_period") is not None else
@@ -1441,7 +1473,7 @@ def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res):
     errs = sum(p["errors"] for p in pr)
     if mode == "idle":
         n = seconds * 1000 / period_ms
-        log(f"s10 R={r} M={tree.m}{share} idle: kworkers {res['kworker_ns'] / 1e6:.1f} ms in "
+        log(f"{sc} R={r} M={tree.m}{share} idle: kworkers {res['kworker_ns'] / 1e6:.1f} ms in "
             f"{seconds} s, {res['kworker_ns'] / n / 1e6:.2f} ms per {period_ms} ms cycle")
         return
     fl = (f", flusher {sum(durs) / 1e3:.1f} ms ({len(durs)} runs: " + ", ".join(
@@ -1453,7 +1485,7 @@ def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res):
         fl = (f", collector {col['cpu_ns'] / max(1, col['passes']) / 1e6:.2f} ms CPU/pass "
               f"({col['passes']} passes)" if col else ", the collector's CPU not read")
     held = max((p.get("held", 0) for p in pr), default=0)
-    log(f"s10 R={r} M={tree.m}{share} {label}: {cyc / r:.1f} cycles/reader, readers "
+    log(f"{sc} R={r} M={tree.m}{share} {label}: {cyc / r:.1f} cycles/reader, readers "
         f"{cpu / cyc / 1e6:.2f} ms CPU/cycle, kworkers {res['kworker_ns'] / 1e6:.1f} ms{fl}, "
         f"{vals / cyc / tree.m:.0f} values/cgroup/cycle"
         + (f", {held} cgroups held" if mode == "changes" else "")
@@ -1590,6 +1622,173 @@ def s11_memloop(count, rounds):
                 "over 0.7 %")
     finally:
         stop_procs([holder])
+
+# --- removals and the unprivileged agent (issue 43) -------------------------
+
+REMOVAL_WAYS = ("classic", "bpfmap", "subtree", "changes")
+CHURN_WORK_US = 20000        # the CPU each short-lived cgroup uses
+CHURN_IO_KB = 256            # and the bytes it writes (O_DIRECT, the loop device)
+NOBODY = 65534
+
+
+def s13_removals(seconds, period_ms=1000, every_ms=200):
+    """What each way accounts of cgroups that live between two reads: one
+    short-lived cgroup started every every_ms under one parent (cgbench
+    churnrm: it uses CHURN_WORK_US of CPU, writes CHURN_IO_KB, exits, and
+    the cgroup is removed; its final values, read just before the rmdir,
+    are the truth), while an accountant of each way (cgbench account)
+    charges the parent's children what it sees every period_ms: classic
+    and below's BPF collector see the cgroups alive at their reads, the
+    subtree and changes ways also every REMOVED record"""
+    ways = [w for w in REMOVAL_WAYS
+            if (w not in FLUSHER_WAYS or (HAVE_MEMIO and HAVE_SUBTREE))
+            and (w not in BPF_WAYS or HAVE_BPF)]
+    if not have_time(seconds + 150, "s13"):
+        return
+    parent = f"{BASE}/removals"
+    CG.parent_ready(parent)
+    enable_io(parent)
+    CG.create([f"{BASE}/churner"])
+    dev = loopdev()
+    procs, res, churn = {}, {}, None
+    params = {"seconds": seconds, "period_ms": period_ms, "every_ms": every_ms,
+              "work_us": CHURN_WORK_US, "io_kb": CHURN_IO_KB if dev else 0}
+    with StreamsOpen(AGENT_CTRLS, period_ms):
+        try:
+            for w in ways:
+                procs[w] = CG.popen(READERS, [CGBENCH, "account", "--mode", w, "--subtree",
+                                              CG.path(parent), "--period-ms", str(period_ms)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    bufsize=1)
+            for w, p in procs.items():   # each past its baseline pass
+                if not select.select([p.stdout], [], [], 60)[0] or \
+                        p.stdout.readline().strip() != "ready":
+                    log(f"s13: the {w} accountant did not start")
+            churn = CG.run_json(f"{BASE}/churner",
+                                [CGBENCH, "churnrm", "--subtree", CG.path(parent), "--seconds",
+                                 str(seconds), "--period-us", str(every_ms * 1000), "--work-us",
+                                 str(CHURN_WORK_US)]
+                                + (["--io-dev", dev, "--io-kb", str(CHURN_IO_KB)] if dev else []),
+                                timeout=seconds + 120)
+            # the last removals published, and read by every way
+            time.sleep(3 * period_ms / 1000)
+        finally:
+            for w, p in procs.items():
+                out, err = stop_proc_output(p, 30)
+                lines = [l for l in out.splitlines() if l.startswith("{")]
+                res[w] = {"account": json.loads(lines[-1]) if lines else None,
+                          "rc": p.returncode, "stderr": err[-1000:]}
+    record("s13", params, {"churn": churn, "ways": res})
+    if not churn:
+        log("s13: cgbench churnrm failed: no truth to account against")
+        return
+    log(f"s13: {churn['cgroups']} cgroups of {churn['life_ms_avg']:.0f} ms (max "
+        f"{churn['life_ms_max']:.0f}) in {churn['wall_s']:.0f} s, {churn['usage_usec']} us "
+        f"CPU and {churn['wbytes']} bytes written in all")
+    for w, r in res.items():
+        a = r["account"]
+        if not a:
+            log(f"s13 {w}: no result (rc {r['rc']}): {r['stderr'].strip()}")
+            continue
+        cpu = a["usage_usec"] * 100 / churn["usage_usec"] if churn["usage_usec"] else None
+        io = a["wbytes"] * 100 / churn["wbytes"] if churn["wbytes"] else None
+        log(f"s13 {w}: accounts for {cpu:.1f} % of the CPU and "
+            + (f"{io:.1f} %" if io is not None else "none") + " of the bytes; "
+            f"{a['cgroups_seen_live']} cgroups seen alive, {a['removed_records']} REMOVED "
+            f"records, {a['lost']} lost, {a['errors']} errors ({a['passes']} passes)")
+
+
+def delegate(rel, uid):
+    """rel a delegated subtree of uid (cgroup-v2.rst, "Delegation"): the
+    controllers on from the root down to its children, then its directory
+    and its cgroup.procs, cgroup.threads and cgroup.subtree_control uid's"""
+    CG.parent_ready(rel)
+    enable_io(rel)
+    d = CG.path(rel)
+    for f in (d, f"{d}/cgroup.procs", f"{d}/cgroup.threads", f"{d}/cgroup.subtree_control"):
+        os.chown(f, uid, uid)
+
+
+def nobody_dir():
+    """cgbench and libcgstream copied where any user may run them (the
+    checkout may be under root's mode-0700 home)"""
+    d = "/tmp/cgsbench-unpriv"
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o755)
+    lib = os.path.join(TOP, "libcgstream", "build", "libcgstream.so.1")
+    for src in (CGBENCH, lib):
+        if os.path.exists(src):
+            shutil.copy2(src, d)
+            os.chmod(os.path.join(d, os.path.basename(src)), 0o755)
+    return d
+
+
+def as_uid(uid, args):
+    """argv running cgbench args as uid (no supplementary groups), from a
+    copy it can reach, its list files copied beside it"""
+    d = nobody_dir()
+    args = list(args)
+    for i, a in enumerate(args[:-1]):
+        if a == "--list":
+            args[i + 1] = shutil.copy2(args[i + 1], d)
+            os.chmod(args[i + 1], 0o644)
+    return [sys.executable, "-c",
+            "import os, sys; os.setgroups([]); os.setgid(%d); os.setuid(%d); "
+            "os.environ['LD_LIBRARY_PATH'] = sys.argv[1]; "
+            "os.execv(sys.argv[2], sys.argv[2:])" % (uid, uid),
+            d, os.path.join(d, "cgbench")] + args
+
+
+def mkdirs_as(uid, parent, names):
+    """parent and its children made by uid (in its delegated subtree), the
+    controllers on for the children as uid turns them on"""
+    code = ("import os, sys; os.setgroups([]); os.setgid(%d); os.setuid(%d)\n"
+            "root, p = sys.argv[1], sys.argv[2]\n"
+            "os.makedirs(os.path.join(root, p), exist_ok=True)\n"
+            "have = open(os.path.join(root, p, 'cgroup.controllers')).read().split()\n"
+            "with open(os.path.join(root, p, 'cgroup.subtree_control'), 'w') as f:\n"
+            "    f.write(' '.join('+' + c for c in ('cpu', 'memory', 'io') if c in have))\n"
+            "for n in sys.stdin.read().split():\n"
+            "    os.makedirs(os.path.join(root, n), exist_ok=True)\n" % (uid, uid))
+    t0 = time.time()
+    r = subprocess.run([sys.executable, "-c", code, ROOT, parent], input="\n".join(names),
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"uid {uid} could not make its cgroups under {parent}: "
+                           f"{r.stderr.strip()[-500:]}")
+    log(f"uid {uid} made {len(names)} cgroups in its delegated {parent} in "
+        f"{time.time() - t0:.1f} s")
+
+
+def s14_unprivileged(m, seconds):
+    """The agent scenario (s10's cpu, memory and io of every cgroup, 1 %
+    changing) run by uid 65534 over m cgroups of its own delegated subtree,
+    each way that can run there: classic, the stream, subtree and changes
+    files, the shared BPF collector's map where the admin opens its pin to
+    the agent (and idle, the background); below's BPF collector cannot
+    load its program there, and the error it gets is recorded
+    (s14refused)"""
+    ways = [w for w in agent_ways() if w[1] not in ("bpf", "bpfmap")]
+    if not have_time(len(ways) * (seconds + 15) + 90 + m // 20, f"s14 {m}"):
+        return
+    tree = AgentTree(m, uid=NOBODY)
+    tree.start(TARGET_SHARE)
+    try:
+        if HAVE_BPF:
+            argv = as_uid(NOBODY, ["telemetry", "--mode", "bpfmap", "--controllers",
+                                   "cpu,memory", "--readers", "1", "--period-ms", "1000",
+                                   "--seconds", "1", "--list", tree.lst, "--subtree",
+                                   CG.path(tree.parent)])
+            r = subprocess.run(CG.cmd(READERS, argv), capture_output=True, text=True,
+                               timeout=120)
+            record("s14refused", {"way": "bpfmap", "uid": NOBODY},
+                   {"rc": r.returncode, "stderr": r.stderr[-2000:]})
+            log(f"s14: below's BPF collector as uid {NOBODY}: exit {r.returncode}: "
+                + (r.stderr.strip().splitlines() or ["(no message)"])[-1])
+        for label, mode, ctrls in ways:
+            agent_run(tree, 1, label, mode, ctrls, 1000, seconds, 0)
+    finally:
+        tree.stop()
 
 
 def top_run(argv, starts_table, tables, timeout):
@@ -1817,7 +2016,7 @@ def main():
         RESERVE = (120 if "s7" in sc else 0) + (100 if "s9" in sc else 0) + (600 if "s8" in sc else 0)
         if QUICK:
             RESERVE = 0
-        if sc & {"s10", "s10prof", "s11"}:
+        if sc & {"s10", "s10prof", "s11", "s13", "s14"}:
             os.makedirs(SHM, exist_ok=True)
             r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=768m", "cgsbench", SHM],
                                capture_output=True, text=True)
@@ -1838,6 +2037,10 @@ def main():
             else:
                 s10_agent(agent_grid(agent_points or AGENT_POINTS, shares or AGENT_SHARES),
                           1000, 5, 1, 1500)
+        if "s13" in sc:
+            s13_removals(6 if QUICK else 20)
+        if "s14" in sc:
+            s14_unprivileged(100 if QUICK else 1000, 3.5 if QUICK else 5)
         if "s10prof" in sc:
             s10_profile(100 if QUICK else 1000, 3 if QUICK else 6)
         if "s12" in sc:

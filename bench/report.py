@@ -174,7 +174,8 @@ def main():
     results, docs = sys.argv[1], sys.argv[2]
     R = Run(results, docs)
     os.makedirs(R.pngdir, exist_ok=True)
-    sections = [intro(R), headline(R), setup(R), METHOD, s10_agent(R), s11_memloop(R),
+    sections = [intro(R), headline(R), setup(R), METHOD, s10_agent(R), s13_removals(R),
+                s14_unprivileged(R), s11_memloop(R),
                 s12_top(R), s1_reader_cost(R), s2_telemetry(R),
                 s9_profile(R), s3_machine_size(R), s4_parallel(R), s5_latency(R),
                 s6_updater(R), s7_flusher(R), s8_daemons(R), kernel_memory(R),
@@ -1242,13 +1243,13 @@ def _flat(pts, key, at_most=None):
     return [m for m, _ in have], per, (max(per) / min(per) if len(per) >= 2 and min(per) else None)
 
 
-def agent_background(recs, cpus, pct=None):
+def agent_background(recs, cpus, pct=None, scenario="s10"):
     """(readers, cgroups) -> the idle way's kworker time per cycle of the
     window (its readers read nothing and do no cycles: the window's
     kworker_ns / seconds * 1000 / period_ms) at change share pct: mean,
     min, max, rounds"""
     per = {}
-    for x in sel(at_pct(recs, pct), "s10", cpus=cpus, mode="idle"):
+    for x in sel(at_pct(recs, pct), scenario, cpus=cpus, mode="idle"):
         p = x["params"]
         cycles = p["seconds"] * 1000 / p["period_ms"]
         per.setdefault((p["readers"], p["cgroups"]), []).append(
@@ -1540,6 +1541,125 @@ def s10_agent(R):
         s10_checks(w, recs, n)
         if listed:
             w(f"Not measured at {n} vCPUs: {', '.join(listed)}.\n")
+    return w.text()
+
+
+S13_WAYS = (("classic", "classic text (cpu.stat, io.stat per child, on the grid)"),
+            ("bpfmap", "below's BPF collector (an iterator pass; io.stat per child)"),
+            ("subtree", "full subtree snapshots (REMOVED records included)"),
+            ("changes", "change snapshots (REMOVED records included)"))
+
+
+def s13_removals(R):
+    """scenario 13: the share of short-lived cgroups' usage each way accounts for"""
+    w = Md()
+    w("## Cgroups that live between two reads: REMOVED records (scenario 13)\n")
+    w("One short-lived cgroup is started every few hundred milliseconds under one parent: "
+      "its one task uses a known CPU time (its own CPU clock), writes a known number of "
+      "bytes with O_DIRECT to a loop device and exits, and the cgroup is removed. The "
+      "truth is each cgroup's `cpu.stat` `usage_usec` and `io.stat` `wbytes` read after its "
+      "task exited, just before the rmdir (its final values). Meanwhile one accountant per "
+      "way (`cgbench account`, all at once over the same churn) bills the parent's "
+      "children what it sees every cycle: the growth of a cgroup's values since its last "
+      "read, a new cgroup's whole values, and (the stream ways) each REMOVED record's "
+      "final values over the last read. The flushers publish at the accountants' "
+      "period. A way without REMOVED records bills only what it saw at its reads: a "
+      "cgroup that lived between two of them, and the last part of any other, is lost "
+      "to it (the parent's own counters include it, but not as that cgroup's).\n")
+    for n in sorted({x["cpus"] for x in sel(R.recs, "s13")}):
+        recs = sel(R.recs, "s13", cpus=n)
+        if not recs:
+            continue
+        x = recs[-1]
+        p, res = x["params"], x["result"]
+        churn = res.get("churn")
+        w(f"### {n} vCPUs\n")
+        if not churn:
+            w("**The churn failed** (cgbench churnrm gave no result): nothing to account "
+              "against.\n")
+            continue
+        w(f"{fmt(churn['cgroups'])} cgroups in {fmt(churn['wall_s'])} s, one started every "
+          f"{fmt(p['every_ms'])} ms, each living {fmt(churn['life_ms_avg'])} ms on average "
+          f"(at most {fmt(churn['life_ms_max'])}); accountants every {fmt(p['period_ms'])} ms. "
+          f"In all they used **{fmt(churn['usage_usec'] / 1e3)} ms** of CPU and wrote "
+          f"**{fmt(churn['wbytes'] / 1048576)} MiB**.\n")
+        rows = []
+        for way, name in S13_WAYS:
+            r = res["ways"].get(way)
+            a = r and r.get("account")
+            if not r:
+                rows.append([name, "not run on this kernel"] + [""] * 6)
+                continue
+            if not a:
+                rows.append([name, f"failed (exit {r['rc']}): {one_line(r['stderr'])[-200:]}"]
+                            + [""] * 6)
+                continue
+            share = (lambda got, of: f"**{fmt(got * 100 / of)} %**" if of else "–")
+            rows.append([name, share(a["usage_usec"], churn["usage_usec"]),
+                         share(a["wbytes"], churn["wbytes"]), fmt(a["cgroups_seen_live"]),
+                         fmt(a["removed_records"]), fmt(a["lost"]), fmt(a["errors"]),
+                         fmt(a["passes"])])
+        w(table(["way", "CPU accounted", "bytes accounted", "cgroups seen alive",
+                 "REMOVED records", "removals lost", "errors", "passes"], rows))
+    if not sel(R.recs, "s13"):
+        w("Not measured in this run (no scenario 13 record: a kernel without the subtree "
+          "files, or the time budget; see the driver's log).\n")
+    return w.text()
+
+
+def s14_unprivileged(R):
+    """scenario 14: the agent scenario run by uid 65534 in its delegated subtree"""
+    recs = R.recs
+    w = Md()
+    w("## An unprivileged agent in a delegated subtree (scenario 14)\n")
+    if not sel(recs, "s14") and not sel(recs, "s14refused"):
+        w("Not measured in this run (no scenario 14 record; see the driver's log).\n")
+        return w.text()
+    w("Scenario 10's agent (cpu, memory and io of every cgroup, 1 % of them changing) run "
+      "by uid 65534 (nobody, no supplementary groups) over cgroups it made itself in the "
+      "subtree delegated to it (the directory and its `cgroup.procs`, `cgroup.threads` and "
+      "`cgroup.subtree_control` chowned to it, as cgroup-v2.rst's delegation has it). The "
+      "interval is the admin's (root's knob); the agent only reads. The shared BPF "
+      "collector is root's, and the admin opens its pin to the agent (mode 0666: a BPF "
+      "map is mmapped through a writable fd; the map is frozen): then the agent sees every "
+      "cgroup the collector walks, whatever the directories' permissions, since a map has "
+      "no permission model of its own.\n")
+    for x in sel(recs, "s14refused"):
+        p, r = x["params"], x["result"]
+        msg = [l for l in r["stderr"].splitlines() if l.strip()]
+        w(f"- {p['way']} as uid {p['uid']}: **cannot run** (exit {r['rc']}): "
+          f"`{one_line(msg[-1]) if msg else 'no message'}`.\n")
+    for n in sorted({x["cpus"] for x in sel(recs, "s14")}):
+        s = tele_summary(recs, "s14", n, by="attr_ms")
+        if not s:
+            continue
+        bgs = agent_background(recs, n, TARGET_SHARE, scenario="s14")
+        w(f"### {n} vCPUs\n")
+        for (r, m), v in sorted(s.items()):
+            bg = bgs.get((r, m))
+            w(f"#### {r} reader x {fmt(m)} cgroups, uid 65534\n")
+            rows = []
+            for label in AGENT_ORDER:
+                x = v.get(label)
+                if not x:
+                    continue
+                rows.append([label] + (["fails: " + x["fail"]] + [""] * 13 if x["fail"]
+                                       else agent_cells(x, bg)))
+            w(table(["way", "readers ms/cycle (user / sys)", "reader µs per cgroup",
+                     "flushers ms/cycle (runs), or the collector's (passes)",
+                     "flushers cpu / memory / io ms/cycle",
+                     "attributable ms/cycle (readers + flushers)", "kworker ms/cycle",
+                     "background ms/cycle", "kworkers − background ms/cycle",
+                     "readers + kworkers ms/cycle", "cycles/reader", "missed cycles/reader",
+                     "errors", "values per cgroup", "cgroups held"], rows))
+            lines = []
+            for other, base in (("classic", "changes"), ("subtree", "changes"),
+                                ("bpfshared", "changes"), ("classic", "subtree")):
+                o, t = v.get(other), v.get(base)
+                gone = _lacking(((other, o), (base, t)))
+                lines.append(f"- {other} / {base}: "
+                             + (f"not measured ({gone})" if gone else _ratios(other, o, t, base)))
+            w("\n".join(lines) + "\n")
     return w.text()
 
 
