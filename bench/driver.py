@@ -1023,6 +1023,14 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #                  subtree (issue 43): params and result as s10's, plus uid
 #   "s14refused" a way an unprivileged agent cannot run: params way, uid;
 #                  result rc, stderr (the error it gets)
+#   "s15"        the streams' kernel memory (issue 40): params cgroups (the
+#                  agent tree's), removals_s, interval_ms (the removal
+#                  part's); result: off_kb (SUnreclaim, KiB, every stream
+#                  off), armed.<ctrl> (after arming cpu, then memory, then
+#                  io, each on top of the ones before), off_again_kb,
+#                  before_kb / held_kb / dropped_kb (armed at 100 ms:
+#                  before the churn, 3 s after it, 8 s later), churn
+#                  (cgbench churnrm's JSON)
 #   "skipped"    as everywhere (have_time)
 #
 # "s8" (the daemons) records, per program: cpu_ns over its measured window
@@ -1698,6 +1706,78 @@ def s13_removals(seconds, period_ms=1000, every_ms=200):
             f"records, {a['lost']} lost, {a['errors']} errors ({a['passes']} passes)")
 
 
+def slab_kb():
+    """the kernel's unreclaimable slab now (/proc/meminfo SUnreclaim, KiB):
+    the median of three readings 0.3 s apart"""
+    vals = []
+    for i in range(3):
+        if i:
+            time.sleep(0.3)
+        for l in read("/proc/meminfo").splitlines():
+            if l.startswith("SUnreclaim:"):
+                vals.append(int(l.split()[1]))
+    return sorted(vals)[len(vals) // 2] if vals else None
+
+
+def s15_kmem(m, removals_s):
+    """What the streams cost in kernel memory (issue 40): the unreclaimable
+    slab with every stream off, then with each controller's stream armed
+    in turn (its published copies and change tracking, per css of m
+    cgroups), then off again (nothing may stay); and the removal records:
+    with all three streams armed at 100 ms (kept 5 s: 16 publications are
+    1.6 s), cgbench churnrm removes as many cgroups as it can for
+    removals_s seconds; the slab 3 s after it (the records held, the
+    removed cgroups freed) against 8 s later (the records dropped) is
+    what the records of that many removals take"""
+    if not (HAVE_MEMIO and HAVE_SUBTREE):
+        log("s15: no memory and io streams here")
+        return
+    tree = AGENT_TREES.get(m)
+    if not have_time(90 + removals_s + (0 if tree and tree.ready else 120 + m // 20), f"s15 {m}"):
+        return
+    tree = AGENT_TREES[m] = tree or AgentTree(m)
+    if not tree.ready:
+        tree.setup()
+    res = {"cgroups": m, "armed": {}}
+    set_interval(0, AGENT_CTRLS)
+    time.sleep(1)
+    res["off_kb"] = off = slab_kb()
+    armed = []
+    for c in AGENT_CTRLS:
+        armed.append(c)
+        set_interval(1000, (c,))
+        time.sleep(3)    # the arming's allocations, a publication or two
+        res["armed"][c] = slab_kb()
+        log(f"s15: {', '.join(armed)} armed: slab {res['armed'][c] - off:+d} KiB "
+            f"({(res['armed'][c] - off) * 1024 / m:.0f} bytes per cgroup) over {m} cgroups")
+    set_interval(0, AGENT_CTRLS)
+    time.sleep(2)
+    res["off_again_kb"] = slab_kb()
+    # removal records
+    parent = f"{BASE}/kmem-removals"
+    CG.parent_ready(parent)
+    enable_io(parent)
+    CG.create([f"{BASE}/churner"])
+    with StreamsOpen(AGENT_CTRLS, 100):
+        res["before_kb"] = slab_kb()
+        churn = CG.run_json(f"{BASE}/churner",
+                            [CGBENCH, "churnrm", "--subtree", CG.path(parent), "--seconds",
+                             str(removals_s), "--period-us", "1", "--work-us", "0"],
+                            timeout=removals_s + 120)
+        time.sleep(3)
+        res["held_kb"] = slab_kb()
+        time.sleep(8)
+        res["dropped_kb"] = slab_kb()
+    res["churn"] = churn
+    record("s15", {"cgroups": m, "removals_s": removals_s, "interval_ms": 100}, res)
+    if churn:
+        n = churn["cgroups"]
+        held = res["held_kb"] - res["dropped_kb"]
+        log(f"s15: {n} removals in {churn['wall_s']:.1f} s ({n / churn['wall_s']:.0f} a second): "
+            f"their records held {held:+d} KiB ({held * 1024 / max(1, n):.0f} bytes per removal, "
+            f"cpu, memory and io together); off again: {res['off_again_kb'] - off:+d} KiB")
+
+
 def delegate(rel, uid):
     """rel a delegated subtree of uid (cgroup-v2.rst, "Delegation"): the
     controllers on from the root down to its children, then its directory
@@ -2016,7 +2096,7 @@ def main():
         RESERVE = (120 if "s7" in sc else 0) + (100 if "s9" in sc else 0) + (600 if "s8" in sc else 0)
         if QUICK:
             RESERVE = 0
-        if sc & {"s10", "s10prof", "s11", "s13", "s14"}:
+        if sc & {"s10", "s10prof", "s11", "s13", "s14", "s15"}:
             os.makedirs(SHM, exist_ok=True)
             r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=768m", "cgsbench", SHM],
                                capture_output=True, text=True)
@@ -2041,6 +2121,8 @@ def main():
             s13_removals(6 if QUICK else 20)
         if "s14" in sc:
             s14_unprivileged(100 if QUICK else 1000, 3.5 if QUICK else 5)
+        if "s15" in sc:
+            s15_kmem(100 if QUICK else 10000, 3 if QUICK else 8)
         if "s10prof" in sc:
             s10_profile(100 if QUICK else 1000, 3 if QUICK else 6)
         if "s12" in sc:

@@ -85,7 +85,7 @@ make -s -C bench VMLINUX="$(realpath "$vmlinux")" || exit 1
 # 8 the parallel readers (s4)
 scen_for() {
 	case $1 in
-	2) echo "s11,s10,s13,s14,s10prof,s12,s2,s7,s9,s8,s1,s5,s6" ;;
+	2) echo "s11,s10,s15,s13,s14,s10prof,s12,s2,s7,s9,s8,s1,s5,s6" ;;
 	8) echo "s2,s7,s1,s4" ;;
 	*) echo "s2,s1" ;;
 	esac
