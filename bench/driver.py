@@ -1021,6 +1021,10 @@ def s6_updater(readers, m, period_ms, seconds, rounds):
 #                  removed_records, lost, dups, passes, errors; rc, stderr)
 #   "s14"        one telemetry run by an agent of uid 65534 in a delegated
 #                  subtree (issue 43): params and result as s10's, plus uid
+#   "s14perm"    the cpu subtree file of the s14 tree read by root and by its
+#                  owner (uid), alternately (the permission checks' cost):
+#                  params who (root | owner), uid, round, cgroups,
+#                  period_ms, seconds; result: cgbench telemetry's JSON
 #   "s14refused" a way an unprivileged agent cannot run: params way, uid;
 #                  result rc, stderr (the error it gets)
 #   "s15"        the streams' kernel memory (issue 40): params cgroups (the
@@ -1867,8 +1871,37 @@ def s14_unprivileged(m, seconds):
                 + (r.stderr.strip().splitlines() or ["(no message)"])[-1])
         for label, mode, ctrls in ways:
             agent_run(tree, 1, label, mode, ctrls, 1000, seconds, 0)
+        if HAVE_SUBTREE:
+            perm_cost(tree, 3 if not QUICK else 1, seconds)
     finally:
         tree.stop()
+
+
+def perm_cost(tree, rounds, seconds, period_ms=20):
+    """What the subtree walk's permission checks cost (issue 38): the cpu
+    subtree file of the same tree read by root (whose CAP_DAC_READ_SEARCH
+    skips them) and by the tree's owner (one check per entered directory),
+    alternately, the cpu flusher at period_ms; each run recorded (s14perm)"""
+    argv = ["telemetry", "--mode", "subtree", "--controllers", "cpu", "--readers", "1",
+            "--period-ms", str(period_ms), "--seconds", str(seconds), "--list", tree.lst,
+            "--subtree", CG.path(tree.parent)]
+    set_interval(period_ms, ("cpu",))
+    try:
+        for rnd in range(rounds):
+            for who in (("root", "owner") if rnd % 2 == 0 else ("owner", "root")):
+                if not have_time(seconds + 30, f"s14perm {who} round {rnd}"):
+                    continue
+                res = CG.run_json(READERS, [CGBENCH] + argv if who == "root" else
+                                  as_uid(tree.uid, argv), timeout=seconds + 120)
+                record("s14perm", {"who": who, "uid": 0 if who == "root" else tree.uid,
+                                   "round": rnd, "cgroups": tree.m, "period_ms": period_ms,
+                                   "seconds": seconds}, res)
+                if res:
+                    pr = res["per_reader"][0]
+                    log(f"s14perm {who} round {rnd}: {pr['cpu_ns'] / max(1, pr['cycles']) / 1e6:.2f}"
+                        f" ms CPU per read of {tree.m + 1} cgroups ({pr['cycles']} reads)")
+    finally:
+        set_interval(0, ("cpu",))
 
 
 def top_run(argv, starts_table, tables, timeout):

@@ -1717,6 +1717,38 @@ def s14_unprivileged(R):
                 lines.append(f"- {other} / {base}: "
                              + (f"not measured ({gone})" if gone else _ratios(other, o, t, base)))
             w("\n".join(lines) + "\n")
+    w(perm_cost(recs))
+    return w.text()
+
+
+def perm_cost(recs):
+    """s14perm: the subtree walk's permission checks, root against the owner"""
+    runs = sel(recs, "s14perm")
+    if not runs:
+        return ""
+    best = {}
+    for x in runs:
+        r = x["result"]
+        pr = (r or {}).get("per_reader") or [{}]
+        if not r or not pr[0].get("cycles"):
+            continue
+        per = pr[0]["cpu_ns"] / pr[0]["cycles"] / 1e3
+        who = x["params"]["who"]
+        best[who] = min(best.get(who, per), per)
+    m = runs[0]["params"]["cgroups"]
+    w = Md()
+    w(f"The permission checks: the cpu subtree file of the same {fmt(m)} cgroups read by "
+      "root (`CAP_DAC_READ_SEARCH` skips the checks) and by their owner, uid 65534 (one "
+      "search-permission check per entered directory), alternately, the cpu flusher at "
+      f"{fmt(runs[0]['params']['period_ms'])} ms; the cheapest round of each:\n")
+    if "root" not in best or "owner" not in best:
+        w("- not measured (a run failed: " + ", ".join(sorted({"root", "owner"} - set(best)))
+          + " has no result)\n")
+        return w.text()
+    d = best["owner"] - best["root"]
+    w(f"- root {fmt(best['root'])} µs per read, uid 65534 {fmt(best['owner'])} µs: the checks "
+      f"cost **{fmt(d * 1e3 / (m + 1))} ns per cgroup** ({fmt(d)} µs per read of "
+      f"{fmt(m + 1)} cgroups, {fmt(best['owner'] / best['root'])}x).\n")
     return w.text()
 
 
