@@ -701,21 +701,22 @@ static void tc_pieces(void)
  * library's heap.  Measured from a warmed-up cycle to the last, at the
  * same tree, the temporary cgroup removed at both (at the end once its
  * REMOVED came, where the run ends in its life): no fd may stay open,
- * and the heap must be back where it was.  A long run (120 cycles or
+ * and the heap must be back where it was.  A long run (100 cycles or
  * more) is warm at cycle 70: after the temporary cgroup's first life
  * (30 to 60), and after the snapshot buffer's last doubling (a subtree
  * tree reads a full snapshot every 64 cycles at least, mode-subtree.c;
  * in the VM, 1,000 cgroups of cpu, memory and io, one doubled at cycle
- * 54).  Its heap must be exactly the same.  A short one is warm at a
- * tenth of its cycles, before a buffer's or an array's first growth
- * perhaps: up to 1 MiB more, which a per-cycle leak of its samples
- * exceeds.  RSS is only logged (why: tc_heap_bytes(); +520 KiB over a
+ * 54; 10,000 of them, 4 MiB more by cycle 100 from a tenth of it,
+ * 2026-12-02).  Its heap must be exactly the same.  A short one is warm
+ * at a tenth of its cycles, before a buffer's or an array's first
+ * growth perhaps: up to 1 MiB more, which a per-cycle leak of its
+ * samples exceeds.  RSS is only logged (why: tc_heap_bytes(); +520 KiB over a
  * subtree tree's 130 cycles at the same heap, 2026-12-02).
  */
 static void tc_long(int cycles)
 {
 	int period = cycles < 100 ? cycles : 100;
-	bool long_run = cycles >= 120;
+	bool long_run = cycles >= 100;
 	int warm = long_run ? 70 : cycles / 10;
 	long rss0 = 0, rss1, heap0 = 0, heap1;
 	int fds0 = 0, fds1;
