@@ -1742,18 +1742,19 @@ def s15_kmem(m, removals_s):
     tree = AGENT_TREES[m] = tree or AgentTree(m)
     if not tree.ready:
         tree.setup()
-    res = {"cgroups": m, "armed": {}}
+    # every cgroup of the system has its css's (the tree's m and the run's others)
+    n_all = sum(1 for _ in os.walk(ROOT))
+    res = {"cgroups": m, "all_cgroups": n_all, "armed": {}}
     set_interval(0, AGENT_CTRLS)
     time.sleep(1)
-    res["off_kb"] = off = slab_kb()
-    armed = []
+    res["off_kb"] = prev = off = slab_kb()
     for c in AGENT_CTRLS:
-        armed.append(c)
         set_interval(1000, (c,))
         time.sleep(3)    # the arming's allocations, a publication or two
         res["armed"][c] = slab_kb()
-        log(f"s15: {', '.join(armed)} armed: slab {res['armed'][c] - off:+d} KiB "
-            f"({(res['armed'][c] - off) * 1024 / m:.0f} bytes per cgroup) over {m} cgroups")
+        log(f"s15: {c} armed too: slab {res['armed'][c] - prev:+d} KiB "
+            f"({(res['armed'][c] - prev) * 1024 / n_all:.0f} bytes per cgroup of {n_all})")
+        prev = res["armed"][c]
     set_interval(0, AGENT_CTRLS)
     time.sleep(2)
     res["off_again_kb"] = slab_kb()

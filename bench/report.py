@@ -868,11 +868,13 @@ def stream_slab(recs):
     x = runs[-1]
     r = x["result"]
     m, off = r["cgroups"], r["off_kb"]
+    n_all = r.get("all_cgroups", m)
     w(f"`SUnreclaim` of /proc/meminfo (the median of three readings), the {x['cpus']}-vCPU "
-      f"boot, over the agent tree of {fmt(m)} cgroups (memory and io on, each cgroup having "
-      "written to the loop device), under the run's load: every stream off, then each "
-      "controller's stream armed in turn at 1 s (its published copies and change tracking "
-      "for every css), then all off again.\n")
+      f"boot, with the agent tree of {fmt(m)} cgroups (memory and io on, each cgroup having "
+      f"written to the loop device) among the system's {fmt(n_all)}, under the run's load: "
+      "every stream off, then each controller's stream armed in turn at 1 s (its published "
+      "copies and change tracking for every css), then all off again; bytes per cgroup are "
+      f"over the {fmt(n_all)}.\n")
     rows = [["every stream off", fmt(off), "–", "–"]]
     prev = off
     for c in ("cpu", "memory", "io"):
@@ -880,7 +882,7 @@ def stream_slab(recs):
         if kb is None:
             continue
         rows.append([f"{c} armed too", fmt(kb), f"{kb - prev:+,}",
-                     fmt((kb - prev) * 1024 / m)])
+                     fmt((kb - prev) * 1024 / n_all)])
         prev = kb
     rows.append(["all off again", fmt(r["off_again_kb"]), f"{r['off_again_kb'] - off:+,} "
                  "(against the first)", "–"])
