@@ -84,7 +84,7 @@ for f in $(git -C "$tree" diff --diff-filter=A --name-only pristine..cgstream); 
 	fi
 done
 
-# BUILD_EACH=1: build every commit of the series (bisectability): bzImage
+# BUILD_EACH=1: build every commit of both series (bisectability): bzImage
 # with the test kernel's configuration (scripts/kernel-build.sh, so the
 # ccache entries of `make kernel` serve every file a commit leaves as the
 # head has it), and the stat stream selftests at each commit that has them.
@@ -100,7 +100,9 @@ if [[ ${BUILD_EACH:-0} == 1 ]]; then
 		git -C "$tree" worktree prune
 		git -C "$tree" worktree add -q --detach "$each/linux" pristine
 	fi
-	for c in $(git -C "$tree" rev-list --reverse pristine..cgstream); do
+	# the feature series, then the independent one (its own branch on pristine)
+	for c in $(git -C "$tree" rev-list --reverse pristine..cgstream) \
+		$(git -C "$tree" rev-list --reverse pristine..independent); do
 		name=$(git -C "$tree" log -1 --format='%h %s' "$c")
 		log=$out/build-$(git -C "$tree" rev-parse --short "$c").log
 		git -C "$each/linux" checkout -q --detach "$c"
