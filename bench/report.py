@@ -196,10 +196,12 @@ def intro(R):
         w("> **Smoke run (BENCH_QUICK=1)**: tiny counts, numbers are meaningless.\n")
     if any(e.get("smoke") for e in envs.values()):
         w("> **Host smoke test with a fake stream file**: not a measurement.\n")
-    w("The agent scenario, the memory experiment and the tops (scenarios 10, 11 and 12) "
-      "come first: what an agent reads every cycle (cpu, memory and io of every cgroup) "
+    w("The agent scenario, the removals, the unprivileged agent, the memory experiment and "
+      "the tops (scenarios 10, 13, 14, 11 and 12) come first: what an agent reads every "
+      "cycle (cpu, memory and io of every cgroup), what each way bills to cgroups that "
+      "lived between two reads, the agent as an unprivileged user in its delegated subtree, "
       "and one cgroup's memory stats, each way cgstream offers against the classic text "
-      "files and a BPF iterator, and `cgstream top` against systemd-cgtop. The cpu-only "
+      "files and BPF, and `cgstream top` against systemd-cgtop. The cpu-only "
       "scenarios follow; each compares, in the same VM "
       "boot, under the same load and with "
       "the same reader code, the classic way (`pread()` of `cpu.stat`: each read runs "
