@@ -3487,8 +3487,8 @@ static uint64_t parse_scanf(char *buf, size_t len, uint64_t *anon)
  * cgbench memloop --mode text|stream|subtree|bpf --count N CGROUP: N reads
  * of CGROUP's memory statistics in a tight loop, each parsed or decoded and
  * consumed: memory.stat text + sscanf; memory.stat.stream text + sscanf;
- * memory.stat.stream.subtree of CGROUP (a leaf: the KEYS record and one
- * MEMORY record) decoded by libcgstream; a one-cgroup pass of the BPF
+ * memory.stat.stream.subtree of CGROUP (a leaf: SNAPSHOT, SCHEMA and one
+ * CGROUP record) decoded by libcgstream; a one-cgroup pass of the BPF
  * kfuncs (agent.bpf.c without cpu: flush, every memory.stat item, usage,
  * events; the map drained).  The process's CPU time over the loop
  * (getrusage: user/sys).  Fails when anon reads 0 (CGROUP must hold anon

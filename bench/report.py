@@ -2018,12 +2018,17 @@ def memloop_summary(recs, cpus):
     return out
 
 
-# the kernel's symbols that build a KEYS record's names (the size pass's
-# strlen, then sprintf of each name) and the one list both passes and the
-# values' pass walk (mm/memcontrol.c)
-KEY_NAMING = ("memcg_stat_item_key", "sprintf", "vsnprintf", "format_decode", "string",
-              "string_nocheck", "strlen", "number", "check_pointer", "widen_string")
-STAT_WALK = ("memcg_stat_for_each", "memcg_state_read", "memcg_events_read")
+# a one-cgroup subtree read's kernel symbols by what they do (s11prof):
+# format 2 formats a cgroup's values once per publication and its names
+# once at boot, so a read is a system call, kernfs' read path, the
+# stream's copy of published records and the copy out
+S11_PROF_GROUPS = (
+    ("the system call", ("entry_SYSCALL", "do_syscall", "syscall_exit", "__x64_sys", "ksys_",
+                         "vfs_read", "__fdget", "fdget")),
+    ("kernfs' read path", ("kernfs_", "seq_read")),
+    ("the stream's records", ("stat_stream", "cgroup_stat", "memcg_stat_stream")),
+    ("the copy out", ("rep_movs", "copy_user", "_copy_to", "copy_to")),
+)
 
 
 def kernel_shares(top):
@@ -2047,27 +2052,21 @@ def s11_close(recs, n, ok):
     if not prof:
         return (f"The target is missed and no profile of the subtree read was taken in this "
                 f"run (`s11prof`): nothing here says what would close it.\n")
-    share = kernel_shares(prof[-1]["result"]["top"])
-    naming = sum(share.get(k, 0) for k in KEY_NAMING)
-    walks = sum(share.get(k, 0) for k in STAT_WALK)
-    # of a one-cgroup read's three walks of memory.stat's list, two are the names'
-    names = naming + walks * 2 / 3
-    left = st["us"] * (1 - names / 100)
-    text = (f"What would close it, from the subtree read's profile below: a one-cgroup read "
-            f"builds its KEYS record's names every time, walking memory.stat's item list "
-            f"twice (the record's size: a strlen per name; then a sprintf per name) before "
-            f"the one walk of the MEMORY record's values. The naming is {fmt(naming)} % of "
-            f"the samples and the walks {fmt(walks)} %, so about {fmt(names)} % goes to names "
-            f"that cannot change while the kernel runs. Built once per record layout at boot "
-            f"and copied at each read, they would bring the read to about {fmt(left)} µs, "
-            f"text + parse / subtree about {fmt(tx['us'] / left)}x"
-            + (f", which would meet the target." if tx["us"] / left >= MEM_VS_TEXT else
-               f": still short of {MEM_VS_TEXT}x. What remains is the read itself: the "
-               f"system call and the copy out, which the emulator makes dear.")
-            + " (In a read of 1,000 cgroups the KEYS record is one of 1,001 records and its "
-            "names cost nothing to speak of.)")
+    top = prof[-1]["result"]["top"]
+    share = kernel_shares(top)
+    groups = [(name, sum(v for k, v in share.items() if k.startswith(pre)))
+              for name, pre in S11_PROF_GROUPS]
+    other = sum(share.values()) - sum(v for _, v in groups)
+    user = sum(pct for pct, space, _ in perf_symbols(top) if space != "[k]")
+    text = (f"Where the subtree read's time goes, from its profile below (the symbols over "
+            f"0.7 % of the samples): " + ", ".join(f"{name} {fmt(v)} %" for name, v in groups)
+            + f", the rest of the kernel {fmt(other)} %, user space (the decoder) "
+            f"{fmt(user)} %. Format 2 formats nothing at a read (a cgroup's values at each "
+            f"publication, the SCHEMA's names at boot), so what is left is a read(2)'s own "
+            f"cost, which the emulator makes dear, against a text read whose parse runs in "
+            f"user space.")
     if bp:
-        text += (f" The BPF pass, which formats no names at all, gets "
+        text += (f" The BPF pass (one program run, its map drained) gets "
                  f"{fmt(tx['us'] / bp['us'])}x here where the seed slides measured "
                  f"{SLIDES_BPF}x (on hardware, and before 6.16 made memory.stat's reads "
                  f"flush less): the {MEM_VS_TEXT}x target comes from those numbers, and this "
@@ -2423,7 +2422,7 @@ S11_METHOD = """A tight loop of N reads of one leaf cgroup's memory statistics (
 holds 4 MiB of anon), each read parsed or decoded and its values consumed,
 after one untimed read: `memory.stat` text + scanf-style parse;
 `memory.stat.stream` text + the same parse; the leaf's
-`memory.stat.stream.subtree` (its KEYS record and one MEMORY record)
+`memory.stat.stream.subtree` (its SNAPSHOT and SCHEMA records and one CGROUP record)
 decoded by libcgstream; a one-cgroup pass of the BPF memcg kfuncs (flush,
 every memory.stat item, usage and events, the map drained). The stream
 and subtree ways run with the memory flusher at 1 s; none of the loop's
