@@ -2303,13 +2303,20 @@ static int run_latency(const struct opts *o)
 
 /* ---- load ------------------------------------------------------------- */
 
-static void spin_ns(uint64_t ns)
+/* busy until @ns have passed on clock @c (CLOCK_MONOTONIC: wall time; a CPU
+ * clock: that much CPU used, however long preemption makes it take) */
+static void spin_on(clockid_t c, uint64_t ns)
 {
-	uint64_t end = mono_ns() + ns;
+	uint64_t end = clk_ns(c) + ns;
 	volatile uint64_t x = 1;
-	while (mono_ns() < end)
+	while (clk_ns(c) < end)
 		for (int i = 0; i < 1000; i++)
 			x = x * 6364136223846793005ull + 1;
+}
+
+static void spin_ns(uint64_t ns)
+{
+	spin_on(CLOCK_MONOTONIC, ns);
 }
 
 /* O_DIRECT writes of @kb KiB to block device @dev, each at the next offset */
@@ -3100,15 +3107,6 @@ static int run_sharedcheck(const struct opts *o)
  * values: no task is left) and removes it.  Prints the sums of those
  * values: what a perfect accountant attributes to the cgroups that lived.
  */
-static void spin_cpu_ns(uint64_t ns)
-{
-	uint64_t end = clk_ns(CLOCK_PROCESS_CPUTIME_ID) + ns;
-	volatile uint64_t x = 1;
-	while (clk_ns(CLOCK_PROCESS_CPUTIME_ID) < end)
-		for (int i = 0; i < 1000; i++)
-			x = x * 6364136223846793005ull + 1;
-}
-
 /* @path's whole text (at most @cap - 1 bytes) into @buf: its length, or -errno */
 static ssize_t read_text(const char *path, char *buf, size_t cap)
 {
@@ -3172,7 +3170,7 @@ static int run_churnrm(const struct opts *o)
 			if (fd < 0 || write(fd, "0\n", 2) != 2)
 				_exit(3);
 			close(fd);
-			spin_cpu_ns(o->work_us * 1000);
+			spin_on(CLOCK_PROCESS_CPUTIME_ID, o->work_us * 1000);
 			if (o->io_dev) {
 				struct dio d;
 				dio_open(&d, o->io_dev, o->io_kb);
