@@ -1439,7 +1439,7 @@ def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, r
     argv = ["telemetry", "--mode", mode, "--controllers", ctrls, "--readers", str(r),
             "--period-ms", str(period_ms), "--seconds", str(seconds), "--list", tree.lst,
             "--subtree", CG.path(tree.parent)] + extra
-    res = CG.run_json(READERS, [CGBENCH] + argv if tree.uid is None else as_uid(tree.uid, argv),
+    res = CG.run_json(READERS, as_uid(tree.uid, argv),
                       timeout=seconds + 240 + tree.m // 20)
     # the share achieved over the run (its set-up, opens included: the
     # changer's period is the cycle's, so the window's rate is the same)
@@ -1794,9 +1794,15 @@ def delegate(rel, uid):
         os.chown(f, uid, uid)
 
 
+UNPRIV_DIR = None            # nobody_dir()'s, once made
+
+
 def nobody_dir():
-    """cgbench and libcgstream copied where any user may run them (the
-    checkout may be under root's mode-0700 home)"""
+    """cgbench and libcgstream copied, once a run, where any user may run
+    them (the checkout may be under root's mode-0700 home)"""
+    global UNPRIV_DIR
+    if UNPRIV_DIR:
+        return UNPRIV_DIR
     d = "/tmp/cgsbench-unpriv"
     os.makedirs(d, exist_ok=True)
     os.chmod(d, 0o755)
@@ -1805,12 +1811,16 @@ def nobody_dir():
         if os.path.exists(src):
             shutil.copy2(src, d)
             os.chmod(os.path.join(d, os.path.basename(src)), 0o755)
+    UNPRIV_DIR = d
     return d
 
 
 def as_uid(uid, args):
     """argv running cgbench args as uid (no supplementary groups), from a
-    copy it can reach, its list files copied beside it"""
+    copy it can reach, its list files copied beside it; root's own cgbench
+    where uid is None"""
+    if uid is None:
+        return [CGBENCH] + list(args)
     d = nobody_dir()
     args = list(args)
     for i, a in enumerate(args[:-1]):
@@ -1900,8 +1910,8 @@ def perm_cost(tree, rounds, seconds, period_ms=20):
             for who in (("root", "owner") if rnd % 2 == 0 else ("owner", "root")):
                 if not have_time(seconds + 30, f"s14perm {who} round {rnd}"):
                     continue
-                res = CG.run_json(READERS, [CGBENCH] + argv if who == "root" else
-                                  as_uid(tree.uid, argv), timeout=seconds + 120)
+                res = CG.run_json(READERS, as_uid(None if who == "root" else tree.uid, argv),
+                                  timeout=seconds + 120)
                 record("s14perm", {"who": who, "uid": 0 if who == "root" else tree.uid,
                                    "round": rnd, "cgroups": tree.m, "period_ms": period_ms,
                                    "seconds": seconds}, res)
