@@ -1628,10 +1628,7 @@ def s13_removals(R):
       "cgroup that lived between two of them, and the last part of any other, is lost "
       "to it (the parent's own counters include it, but not as that cgroup's).\n")
     for n in sorted({x["cpus"] for x in sel(R.recs, "s13")}):
-        recs = sel(R.recs, "s13", cpus=n)
-        if not recs:
-            continue
-        x = recs[-1]
+        x = sel(R.recs, "s13", cpus=n)[-1]
         p, res = x["params"], x["result"]
         churn = res.get("churn")
         w(f"### {n} vCPUs\n")
@@ -1704,15 +1701,8 @@ def s14_unprivileged(R):
                 x = v.get(label)
                 if not x:
                     continue
-                rows.append([label] + (["fails: " + x["fail"]] + [""] * 13 if x["fail"]
-                                       else agent_cells(x, bg)))
-            w(table(["way", "readers ms/cycle (user / sys)", "reader µs per cgroup",
-                     "flushers ms/cycle (runs), or the collector's (passes)",
-                     "flushers cpu / memory / io ms/cycle",
-                     "attributable ms/cycle (readers + flushers)", "kworker ms/cycle",
-                     "background ms/cycle", "kworkers − background ms/cycle",
-                     "readers + kworkers ms/cycle", "cycles/reader", "missed cycles/reader",
-                     "errors", "values per cgroup", "cgroups held"], rows))
+                rows.append(agent_row(label, x, bg))
+            w(table(AGENT_HEAD, rows))
             lines = []
             for other, base in (("classic", "changes"), ("subtree", "changes"),
                                 ("bpfshared", "changes"), ("classic", "subtree")):
@@ -1801,18 +1791,10 @@ def s10_point(w, recs, n, pct, point, v, bg, ways):
         x = v.get(label)
         if not x:
             why = dict(ways.get((r, m), [])).get(label, "")
-            rows.append([label, f"not measured: {why}"] + [""] * 13)
-        elif x["fail"]:
-            rows.append([label, "fails: " + x["fail"]] + [""] * 13)
+            rows.append([label, f"not measured: {why}"] + [""] * (len(AGENT_HEAD) - 2))
         else:
-            rows.append([label] + agent_cells(x, bg))
-    w(table(["way", "readers ms/cycle (user / sys)", "reader µs per cgroup",
-             "flushers ms/cycle (runs), or the collector's (passes)",
-             "flushers cpu / memory / io ms/cycle",
-             "attributable ms/cycle (readers + flushers)", "kworker ms/cycle",
-             "background ms/cycle", "kworkers − background ms/cycle",
-             "readers + kworkers ms/cycle", "cycles/reader", "missed cycles/reader",
-             "errors", "values per cgroup", "cgroups held"], rows))
+            rows.append(agent_row(label, x, bg))
+    w(table(AGENT_HEAD, rows))
     over = [(k, x) for k, x in v.items() if isinstance(x, dict) and x.get("flusher_over")]
     if over:
         mean = [f"{k} {fmt(x['flusher_mean_ms'])} ms" for k, x in over
@@ -1960,6 +1942,23 @@ def per_ctrl(fl):
     ("?": a work item the driver did not name)"""
     return " / ".join(fmt(fl.get(c, 0)) for c in AGENT_CTRLS) + "".join(
         f", {c} {fmt(v)}" for c, v in sorted(fl.items()) if c not in AGENT_CTRLS)
+
+
+# the columns of a point's table of the ways (s10, s14): agent_row()'s
+AGENT_HEAD = ["way", "readers ms/cycle (user / sys)", "reader µs per cgroup",
+              "flushers ms/cycle (runs), or the collector's (passes)",
+              "flushers cpu / memory / io ms/cycle",
+              "attributable ms/cycle (readers + flushers)", "kworker ms/cycle",
+              "background ms/cycle", "kworkers − background ms/cycle",
+              "readers + kworkers ms/cycle", "cycles/reader", "missed cycles/reader",
+              "errors", "values per cgroup", "cgroups held"]
+
+
+def agent_row(label, x, bg):
+    """a measured way's row at a point (agent_cells), or its failure"""
+    if x["fail"]:
+        return [label, "fails: " + x["fail"]] + [""] * (len(AGENT_HEAD) - 2)
+    return [label] + agent_cells(x, bg)
 
 
 def agent_cells(x, bg):
