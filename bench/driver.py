@@ -817,7 +817,7 @@ def s8_daemons(m, interval_ms, seconds):
     the exporter's default set has values to serve), all three flushers on;
     else over m idle cgroups, cpu only"""
     tree = AGENT_TREES.get(m) or AgentTree(m) if HAVE_MEMIO else None
-    setup = 0 if tree is None or tree.ready else 60 + m // 10
+    setup = 0 if tree is None or tree.ready else 60 + m // 20
     if not HAVE_SUBTREE or not have_time(3 * seconds + 60 + m // 40 + setup, f"s8 {m}"):
         return
     if tree:
@@ -1074,10 +1074,14 @@ AGENT_POINTS = [(1, 1000), (1, 100), (1, 10000), (4, 1000), (16, 1000), (4, 100)
 # whose cost follows the changes run (SHARE_WAYS: the subtrees, the change
 # snapshots, the shared BPF collector they are judged against, and the
 # idle way's background); classic and bpfmap read and flush every cgroup
-# whatever changed.  The order (agent_grid): the targets' points first (1
-# x 1,000, 16 x 1,000, 1 x 10,000 at 1 %), then 1 x 1,000 at the other
-# shares, then the other points at 1 %, then at the other shares; 100 %
-# of 10,000 cgroups is dropped: 10,000 visits a second (each a cgroup
+# whatever changed.  The order (agent_grid): the targets' points (1 x
+# 1,000, 16 x 1,000, 1 x 10,000 at 1 %) with 1 x 1,000 and 1 x 10,000 at
+# the other shares, then the other points at 1 %, then at the other
+# shares; within each, one tree size at a time, the smaller first: every
+# stream flusher walks its controller's whole hierarchy and would pay for
+# another point's idle tree, so s10_agent removes the others when it
+# changes size (drop_agent_trees; a tree of 10,000 is made again in about
+# a minute under TCG).  100 % of 10,000 cgroups is dropped: 10,000 visits a second (each a cgroup
 # migration, a page fault and an O_DIRECT write) are more than the two
 # vCPUs do under TCG, so the share would not be what is asked.
 AGENT_SHARES = (1, 0, 10, 100)
@@ -1088,15 +1092,23 @@ CHANGER_WORK_US = 5          # the CPU each visit spins in its cgroup
 
 
 def agent_grid(points, shares):
-    """the (readers, cgroups, percent changing) s10 runs, in order"""
+    """the (readers, cgroups, percent changing) s10 runs, in order: three
+    groups, each by tree size (the smaller first; s10_agent removes the
+    other trees when it changes to a size): the targets' points at 1 % with
+    1 x 1,000 and 1 x 10,000 at the other shares (the kernel issue's
+    shares), the other points at 1 %, and those at the other shares"""
     tp = [p for p in TARGET_POINTS if p in points]
     rest = [p for p in points if p not in tp]
     others = [s for s in shares if s != TARGET_SHARE]
     one = [TARGET_SHARE] if TARGET_SHARE in shares else []
-    grid = [(r, m, s) for r, m in tp for s in one]
-    grid += [(1, 1000, s) for s in others if (1, 1000) in points]
-    grid += [(r, m, s) for r, m in rest for s in one]
-    grid += [(r, m, s) for r, m in tp + rest for s in others if (r, m) != (1, 1000)]
+    first = [(r, m, s) for r, m in tp for s in one]
+    first += [(1, m, s) for m in (1000, 10000) for s in others if (1, m) in points]
+    second = [(r, m, s) for r, m in rest for s in one]
+    third = [(r, m, s) for r, m in tp + rest for s in others
+             if (r, m) not in ((1, 1000), (1, 10000))]
+    grid = []
+    for group in (first, second, third):
+        grid += sorted(group, key=lambda p: p[1])
     return [(r, m, s) for r, m, s in grid if not (m >= 10000 and s >= 100)]
 
 
@@ -1305,7 +1317,7 @@ class AgentTree:
         dev = loopdev()
         fill = None
         if dev:
-            shm = os.path.join(SHM, f"agent{self.m}")
+            shm = self.shm_dir()
             os.makedirs(shm, exist_ok=True)
             fill = CG.run_json(READERS, [CGBENCH, "fill", "--list", self.lst, "--io-dev", dev,
                                          "--io-kb", "4", "--mem-kb", "8", "--shm-dir", shm],
@@ -1344,6 +1356,55 @@ class AgentTree:
             self.changer = None
         stop_procs(self.procs)
         self.procs = []
+
+    def shm_dir(self):
+        return os.path.join(SHM, f"agent{self.m}" + ("" if self.uid is None else f"-uid{self.uid}"))
+
+    def remove(self):
+        """stop it and remove its cgroups with the files charged to them, so
+        that they are freed rather than left dying (a dying cgroup is still
+        in every walk of the hierarchy)"""
+        self.stop()
+        shutil.rmtree(self.shm_dir(), ignore_errors=True)
+        CG.remove_tree(self.parent)
+        self.ready = False
+
+
+def hierarchy_cgroups():
+    """the root's nr_descendants and nr_dying_descendants: what a walk of
+    the whole hierarchy visits (a stream's publication walks every css of
+    its controller's tree, the BPF iterators every cgroup below their
+    start)"""
+    st = {}
+    try:
+        for l in read(os.path.join(ROOT, "cgroup.stat")).splitlines():
+            k, _, v = l.partition(" ")
+            st[k] = int(v)
+    except (OSError, ValueError):
+        return None, None
+    return st.get("nr_descendants"), st.get("nr_dying_descendants")
+
+
+def drop_agent_trees(keep=()):
+    """remove every agent tree but those of keep's sizes, and wait (up to
+    30 s) for their cgroups to be freed: a measurement's hierarchy holds
+    what it measures, not the idle cgroups of an earlier one (every
+    stream flusher walks its controller's whole tree, and pays for them)"""
+    gone = [m for m in AGENT_TREES if m not in keep]
+    if not gone:
+        return
+    _, dying0 = hierarchy_cgroups()
+    for m in gone:
+        AGENT_TREES.pop(m).remove()
+    t0 = time.time()
+    while time.time() - t0 < 30:
+        live, dying = hierarchy_cgroups()
+        if not dying or (dying0 is not None and dying <= dying0):
+            break
+        time.sleep(1)
+    live, dying = hierarchy_cgroups()
+    log(f"removed the agent trees of {', '.join(map(str, gone))} cgroups (freed in "
+        f"{time.time() - t0:.0f} s): the hierarchy holds {live} cgroups, {dying} dying")
 
 
 class StreamsOpen:
@@ -1453,6 +1514,7 @@ def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, r
     if not res:
         return None
     res["changer"] = changer
+    res["hierarchy_cgroups"], res["hierarchy_dying"] = hierarchy_cgroups()
     res["flusher_us"] = (sorted(d for v in by_ctrl.values() for d in v)
                          if by_ctrl is not None else None)
     res["flusher_us_by_ctrl"] = by_ctrl
@@ -1533,6 +1595,7 @@ def s10_agent(grid, period_ms, seconds, rounds, share_s):
             if not have_time(need, what):
                 continue
             if m not in trees:
+                drop_agent_trees(keep={m})
                 trees[m] = AgentTree(m)
             if cur is not trees[m]:
                 if cur:
@@ -1872,6 +1935,7 @@ def s14_unprivileged(m, seconds):
     ways = [w for w in agent_ways() if w[1] not in ("bpf", "bpfmap")]
     if not have_time(len(ways) * (seconds + 15) + 90 + m // 20, f"s14 {m}"):
         return
+    drop_agent_trees()
     tree = AgentTree(m, uid=NOBODY)
     tree.start(TARGET_SHARE)
     try:
@@ -1891,7 +1955,7 @@ def s14_unprivileged(m, seconds):
         if HAVE_SUBTREE:
             perm_cost(tree, 5 if not QUICK else 1, seconds)
     finally:
-        tree.stop()
+        tree.remove()
 
 
 def perm_cost(tree, rounds, seconds, period_ms=20):
@@ -2161,24 +2225,33 @@ def main():
         if "s10" in sc:
             # quick: 1 x 100 at the targets' share (every way) and at 10 %
             # (SHARE_WAYS); the full grid's share of the boot is 25 minutes
-            # (20 before the change shares): the targets' three points and
-            # 1 x 1,000 at 0, 10 and 100 % fit (agent_grid)
+            # (20 before the change shares): the targets' three points,
+            # 1 x 1,000 at 0, 10 and 100 % and 1 x 10,000 at 0 and 10 % fit,
+            # and most of the rest (agent_grid)
             if QUICK:
                 s10_agent(agent_grid(agent_points or [(1, 100)], shares or [TARGET_SHARE, 10]),
                           1000, 3.5, 1, 600)
             else:
                 s10_agent(agent_grid(agent_points or AGENT_POINTS, shares or AGENT_SHARES),
                           1000, 5, 1, 1500)
+        # each measurement over a hierarchy of its own cgroups: the agent
+        # trees it does not use are removed before it (drop_agent_trees);
+        # s15 first, on s10's tree of 10,000 where s10 ended with it
+        if "s15" in sc:
+            drop_agent_trees(keep={100 if QUICK else 10000})
+            s15_kmem(100 if QUICK else 10000, 3 if QUICK else 8)
         if "s13" in sc:
+            drop_agent_trees()
             s13_removals(6 if QUICK else 20)
         if "s14" in sc:
             s14_unprivileged(100 if QUICK else 1000, 3.5 if QUICK else 5)
-        if "s15" in sc:
-            s15_kmem(100 if QUICK else 10000, 3 if QUICK else 8)
         if "s10prof" in sc:
+            drop_agent_trees(keep={100 if QUICK else 1000})
             s10_profile(100 if QUICK else 1000, 3 if QUICK else 6)
         if "s12" in sc:
+            drop_agent_trees(keep={100 if QUICK else 1000})
             s12_top(100 if QUICK else 1000, 4 if QUICK else 12)
+        drop_agent_trees()
         if "s2" in sc:
             if QUICK:
                 s2_telemetry([(1, 10), (2, 100)], 1000, 1.5, 1)
@@ -2192,7 +2265,9 @@ def main():
             s9_profile(100 if QUICK else 1000, 3 if QUICK else 6)
         if "s8" in sc:
             for m in [100] if QUICK else [1000, 10000]:
+                drop_agent_trees(keep={m})
                 s8_daemons(m, 1000, 3 if QUICK else 8)
+            drop_agent_trees()
         if "s1" in sc:
             s1_reader_cost(a.s1_seconds if not QUICK else 2.0, 1 if QUICK else 2)
         if "s4" in sc:

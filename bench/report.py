@@ -1696,6 +1696,9 @@ def s14_unprivileged(R):
         for (r, m), v in sorted(s.items()):
             bg = bgs.get((r, m))
             w(f"#### {r} reader x {fmt(m)} cgroups, uid 65534\n")
+            hs = hierarchy_said(recs, "s14", n, TARGET_SHARE, (r, m))
+            if hs:
+                w(hs)
             rows = []
             for label in AGENT_ORDER:
                 x = v.get(label)
@@ -1772,6 +1775,25 @@ def share_said(v, m, pct):
             + (f", {fmt(missed)} periods it slept through" if missed else "") + ".\n")
 
 
+def hierarchy_said(recs, scenario, n, pct, point):
+    """what the hierarchy held during a point's runs (the root's
+    nr_descendants and nr_dying_descendants after each run, which the
+    driver records since 2026-12-02): every stream flusher walks its
+    controller's whole tree, so its cost follows this number, not the
+    point's; "" for a run that did not record it"""
+    r, m = point
+    got = [(x["result"]["hierarchy_cgroups"], x["result"].get("hierarchy_dying") or 0)
+           for x in sel(at_pct(recs, pct), scenario, cpus=n, readers=r, cgroups=m)
+           if x["result"].get("hierarchy_cgroups") is not None]
+    if not got:
+        return ""
+    live, dying = [g[0] for g in got], [g[1] for g in got]
+    span = (fmt(min(live)) if min(live) == max(live)
+            else f"{fmt(min(live))}-{fmt(max(live))}")
+    return (f"The hierarchy held {span} cgroups ({fmt(max(dying))} of them dying at most) "
+            f"during this point's runs: each flusher's publication walks all of them.\n")
+
+
 def s10_point(w, recs, n, pct, point, v, bg, ways):
     """one point's table of the ways, its notes and ratios"""
     r, m = point
@@ -1786,6 +1808,9 @@ def s10_point(w, recs, n, pct, point, v, bg, ways):
              if bg["rounds"] > 1 else " (one round)") + ".\n")
     else:
         w("Background: not measured (no idle-way record at this point).\n")
+    hs = hierarchy_said(recs, "s10", n, pct, point)
+    if hs:
+        w(hs)
     rows = []
     for label in AGENT_ORDER:
         x = v.get(label)
@@ -2319,10 +2344,18 @@ and writes 4 KiB with O_DIRECT to the loop device, then goes back; each
 point's text says the share asked and the visits per period the changer
 made over the runs (the share achieved). (Runs from before the change
 shares had seven churners in the tree instead.) The points, in the order
-they run, the issue's targets first: 1 x 1,000, 16 x 1,000 and 1 x
-10,000 at 1 %; then 1 x 1,000 at 0, 10 and 100 %; then R = 1, 4 and 16
-readers x M = 100, 1,000 and 10,000 cgroups at 1 %, then at the other
-shares, as far as scenario 10's 25 minutes of the boot go. At shares
+they run, the issue's targets first: 1 x 1,000 and 16 x 1,000 at 1 %,
+1 x 1,000 at 0, 10 and 100 %, 1 x 10,000 at 1 %, 0 and 10 %; then R = 1,
+4 and 16 readers x M = 100, 1,000 and 10,000 cgroups at 1 %, then at the
+other shares, as far as scenario 10's 25 minutes of the boot go. Only
+the point's own tree exists while it runs: every stream flusher walks
+its controller's whole hierarchy, so another point's idle cgroups would
+be paid for here (the driver removes the other trees, their charged
+files first, so that their cgroups are freed rather than left dying,
+and makes a tree again when a later point needs it; since 2026-12-02,
+where a point's text says what the hierarchy held. Before, a run kept
+every tree it had made, and each point after the first tree of 10,000
+paid for those cgroups too). At shares
 other than 1 % only subtree, changes, bpfshared and idle run: classic and
 BPF read and flush every cgroup whatever changed. Left out: 16 x 10,000
 (its per-cgroup streams are 480,000 open files, with which the 2 GiB
