@@ -15,10 +15,14 @@
  *      publications), epoll waits on all of them, and each file woken is
  *      read.  A file must read each publication exactly once: never one it
  *      had read (no empty wake-up) and never skip one.  A round (all files
- *      read for publication S) that ended after publication S+1 began is
- *      overrun: it is not judged, as the kernel promises one wake-up per
- *      publication only to readers that are not behind; with too many
- *      overrun rounds the interval is doubled and the rounds taken again;
+ *      read for publication S) that ended after publication S+1 began, or
+ *      that S+1 found unfinished while the reader was still reading (it
+ *      never waited idle in epoll_wait() in between), is overrun: it is
+ *      not judged, as the kernel promises one wake-up per publication
+ *      only to readers that are not behind; with too many overrun rounds
+ *      the interval is doubled and the rounds taken again.  A round that
+ *      is unfinished although the reader waited idle before S+1 fails:
+ *      files were not woken;
  *   4. closing them all stops the publisher: its hrtimer leaves
  *      /proc/timer_list at once, and over five intervals publication_seq +
  *      publications_skipped does not grow, as seen by a file opened
@@ -190,7 +194,15 @@ struct round {
 	unsigned long reads;		/* files that read this publication */
 	int64_t last_read_end;
 	uint64_t pub_time_usec;
+	bool idle;			/* the reader waited with no file ready */
 };
+
+/*
+ * An epoll_wait() that took this long, or timed out, found no file ready:
+ * the reader was idle.  Collecting 10,000 ready files takes well under it
+ * even under KCSAN and TCG.
+ */
+#define IDLE_NSEC	(500 * NSEC_PER_MSEC)
 
 /*
  * Waits on all files at @interval_ms until @want rounds are judged (or a
@@ -204,7 +216,7 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 	struct epoll_event *ev = calloc(nf, sizeof(*ev));
 	struct round rounds[MAX_ROUNDS] = { 0 };
 	bool overran[MAX_ROUNDS];
-	uint64_t base = 0;
+	uint64_t base = 0, seen;
 	int64_t deadline, first_read = 0;
 	int judged = 0, overrun = 0, ret = -1, r;
 	double longest = 0;
@@ -215,6 +227,7 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 	for (i = 0; i < nf; i++)
 		if (files[i].seq > base)
 			base = files[i].seq;
+	seen = base;
 	r = interval_set(root, "cpu", interval_ms);
 	if (r) {
 		fail("setting the interval to %ld ms: %s", interval_ms, strerror(-r));
@@ -223,6 +236,7 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 	deadline = now_ns() + (int64_t)(want + 4) * interval_ms * NSEC_PER_MSEC +
 		   20 * NSEC_PER_SEC;
 	while (now_ns() < deadline) {
+		int64_t t_wait = now_ns();
 		int n = epoll_wait(ep, ev, nf, 1000), k;
 
 		if (n < 0) {
@@ -231,6 +245,10 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 			fail("epoll_wait: %s", strerror(errno));
 			goto out;
 		}
+		/* idle while the latest publication read was @seen */
+		if ((n == 0 || now_ns() - t_wait >= IDLE_NSEC) && seen >= base &&
+		    seen - base < MAX_ROUNDS)
+			rounds[seen - base].idle = true;
 		for (k = 0; k < n; k++) {
 			struct file *f = &files[ev[k].data.u64];
 			uint64_t seq, t_usec;
@@ -262,6 +280,8 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 			}
 			/* skipping a publication is only judged below, by round */
 			f->seq = seq;
+			if (seq > seen)
+				seen = seq;
 			rounds[seq - base].reads++;
 			rounds[seq - base].last_read_end = now_ns();
 			rounds[seq - base].pub_time_usec = t_usec;
@@ -269,9 +289,13 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 		/*
 		 * Judge round S once publication S+1 has been read: overrun if its
 		 * last read ended after S+1's publication time (a file may have read
-		 * S+1 instead of S then), else complete: all files read S.  A
-		 * round after an overrun one is not judged either (a file that
-		 * read S early is not woken for S again).
+		 * S+1 instead of S then), or if files had not read S when S+1
+		 * came while the reader never went idle in between (it was still
+		 * reading the others: the files it had not got to read S+1
+		 * instead); else complete: all files read S, and a file that did
+		 * not was not woken for S although the reader waited.  A round
+		 * after an overrun one is not judged either (a file that read S
+		 * early is not woken for S again).
 		 */
 		judged = overrun = 0;
 		longest = 0;
@@ -279,8 +303,10 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 			struct round *r = &rounds[s];
 			double len;
 
-			overran[s] = r->reads && r->last_read_end / 1000 >
-				     (int64_t)rounds[s + 1].pub_time_usec;
+			overran[s] = r->reads &&
+				     (r->last_read_end / 1000 >
+				      (int64_t)rounds[s + 1].pub_time_usec ||
+				      (r->reads < (unsigned long)nf && !r->idle));
 			if (overran[s])
 				overrun++;
 			if (overran[s] || (s == 1 && !fresh) || (s > 1 && overran[s - 1]))
@@ -289,7 +315,8 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 			if (len > longest)
 				longest = len;
 			if (r->reads != (unsigned long)nf) {
-				fail("publication %llu woke %lu of %ld files; the round was not overrun",
+				fail("publication %llu woke %lu of %ld files; the reader waited idle "
+				     "before the next one, so the round was not overrun",
 				     (unsigned long long)(base + s), r->reads, nf);
 				goto out;
 			}
