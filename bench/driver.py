@@ -817,7 +817,7 @@ def s8_daemons(m, interval_ms, seconds):
     the exporter's default set has values to serve), all three flushers on;
     else over m idle cgroups, cpu only"""
     tree = AGENT_TREES.get(m) or AgentTree(m) if HAVE_MEMIO else None
-    setup = 0 if tree is None or tree.ready else 60 + m // 20
+    setup = 0 if tree is None or tree.ready else tree_setup_s(m)
     if not HAVE_SUBTREE or not have_time(3 * seconds + 60 + m // 40 + setup, f"s8 {m}"):
         return
     if tree:
@@ -1284,6 +1284,14 @@ class Changer:
         self.proc = None
 
 
+def tree_setup_s(m):
+    """what making an agent tree of m cgroups may take, seconds: 5 s for
+    1,000 and 44 s for 10,000 in the 2-vCPU TCG guest of 2026-12-02, with
+    room for a loaded host (the guesses before, 560-620 s for 10,000, made
+    the driver skip s15 and s10's 4 x 10,000 for want of time)"""
+    return 30 + m // 50
+
+
 class AgentTree:
     """a parent holding exactly m cgroups, each holding charged memory (an
     8 KiB tmpfs file) and having written (4 KiB, O_DIRECT, to the loop
@@ -1385,9 +1393,35 @@ def hierarchy_cgroups():
     return st.get("nr_descendants"), st.get("nr_dying_descendants")
 
 
+def discard_loopdev():
+    """discard all of the agents' loop device: its memfd's pages are charged
+    to the cgroups whose writes made them (the loop driver writes the
+    backing file as the bio's memcg), and would keep a removed tree's
+    cgroups dying for as long as the device lives"""
+    dev = (LOOPDEV or {}).get("dev")
+    if not dev:
+        return
+    import fcntl
+    import struct
+    BLKGETSIZE64, BLKDISCARD = 0x80081272, 0x1277
+    try:
+        fd = os.open(dev, os.O_RDWR)
+    except OSError as e:
+        log(f"discarding {dev}: {e}")
+        return
+    try:
+        size = struct.unpack("Q", fcntl.ioctl(fd, BLKGETSIZE64, b"\0" * 8))[0]
+        fcntl.ioctl(fd, BLKDISCARD, struct.pack("QQ", 0, size))
+    except OSError as e:
+        log(f"discarding {dev}: {e} (its pages keep removed cgroups dying)")
+    finally:
+        os.close(fd)
+
+
 def drop_agent_trees(keep=()):
-    """remove every agent tree but those of keep's sizes, and wait (up to
-    30 s) for their cgroups to be freed: a measurement's hierarchy holds
+    """remove every agent tree but those of keep's sizes, discard the loop
+    device their writes charged, and wait (up to 30 s) for their cgroups
+    to be freed: a measurement's hierarchy holds
     what it measures, not the idle cgroups of an earlier one (every
     stream flusher walks its controller's whole tree, and pays for them)"""
     gone = [m for m in AGENT_TREES if m not in keep]
@@ -1396,6 +1430,7 @@ def drop_agent_trees(keep=()):
     _, dying0 = hierarchy_cgroups()
     for m in gone:
         AGENT_TREES.pop(m).remove()
+    discard_loopdev()
     t0 = time.time()
     while time.time() - t0 < 30:
         live, dying = hierarchy_cgroups()
@@ -1587,7 +1622,7 @@ def s10_agent(grid, period_ms, seconds, rounds, share_s):
         for r, m, pct in grid:
             at = share_ways(ways, pct)
             what = f"s10 {r}x{m} at {pct}%"
-            need = rounds * len(at) * (seconds + 15) + (0 if m in trees else 60 + m // 20)
+            need = rounds * len(at) * (seconds + 15) + (0 if m in trees else tree_setup_s(m))
             if time.time() + need > stop_at:
                 log(f"skipped (s10's share of the run, {share_s:.0f} s, is spent): {what}")
                 record("skipped", {"what": what, "need_s": need, "left_s": 0}, {})
@@ -1623,7 +1658,7 @@ def s10_profile(m, seconds):
     reads, not the process's start-up, are most of what it samples"""
     perf = perf_setup()
     tree = AGENT_TREES.get(m)
-    setup = 0 if tree and tree.ready else 60 + m // 20
+    setup = 0 if tree and tree.ready else tree_setup_s(m)
     if not perf or not (HAVE_MEMIO and HAVE_SUBTREE):
         log("s10prof: " + ("no perf here" if not perf else "no memory and io subtree files"))
         return
@@ -1800,7 +1835,7 @@ def s15_kmem(m, removals_s):
         log("s15: no memory and io streams here")
         return
     tree = AGENT_TREES.get(m)
-    if not have_time(90 + removals_s + (0 if tree and tree.ready else 120 + m // 20), f"s15 {m}"):
+    if not have_time(90 + removals_s + (0 if tree and tree.ready else tree_setup_s(m)), f"s15 {m}"):
         return
     tree = AGENT_TREES[m] = tree or AgentTree(m)
     if not tree.ready:
