@@ -2526,9 +2526,25 @@ def kernel_bytes(results):
             cur = None
         elif cur and (m := member.search(line)):
             published[cur] = int(m.group(2))
+    pub = sizes.get("cgroup_stat_pub")
+    if pub:
+        # format 2 (2026-12-01 on): one kmalloc'd struct per css of a
+        # streaming controller, its two copies of the values after it
+        return (f"From the bench kernel's BTF/DWARF (`pahole`): while a controller streams, "
+                f"each of its css's has one kmalloc'd `struct cgroup_stat_pub` of "
+                f"**{fmt(pub)} bytes** followed by the two published copies of its values, 16 "
+                f"bytes per value (8 per copy; how many values each controller has is its "
+                f"SCHEMA's, and what it all takes per cgroup in slab is scenario 15's, below), "
+                f"freed when the controller stops streaming. While none streams, the series "
+                f"adds one pointer per css, `stat_pub` in `struct cgroup_subsys_state` "
+                f"({fmt(sizes.get('cgroup_subsys_state'))} bytes in this config; `struct "
+                f"cgroup` {fmt(sizes.get('cgroup'))}, `struct blkcg_gq` "
+                f"{fmt(sizes.get('blkcg_gq'))}, `struct blkcg` {fmt(sizes.get('blkcg'))}). Each "
+                f"controller's publisher is one static hrtimer and work item.\n")
     snap = sizes.get("cgroup_base_stat_snapshot")
     if not snap:
-        return "Not measured in this run (pahole printed no struct cgroup_base_stat_snapshot).\n"
+        return ("Not measured in this run (pahole printed neither struct cgroup_stat_pub nor "
+                "struct cgroup_base_stat_snapshot).\n")
     out = (f"From the bench kernel's BTF/DWARF (`pahole`): every cgroup carries a "
            f"`struct cgroup_base_stat_snapshot` of **{snap} bytes** inside `struct cgroup` "
            f"(now {fmt(sizes.get('cgroup'))} bytes in this config): the last two published "

@@ -66,11 +66,11 @@ fi
 # the BPF reader is built against that kernel's BTF (bench/Makefile)
 vmlinux=${vmlinux:-${BENCH_VMLINUX:-$(dirname "$kernel")/../../../vmlinux}}
 make -s -C bench VMLINUX="$(realpath "$vmlinux")" || exit 1
-# what the series adds per cgroup, per open stream file and in the memory
-# and io streams' published copies (per memcg, blkg, blkcg), from the BTF
-# of the kernel under test
+# what the series adds per css (the published copies' header, the css's
+# pointer to them) and the structs it sits in, from the BTF of the kernel
+# under test
 [[ -n ${BENCH_ADD:-} ]] ||
-	pahole -C cgroup,cgroup_base_stat_snapshot,cgroup_file_ctx,memcg_vmstats,blkcg_gq,blkcg "$vmlinux" >"$out/pahole.txt" 2>&1 ||
+	pahole -C cgroup,cgroup_subsys_state,cgroup_stat_pub,blkcg_gq,blkcg "$vmlinux" >"$out/pahole.txt" 2>&1 ||
 	echo "bench: pahole failed on $vmlinux: the report has no struct sizes" >&2
 [[ -e libcgstream/build/libcgstream.so.1 ]] || echo "bench: libcgstream not built: scenario 5a/5c will be missing" >&2
 "$py" -c 'import matplotlib' 2>/dev/null || { echo "bench: matplotlib missing in $top/.venv: run make deps" >&2; exit 1; }
