@@ -930,7 +930,7 @@ def not_measured(R):
                  if r["params"].get("changing_pct") is not None else ""), r["cpus"])
              for r in recs if r["scenario"] == "s10"}
     done |= {(f"{r['scenario']} {r['params']['cgroups']}", r["cpus"])
-             for r in recs if r["scenario"] in ("s8", "s12")}
+             for r in recs if r["scenario"] in ("s8", "s12", "s15")}
     skipped = [f"{r['params']['what']} ({r['cpus']} vCPUs)" for r in recs
                if r["scenario"] == "skipped" and (r["params"]["what"], r["cpus"]) not in done]
     bad = [b for b in boots if b.get("rc")]
