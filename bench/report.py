@@ -2351,9 +2351,11 @@ other shares, as far as scenario 10's 25 minutes of the boot go. Only
 the point's own tree exists while it runs: every stream flusher walks
 its controller's whole hierarchy, so another point's idle cgroups would
 be paid for here (the driver removes the other trees, their charged
-files first, so that their cgroups are freed rather than left dying,
-and makes a tree again when a later point needs it; since 2026-12-02,
-where a point's text says what the hierarchy held. Before, a run kept
+files first, and waits up to 150 s for their cgroups to be freed: the
+loop driver's per-blkcg workers keep a cgroup that wrote to the loop
+device dying for a minute or two; it makes a tree again when a later
+point needs it; since 2026-12-02, where a point's text says what the
+hierarchy held, dying cgroups included. Before, a run kept
 every tree it had made, and each point after the first tree of 10,000
 paid for those cgroups too). At shares
 other than 1 % only subtree, changes, bpfshared and idle run: classic and
