@@ -1081,9 +1081,10 @@ AGENT_POINTS = [(1, 1000), (1, 100), (1, 10000), (4, 1000), (16, 1000), (4, 100)
 # stream flusher walks its controller's whole hierarchy and would pay for
 # another point's idle tree, so s10_agent removes the others when it
 # changes size (drop_agent_trees; a tree of 10,000 is made again in about
-# a minute under TCG).  100 % of 10,000 cgroups is dropped: 10,000 visits a second (each a cgroup
-# migration, a page fault and an O_DIRECT write) are more than the two
-# vCPUs do under TCG, so the share would not be what is asked.
+# a minute under TCG).  100 % of 10,000 cgroups is dropped: 10,000 visits
+# a second (each a cgroup migration, a page fault and an O_DIRECT write)
+# are more than the two vCPUs do under TCG, so the share would not be
+# what is asked.
 AGENT_SHARES = (1, 0, 10, 100)
 TARGET_SHARE = 1
 SHARE_WAYS = ("subtree", "changes", "bpfshared", "idle")
@@ -1393,31 +1394,34 @@ def hierarchy_cgroups():
     return st.get("nr_descendants"), st.get("nr_dying_descendants")
 
 
-def drop_agent_trees(keep=()):
-    """remove every agent tree but those of keep's sizes, and wait (up to
-    150 s) for their cgroups to be freed: the loop driver's per-blkcg
-    workers hold their blkcg until they have been idle for 60 s
-    (LOOP_IDLE_WORKER_TIMEOUT, checked by a 60 s timer), so a tree's
-    cgroups that wrote to the loop device stay dying a minute or two
-    (201 of 201 after 40 s, 93 after 70 s in a check of 2026-12-02).  A
-    measurement's hierarchy is to hold what it measures, not the idle
-    cgroups of an earlier one: every stream flusher walks its
-    controller's whole tree, and pays for them"""
-    gone = [m for m in AGENT_TREES if m not in keep]
-    if not gone:
+def remove_trees(trees):
+    """remove these agent trees, and wait (up to 150 s) for their cgroups
+    to be freed: the loop driver's per-blkcg workers hold their blkcg
+    until they have been idle for 60 s (LOOP_IDLE_WORKER_TIMEOUT, checked
+    by a 60 s timer), so a tree's cgroups that wrote to the loop device
+    stay dying a minute or two (201 of 201 after 40 s, 93 after 70 s in a
+    check of 2026-12-02).  A measurement's hierarchy is to hold what it
+    measures, not the idle cgroups of an earlier one: every stream flusher
+    walks its controller's whole tree, and pays for them"""
+    if not trees:
         return
     _, dying0 = hierarchy_cgroups()
-    for m in gone:
-        AGENT_TREES.pop(m).remove()
+    for t in trees:
+        t.remove()
     t0 = time.time()
-    while time.time() - t0 < 150:
+    while True:
         live, dying = hierarchy_cgroups()
-        if not dying or (dying0 is not None and dying <= dying0):
+        if (not dying or (dying0 is not None and dying <= dying0)
+                or time.time() - t0 >= 150):
             break
         time.sleep(1)
-    live, dying = hierarchy_cgroups()
-    log(f"removed the agent trees of {', '.join(map(str, gone))} cgroups (freed in "
+    log(f"removed the agent trees of {', '.join(str(t.m) for t in trees)} cgroups (freed in "
         f"{time.time() - t0:.0f} s): the hierarchy holds {live} cgroups, {dying} dying")
+
+
+def drop_agent_trees(keep=()):
+    """remove every agent tree but those of keep's sizes (remove_trees)"""
+    remove_trees([AGENT_TREES.pop(m) for m in list(AGENT_TREES) if m not in keep])
 
 
 class StreamsOpen:
@@ -1968,7 +1972,7 @@ def s14_unprivileged(m, seconds):
         if HAVE_SUBTREE:
             perm_cost(tree, 5 if not QUICK else 1, seconds)
     finally:
-        tree.remove()
+        remove_trees([tree])
 
 
 def perm_cost(tree, rounds, seconds, period_ms=20):
