@@ -246,7 +246,7 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 			goto out;
 		}
 		/* idle while the latest publication read was @seen */
-		if ((n == 0 || now_ns() - t_wait >= IDLE_NSEC) && seen >= base &&
+		if ((n == 0 || now_ns() - t_wait >= IDLE_NSEC) &&
 		    seen - base < MAX_ROUNDS)
 			rounds[seen - base].idle = true;
 		for (k = 0; k < n; k++) {
