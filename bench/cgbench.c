@@ -596,6 +596,11 @@ struct snap {
 	uint64_t probe_changed;	/* change snapshots that carried the probe's record */
 	/* the SCHEMA's positions of the values the checks compare (-1: none) */
 	int usage_i, anon_i, cur_i, wbytes_i;
+	/* the SCHEMA record they were found in, as the kernel wrote it: the
+	 * same bytes again (every snapshot of a controller, as a rule) are not
+	 * searched again */
+	unsigned char *schema;
+	size_t schema_len;
 };
 
 static struct cg_state *tab_slot(struct cg_table *t, uint64_t id, bool add)
@@ -739,27 +744,37 @@ static uint64_t rec_take(const struct cgstream_rec *rec)
 	return n;
 }
 
-/* the subtree way: the probe's values from its record, found by name */
-static void rec_probe(const struct cgstream_rec *rec, unsigned int ctrl, struct agent_vals *pv)
+/* the subtree way: the probe's values from its record, at the positions
+ * snap_schema() found */
+static void rec_probe(const struct snap *sn, const struct cgstream_rec *rec, unsigned int ctrl,
+		      struct agent_vals *pv)
 {
-	struct cgstream_io_device d;
-	if (ctrl == CGSTREAM_CTRL_CPU && !cgstream_rec_get(rec, "usage_usec", &pv->usage_usec)) {
+	if (ctrl == CGSTREAM_CTRL_CPU && sn->usage_i >= 0 &&
+	    !cgstream_rec_value(rec, (unsigned int)sn->usage_i, &pv->usage_usec)) {
 		pv->seen |= CTRL_CPU;
 	} else if (ctrl == CGSTREAM_CTRL_MEMORY) {
-		cgstream_rec_get(rec, "anon", &pv->anon);
-		cgstream_rec_get(rec, "current", &pv->current);
+		if (sn->anon_i >= 0)
+			cgstream_rec_value(rec, (unsigned int)sn->anon_i, &pv->anon);
+		if (sn->cur_i >= 0)
+			cgstream_rec_value(rec, (unsigned int)sn->cur_i, &pv->current);
 		pv->seen |= CTRL_MEM;
 	} else if (ctrl == CGSTREAM_CTRL_IO) {
+		uint64_t dv[64];
+		uint32_t maj, min, nd = rec->device_values < 64 ? rec->device_values : 64;
 		pv->wbytes = 0;
-		for (uint32_t i = 0; !cgstream_rec_io_device(rec, i, &d); i++)
-			pv->wbytes += d.wbytes;
+		for (uint32_t i = 0; sn->wbytes_i >= 0 && (uint32_t)sn->wbytes_i < nd &&
+				     !cgstream_rec_device(rec, i, &maj, &min, dv, nd); i++)
+			pv->wbytes += dv[sn->wbytes_i];
 		pv->seen |= CTRL_IO;
 	}
 }
 
-/* a SCHEMA record: where the checked values are */
+/* a SCHEMA record: where the checked values are (searched only when its
+ * bytes differ from the last SCHEMA's) */
 static void snap_schema(struct snap *sn, const struct cgstream_rec *rec)
 {
+	if (sn->schema && rec->size == sn->schema_len && !memcmp(sn->schema, rec->data, rec->size))
+		return;
 	sn->usage_i = sn->anon_i = sn->cur_i = sn->wbytes_i = -1;
 	for (uint32_t i = 0; i < rec->schema_values; i++) {
 		const char *nm = rec->names[i];
@@ -773,6 +788,12 @@ static void snap_schema(struct snap *sn, const struct cgstream_rec *rec)
 	for (uint32_t i = 0; i < rec->device_values; i++)
 		if (!strcmp(rec->device_names[i], "wbytes"))
 			sn->wbytes_i = (int)i;
+	unsigned char *copy = realloc(sn->schema, rec->size);
+	if (!copy)
+		die("a SCHEMA's copy: %s", strerror(ENOMEM));
+	memcpy(copy, rec->data, rec->size);
+	sn->schema = copy;
+	sn->schema_len = rec->size;
 }
 
 /*
@@ -844,7 +865,7 @@ static void pass_rec(void *arg, const struct cgstream_rec *rec)
 	}
 	c->recs++;
 	if (c->probe_id && rec->id == c->probe_id)
-		rec_probe(rec, c->ctrl, c->pv);
+		rec_probe(sn, rec, c->ctrl, c->pv);
 }
 
 /*
