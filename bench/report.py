@@ -1550,7 +1550,8 @@ def agent_close(recs, n, v):
     else:
         text += (f", so the reader would have to cost {fmt(t['readers_ms'] / (need - flushers))}x "
                  f"less, the flushers as they are.")
-    prof = [x for x in sel(recs, "s10prof", cpus=n) if x["result"].get("top")]
+    prof = [x for x in sel(recs, "s10prof", cpus=n) if x["result"].get("top")
+            and x["params"].get("way", "subtree") == "subtree"]
     if not prof:
         return text + (" No profile of the subtree reader was taken in this run (`s10prof`): "
                        "what in the read to make cheaper is not measured here.\n")
@@ -1562,6 +1563,73 @@ def agent_close(recs, n, v):
              f"{r.get('samples', 0):,} samples, symbols with at least 0.7 % of them): "
              + ", ".join(f"{g} {fmt(p)} %" for g, p in shares if p)
              + ". The biggest part is where a cheaper read has to come from.\n")
+    return text + "\n```\n" + "\n".join(r["top"][:25]) + "\n```\n"
+
+
+# the change reader's profile (s10prof, way changes), its kernel symbols
+# by what they do: the walk that steps over the unchanged cgroups, the
+# records of the changed ones, the copy out; the rest as for the subtree
+CHANGES_PROF_GROUPS = (
+    ("the walk over the subtree (stepping over unchanged cgroups)",
+     ("stat_stream_skip", "stat_stream_enter", "stat_stream_css_listed", "stat_stream_resume",
+      "stat_stream_fill_cgroups", "stat_stream_cgroup_css", "css_next_descendant",
+      "css_next_child", "css_rightmost_descendant")),
+    ("the permission checks", ("stat_stream_may_", "generic_permission", "inode_permission",
+                               "kernfs_iop_permission")),
+    ("the changed cgroups' records", ("stat_stream_", "memcpy", "__memcpy")),
+    ("the copy out", ("rep_movs", "copy_user", "_copy_to_iter", "copy_to_user")),
+)
+
+
+def changes_close(recs, n, s):
+    """at 16 x 1,000 and the targets' share: when the change snapshots cost
+    more than the shared BPF collector, why (its pass is paid once, each
+    agent's own read is what grows with the agents) and where a change
+    reader's time goes (s10prof's profile of the changes way)"""
+    pt = s.get((16, 1000), {})
+    t, o = pt.get("changes"), pt.get("bpfshared")
+    if _lacking((("changes", t), ("bpfshared", o))) or not o["attr_ms"] or not t["attr_ms"]:
+        return ""
+    if o["attr_ms"] / t["attr_ms"] >= CH_VS_SHARED:
+        return ""
+    per_c, per_o = t["readers_ms"] / 16, o["readers_ms"] / 16
+    text = (f"Why the change snapshots lose to the shared BPF collector at 16 readers x 1,000 "
+            f"cgroups: the collector's pass costs {fmt(o['collector_ms'])} ms a cycle once, and "
+            f"each agent's own read of its map {fmt(per_o)} ms; each change reader's own read "
+            f"costs {fmt(per_c)} ms (user {fmt(t['user_ms'] / 16)}, system "
+            f"{fmt(t['sys_ms'] / 16)}), {fmt(per_c / per_o) if per_o else '?'}x an agent's map "
+            f"read, and the stream's publishers {fmt(t['flusher_ms'])} ms once. With R agents "
+            f"the change snapshots cost about {fmt(t['flusher_ms'])} + R x {fmt(per_c)} ms and "
+            f"the collector {fmt(o['collector_ms'])} + R x {fmt(per_o)} ms.")
+    prof = [x for x in sel(recs, "s10prof", cpus=n, way="changes") if x["result"].get("top")]
+    if not prof:
+        return text + (" No profile of the change reader was taken in this run (`s10prof`, "
+                       "way changes).\n")
+    r, p = prof[-1]["result"], prof[-1]["params"]
+    shares = {g: 0.0 for g, _ in CHANGES_PROF_GROUPS}
+    other = user = 0.0
+    for share, space, name in perf_symbols(r["top"]):
+        if space != "[k]":
+            user += share
+            continue
+        for g, prefixes in CHANGES_PROF_GROUPS:
+            if name.startswith(prefixes):
+                shares[g] += share
+                break
+        else:
+            other += share
+    parts = list(shares.items()) + [
+        ("the rest of the kernel (the system call, kernfs, scheduling)", other),
+        ("user space (decoding the records, keeping every cgroup's state)", user)]
+    text += (f" Where a change reader's time goes (`perf record -e cpu-clock -g` over one run "
+             f"of the changes way, {p.get('readers', 1)} reader{'s' if p.get('readers', 1) > 1 else ''} "
+             f"on a tree of {fmt(p.get('cgroups'))} cgroups, "
+             f"{fmt(p.get('changing_pct', TARGET_SHARE))} % of them changing, the publishers at "
+             f"{p.get('period_ms', '?')} ms; {r.get('samples', 0):,} samples, symbols with at "
+             f"least 0.7 % of them): "
+             + ", ".join(f"{g} {fmt(v)} %" for g, v in parts if v)
+             + ". A read that visits only the changed cgroups, not every sibling on the way, "
+               "is what the 16-agent target needs.\n")
     return text + "\n```\n" + "\n".join(r["top"][:25]) + "\n```\n"
 
 
@@ -1599,6 +1667,8 @@ def s10_agent(R):
             w("Not measured in this run" + (": " + ", ".join(listed) if listed else "") + ".\n")
             continue
         s10_by_share(w, recs, n)
+        if n == AGENT_SIZE:
+            w(changes_close(recs, n, agent_summary(recs, n, target_pct(recs))))
         s10_checks(w, recs, n)
         if listed:
             w(f"Not measured at {n} vCPUs: {', '.join(listed)}.\n")
