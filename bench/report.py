@@ -1503,24 +1503,25 @@ AGENT_PROF_GROUPS = (
 )
 
 
-def agent_profile_shares(top):
+def agent_profile_shares(top, groups=AGENT_PROF_GROUPS,
+                         user="user space (decoding the records and using the values)"):
     """a perf top list -> [(group, share %)], then ("other kernel", %) and
-    ("user space: the decoding", %): every symbol over the list's cut"""
-    shares = {g: 0.0 for g, _ in AGENT_PROF_GROUPS}
-    other = user = 0.0
+    (user, %): every symbol over the list's cut, in the first group whose
+    prefixes it has"""
+    shares = {g: 0.0 for g, _ in groups}
+    other = in_user = 0.0
     for pct, space, name in perf_symbols(top):
         if space != "[k]":
-            user += pct
+            in_user += pct
             continue
-        for g, prefixes in AGENT_PROF_GROUPS:
+        for g, prefixes in groups:
             if name.startswith(prefixes):
                 shares[g] += pct
                 break
         else:
             other += pct
     return list(shares.items()) + [
-        ("the rest of the kernel (the system call, kernfs, scheduling)", other),
-        ("user space (decoding the records and using the values)", user)]
+        ("the rest of the kernel (the system call, kernfs, scheduling)", other), (user, in_user)]
 
 
 def agent_close(recs, n, v):
@@ -1606,30 +1607,21 @@ def changes_close(recs, n, s):
         return text + (" No profile of the change reader was taken in this run (`s10prof`, "
                        "way changes).\n")
     r, p = prof[-1]["result"], prof[-1]["params"]
-    shares = {g: 0.0 for g, _ in CHANGES_PROF_GROUPS}
-    other = user = 0.0
-    for share, space, name in perf_symbols(r["top"]):
-        if space != "[k]":
-            user += share
-            continue
-        for g, prefixes in CHANGES_PROF_GROUPS:
-            if name.startswith(prefixes):
-                shares[g] += share
-                break
-        else:
-            other += share
-    parts = list(shares.items()) + [
-        ("the rest of the kernel (the system call, kernfs, scheduling)", other),
-        ("user space (decoding the records, keeping every cgroup's state)", user)]
+    parts = agent_profile_shares(r["top"], CHANGES_PROF_GROUPS,
+                                 "user space (decoding the records, keeping every cgroup's state)")
     text += (f" Where a change reader's time goes (`perf record -e cpu-clock -g` over one run "
              f"of the changes way, {p.get('readers', 1)} reader{'s' if p.get('readers', 1) > 1 else ''} "
              f"on a tree of {fmt(p.get('cgroups'))} cgroups, "
              f"{fmt(p.get('changing_pct', TARGET_SHARE))} % of them changing, the publishers at "
              f"{p.get('period_ms', '?')} ms; {r.get('samples', 0):,} samples, symbols with at "
              f"least 0.7 % of them): "
-             + ", ".join(f"{g} {fmt(v)} %" for g, v in parts if v)
-             + ". A read that visits only the changed cgroups, not every sibling on the way, "
-               "is what the 16-agent target needs.\n")
+             + ", ".join(f"{g} {fmt(v)} %" for g, v in parts if v) + ".")
+    big, share = max(parts, key=lambda gv: gv[1])
+    if share:
+        text += (f" The biggest part, {big}, is where a cheaper change read has to come from"
+                 + (": a read that visits only the changed cgroups, not every sibling on the "
+                    "way to them" if big == CHANGES_PROF_GROUPS[0][0] else "") + ".")
+    text += "\n"
     return text + "\n```\n" + "\n".join(r["top"][:25]) + "\n```\n"
 
 
@@ -2116,12 +2108,24 @@ def memloop_summary(recs, cpus):
 # format 2 formats a cgroup's values once per publication and its names
 # once at boot, so a read is a system call, kernfs' read path, the
 # stream's copy of published records and the copy out
+READ_BUFFER = "the read buffer's allocation and free (and its memcg charge)"
 S11_PROF_GROUPS = (
     ("the system call", ("entry_SYSCALL", "do_syscall", "syscall_exit", "__x64_sys", "ksys_",
                          "vfs_read", "__fdget", "fdget")),
     ("kernfs' read path", ("kernfs_", "seq_read")),
     ("the stream's records", ("stat_stream", "cgroup_stat", "memcg_stat_stream")),
     ("the copy out", ("rep_movs", "copy_user", "_copy_to", "copy_to")),
+    # kernfs_file_read_iter() allocates each read's buffer (the read's size
+    # up to 64 KiB, charged to the reader's memcg) and frees it after
+    (READ_BUFFER, ("kvmalloc", "__kvmalloc", "kvfree", "__kmalloc_large", "___kmalloc_large",
+                   "free_large_kmalloc", "__alloc_pages", "__alloc_frozen_pages",
+                   "get_page_from_freelist", "rmqueue", "__rmqueue", "post_alloc_hook",
+                   "prep_compound_page", "__free_pages", "free_tail_page_prepare",
+                   "free_unref_page", "free_frozen_pages", "is_check_pages_enabled",
+                   "__memcg_kmem_charge", "__memcg_kmem_uncharge", "obj_cgroup_charge",
+                   "obj_cgroup_uncharge", "page_counter_", "refill_stock", "consume_stock",
+                   "drain_stock", "memcg_rstat_updated", "__css_rstat_updated", "css_rstat_updated",
+                   "mod_memcg_state", "__mod_memcg_state", "lruvec_stat_mod", "memcg_state_val")),
 )
 
 
@@ -2153,12 +2157,20 @@ def s11_close(recs, n, ok):
     other = sum(share.values()) - sum(v for _, v in groups)
     user = sum(pct for pct, space, _ in perf_symbols(top) if space != "[k]")
     text = (f"Where the subtree read's time goes, from its profile below (the symbols over "
-            f"0.7 % of the samples): " + ", ".join(f"{name} {fmt(v)} %" for name, v in groups)
+            f"0.7 % of the samples): " + ", ".join(f"{name} {fmt(v)} %" for name, v in groups
+                                                   if v or name != READ_BUFFER)
             + f", the rest of the kernel {fmt(other)} %, user space (the decoder) "
             f"{fmt(user)} %. Format 2 formats nothing at a read (a cgroup's values at each "
             f"publication, the SCHEMA's names at boot), so what is left is a read(2)'s own "
             f"cost, which the emulator makes dear, against a text read whose parse runs in "
             f"user space.")
+    buf = dict(groups).get(READ_BUFFER, 0)
+    if buf:
+        text += (f" Of that cost, {fmt(buf)} % of the samples are kernfs allocating each "
+                 f"read's buffer (the read's size up to 64 KiB, charged to the reader's memcg: "
+                 f"a 64 KiB read takes pages from the page allocator) and freeing it: a "
+                 f"buffer sized to what the file's previous read returned would take most of "
+                 f"that away.")
     if bp:
         text += (f" The BPF pass (one program run, its map drained) gets "
                  f"{fmt(tx['us'] / bp['us'])}x here where the seed slides measured "
