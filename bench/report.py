@@ -1572,12 +1572,14 @@ def agent_close(recs, n, v):
 # records of the changed ones, the copy out; the rest as for the subtree
 CHANGES_PROF_GROUPS = (
     ("the walk over the subtree (stepping over unchanged cgroups)",
-     ("stat_stream_skip", "stat_stream_enter", "stat_stream_css_listed", "stat_stream_resume",
-      "stat_stream_fill_cgroups", "stat_stream_cgroup_css", "css_next_descendant",
-      "css_next_child", "css_rightmost_descendant")),
+     # the walk (stat_stream_fill_cgroups) is inlined into the read itself
+     ("cgroup_stat_stream_subtree_read", "stat_stream_skip", "stat_stream_enter",
+      "stat_stream_css_listed", "stat_stream_resume", "stat_stream_fill_cgroups",
+      "stat_stream_cgroup_css", "css_next_descendant", "css_next_child",
+      "css_rightmost_descendant", "css_tryget")),
     ("the permission checks", ("stat_stream_may_", "generic_permission", "inode_permission",
                                "kernfs_iop_permission")),
-    ("the changed cgroups' records", ("stat_stream_", "memcpy", "__memcpy")),
+    ("the changed cgroups' records", ("stat_stream_", "stat_pub_", "memcpy", "__memcpy")),
     ("the copy out", ("rep_movs", "copy_user", "_copy_to_iter", "copy_to_user")),
 )
 
