@@ -762,9 +762,9 @@ static void rec_probe(const struct snap *sn, const struct cgstream_rec *rec, uns
 		uint64_t dv[64];
 		uint32_t maj, min, nd = rec->device_values < 64 ? rec->device_values : 64;
 		pv->wbytes = 0;
-		for (uint32_t i = 0; sn->wbytes_i >= 0 && (uint32_t)sn->wbytes_i < nd &&
-				     !cgstream_rec_device(rec, i, &maj, &min, dv, nd); i++)
-			pv->wbytes += dv[sn->wbytes_i];
+		if (sn->wbytes_i >= 0 && (uint32_t)sn->wbytes_i < nd)
+			for (uint32_t i = 0; !cgstream_rec_device(rec, i, &maj, &min, dv, nd); i++)
+				pv->wbytes += dv[sn->wbytes_i];
 		pv->seen |= CTRL_IO;
 	}
 }

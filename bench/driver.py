@@ -1659,7 +1659,6 @@ def s10_profile(m, seconds):
     if not perf or not (HAVE_MEMIO and HAVE_SUBTREE):
         log("s10prof: " + ("no perf here" if not perf else "no memory and io subtree files"))
         return
-    tree = None
     for way, readers, period, pct in (("subtree", 1, 10, TARGET_SHARE),
                                       ("changes", 16, 100, TARGET_SHARE)):
         if not have_time(seconds + 180 + setup, f"s10prof {way}"):
