@@ -84,8 +84,9 @@ userspace:
 	@$(MAKE) -s -C tests/kselftest
 
 # --- tests ----------------------------------------------------------------
-check: deps kernel userspace
-	@tests/check.sh
+# the kernel is built by tests/check.sh, beside the host tests
+check: deps kernel-tree userspace
+	@MAKE="$(MAKE)" tests/check.sh
 
 check-host: userspace
 	@tests/host/run.sh

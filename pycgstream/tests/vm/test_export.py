@@ -40,7 +40,7 @@ from vmfixtures import (all_streaming, interval, patched_kernel,  # noqa: E402,F
 RATE_WINDOW = 30        # seconds (promcheck.check_rate: the tolerance)
 HELD_MIB = 64           # what the memory cgroup holds (tmpfs pages)
 WRITTEN_MIB = 8         # what the io cgroup writes to the loop device
-IDLE_WINDOW = 30        # seconds without scrapes, the exporter's CPU measured
+IDLE_WINDOW = 10        # seconds without scrapes, the exporter's CPU measured
 MIB = 1 << 20
 
 
