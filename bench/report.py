@@ -773,7 +773,10 @@ def s8_daemons(R):
            "1 s), as the cgroups column says. It runs "
            if trees else "Each program watches one parent with M idle children (flusher at "
            "1 s) and runs ")
-          + "alone in the readers' cgroup; after it has settled (its first walk of the subtree, "
+          + "alone in the readers' cgroup, with no other scenario's cgroups in the hierarchy "
+          "(until 2026-12-02 the idle trees of earlier scenarios were still there, 11,100 "
+          "cgroups of scenario 7's in that run, and every flusher walked them); after it has "
+          "settled (its first walk of the subtree, "
           "a few cycles), its CPU (the process CPU clock: all threads, exact) is taken over the "
           "window and divided by the flushes in it. The exporter (`python -m pycgstream "
           "export`: pycgstream's Tree + prometheus_client) is scraped over HTTP during the "
@@ -2422,7 +2425,8 @@ first holds 4 MiB of anon in a process that sleeps (stable values for the
 values check). A **change share** P % of them changes every cycle, the
 others stay idle: `cgbench change`, one pinned process per vCPU started
 in a cgroup of its own, visits each of the first P % of the cgroups once
-a period (the cycle's), on one grid: it joins the cgroup
+a period (the cycle's; since 2026-12-03 those after the first, which
+stays idle as the values check's probe, below 100 %), on one grid: it joins the cgroup
 (`cgroup.procs`), spins 5 µs there, touches and frees a 4 KiB page there
 and writes 4 KiB with O_DIRECT to the loop device, then goes back; each
 point's text says the share asked and the visits per period the changer
@@ -2430,14 +2434,17 @@ made over the runs (the share achieved). (Runs from before the change
 shares had seven churners in the tree instead.) The points, in the order
 they run, the issue's targets first: 1 x 1,000 and 16 x 1,000 at 1 %,
 1 x 1,000 at 0, 10 and 100 %, 1 x 10,000 at 1 %, 0 and 10 %; then R = 1,
-4 and 16 readers x M = 100, 1,000 and 10,000 cgroups at 1 %, then at the
+4 and 16 readers x M = 1,000 and 10,000 cgroups at 1 % (trees of 100
+until 2026-12-02), then at the
 other shares, as far as scenario 10's 25 minutes of the boot go. Only
 the point's own tree exists while it runs: every stream flusher walks
 its controller's whole hierarchy, so another point's idle cgroups would
 be paid for here (the driver removes the other trees, their charged
 files first, and waits up to 150 s for their cgroups to be freed: the
 loop driver's per-blkcg workers keep a cgroup that wrote to the loop
-device dying for a minute or two; it makes a tree again when a later
+device dying for a minute or two, until 2026-12-03, when the driver began
+to detach and remove the loop device once no tree is left, which frees
+the workers at once; it makes a tree again when a later
 point needs it; since 2026-12-02, where a point's text says what the
 hierarchy held, dying cgroups included. Before, a run kept
 every tree it had made, and each point after the first tree of 10,000
