@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libcgstream: read cgroup v2 cpu, memory and io statistics once per
- * kernel publication (what the kernel calls the statistics it flushed and
- * published at its interval).
+ * libcgstream: read cgroup v2 cpu, memory and io statistics and pressure
+ * stall information once per kernel publication (what the kernel calls the
+ * statistics it flushed and published at its interval).
  *
  * On a kernel with the stat streams (cpu.stat.stream, memory.stat.stream,
- * io.stat.stream and their .subtree files) the library polls the stream
- * files and reads what the kernel already flushed; elsewhere it emulates
- * the stream with a timer and reads of cpu.stat, memory.stat (with
- * memory.current and memory.events) and io.stat ("fallback" mode) behind
- * the same API.  Each controller has its own mode.
+ * io.stat.stream, pressure.stream and their .subtree files) the library
+ * polls the stream files and reads what the kernel already published;
+ * elsewhere it emulates the stream with a timer and reads of cpu.stat,
+ * memory.stat (with memory.current and memory.events), io.stat and the
+ * cpu, memory, io and irq .pressure files ("fallback" mode) behind the
+ * same API.  Each controller (pressure counts as one) has its own mode.
  *
  * All functions return 0 (or a count) on success and a negative errno on
  * failure; they never print and never exit.  Output arguments are written
@@ -47,7 +48,7 @@ extern "C" {
 #endif
 
 #define CGSTREAM_VERSION_MAJOR 1
-#define CGSTREAM_VERSION_MINOR 3
+#define CGSTREAM_VERSION_MINOR 4
 
 enum cgstream_mode {
 	CGSTREAM_MODE_AUTO = 0,		/* kernel when available, else fallback */
@@ -59,21 +60,43 @@ enum cgstream_mode {
 /*
  * Since 1.2: the controllers an object reads (cgstream_opts.controllers,
  * cgstream_event.controllers).  One bit each; the lead controller of an
- * object is the first it reads in this order (cpu, memory, io).
+ * object is the first it reads in this order (cpu, memory, io, pressure).
+ *
+ * Since 1.4, pressure: pressure stall information, the cgroup's
+ * cpu.pressure, memory.pressure, io.pressure and irq.pressure (cgroup core
+ * files, there wherever the kernel has PSI, was not booted with psi=0 and
+ * the cgroup's cgroup.pressure is 1), read as one "controller" with the
+ * others' modes: pressure.stream.subtree (SUBTREE), pressure.stream
+ * (KERNEL), the *.pressure files on a timer (FALLBACK).  Its values
+ * (cgstream_event.pressure) are named "<resource>.<some|full>.<key>":
+ * "cpu.some.avg10", "memory.full.total", ...; the avg10, avg60 and avg300
+ * keys in hundredths of a percent (the text's "avg10=1.23" is 123), total
+ * in microseconds.  irq has "full" values only, and only where the kernel
+ * has irq.pressure.
  */
 enum cgstream_controller {
 	CGSTREAM_CTRL_CPU		= 1u << 0,
 	CGSTREAM_CTRL_MEMORY		= 1u << 1,
 	CGSTREAM_CTRL_IO		= 1u << 2,
+	CGSTREAM_CTRL_PRESSURE		= 1u << 3,	/* since 1.4 */
 };
-#define CGSTREAM_CTRL_ALL	(CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_MEMORY | CGSTREAM_CTRL_IO)
+/* every controller of this header (1.2, 1.3: cpu, memory and io) */
+#define CGSTREAM_CTRL_ALL	(CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_MEMORY | CGSTREAM_CTRL_IO | \
+				 CGSTREAM_CTRL_PRESSURE)
 /*
- * Since 1.3, alone in cgstream_opts.controllers: the default set every
- * front end reads unless told otherwise: cpu, and memory and io where
- * they are enabled (a stream's and a tree's cgroup has their *.stat; a
- * group: the cgroup2 hierarchy has them).  cgstream_probe() says which.
+ * Alone in cgstream_opts.controllers: the default set every front end
+ * reads unless told otherwise: cpu, and memory, io and (since 1.4)
+ * pressure where the cgroup has them (a stream's and a tree's cgroup has
+ * their *.stat or *.pressure files; a group: the cgroup2 root has them)
+ * and, with a mode other than AUTO, the kernel has their files of that
+ * mode (since 1.4).  cgstream_probe() says which.
+ *
+ * A binary built against 1.3 passes 1.3's value, CGSTREAM_CTRL_DEFAULT_1_3,
+ * and gets 1.3's set (cpu, and memory and io where enabled): no pressure,
+ * which its events could not carry.
  */
-#define CGSTREAM_CTRL_DEFAULT	(1u << 31)
+#define CGSTREAM_CTRL_DEFAULT		(1u << 30)	/* since 1.4 */
+#define CGSTREAM_CTRL_DEFAULT_1_3	(1u << 31)	/* 1.3's CGSTREAM_CTRL_DEFAULT */
 /* Since 1.3: room in arrays indexed by a controller's bit number */
 #define CGSTREAM_CTRL_SLOTS	8
 /*
@@ -137,8 +160,8 @@ struct cgstream_opts {
 	const char *cgroup_root;	/* NULL: the cgroup2 mount from mountinfo */
 	/*
 	 * Since 1.2: CGSTREAM_CTRL_*; 0 (and a 1.1 caller's shorter struct):
-	 * cpu only; since 1.3 CGSTREAM_CTRL_DEFAULT (alone): cpu, and memory
-	 * and io where enabled.  .mode applies to each controller: AUTO picks the best
+	 * cpu only; CGSTREAM_CTRL_DEFAULT (alone): cpu, and the others where
+	 * the cgroup has them.  .mode applies to each controller: AUTO picks the best
 	 * each one's kernel files offer (so cpu may stream while memory is
 	 * emulated); any other mode must be available for every controller
 	 * asked for (-EOPNOTSUPP).  -EINVAL for bits not defined here.
@@ -176,9 +199,10 @@ enum cgstream_report {
  *
  * The names are the kernel's: in SUBTREE mode those of the snapshot's
  * SCHEMA record, in KERNEL mode the keys of the <ctrl>.stat.stream text,
- * in FALLBACK mode the keys of the *.stat text.  So a statistic a kernel
- * adds (cpu.stat's core_sched.force_idle_usec, a memory.stat key) shows
- * up under its own name without a new library; the fields of struct
+ * in FALLBACK mode the keys of the *.stat text (pressure's: see
+ * CGSTREAM_CTRL_PRESSURE).  So a statistic a kernel adds (cpu.stat's
+ * core_sched.force_idle_usec, a memory.stat key) shows up under its own
+ * name without a new library; the fields of struct
  * cgstream_sample and struct cgstream_io_device are the ones the API
  * promises, filled from these by name (0 and no present bit where a
  * kernel lacks one).
@@ -204,7 +228,8 @@ struct cgstream_memory {
 /*
  * Since 1.3: one controller's values by name, laid out as struct
  * cgstream_memory (which is memory's, by its 1.2 name): cpu's in
- * cgstream_event.cpu, every key of cpu.stat as the kernel names it.
+ * cgstream_event.cpu, every key of cpu.stat as the kernel names it;
+ * since 1.4 pressure's in cgstream_event.pressure.
  */
 struct cgstream_values {
 	uint64_t seq;			/* the controller's publication (fallback:
@@ -244,7 +269,7 @@ int cgstream_memory_get(const struct cgstream_memory *m, const char *name,
 			uint64_t *value);
 /* since 1.3: the same for any controller's values */
 int cgstream_values_get(const struct cgstream_values *v, const char *name, uint64_t *value);
-/* "cpu", "memory", "io" for one CGSTREAM_CTRL_* bit; NULL for anything else */
+/* "cpu", "memory", "io", "pressure" for one CGSTREAM_CTRL_* bit; NULL for anything else */
 const char *cgstream_controller_name(unsigned int ctrl);
 
 /* --- one cgroup --- */
@@ -338,9 +363,10 @@ struct cgstream_event {
 	 * Since 1.2.  SAMPLE, CHANGED (and REMOVED since 1.3): the
 	 * controllers it carries values of (a cgroup that lacks a
 	 * controller's *.stat file, because the controller is not enabled
-	 * for it, carries none of it).  .sample holds cpu's values (with
-	 * CGSTREAM_CTRL_CPU; otherwise only the cgroup's id), .memory and
-	 * .io the others' (NULL without their bit).  Every controller's
+	 * for it, carries none of it; one without pressure files, none of
+	 * pressure: never zeros).  .sample holds cpu's values (with
+	 * CGSTREAM_CTRL_CPU; otherwise only the cgroup's id), .memory, .io
+	 * and .pressure the others' (NULL without their bit).  Every controller's
 	 * values are as of its own latest publication when the cycle read
 	 * them: a cycle begins at the lead controller's publication (or the
 	 * fallback timer).
@@ -370,6 +396,12 @@ struct cgstream_event {
 	const struct cgstream_values *cpu;
 	uint32_t flags;			/* since 1.3: CGSTREAM_EVENT_F_* */
 	uint32_t reserved2;
+	/*
+	 * Since 1.4: pressure's values by name (with CGSTREAM_CTRL_PRESSURE:
+	 * the cgroup has pressure files), else NULL.  A caller whose struct
+	 * ends before it gets no pressure (nor could it ask for it).
+	 */
+	const struct cgstream_values *pressure;
 };
 
 int cgstream_group_new(const struct cgstream_opts *opts,
@@ -425,7 +457,8 @@ int cgstream_group_process(struct cgstream_group *g,
  * once per cycle.  A cgroup is listed (ADDED) once it has values of a
  * controller the tree reads (with cpu: every cgroup).
  * KERNEL and FALLBACK read files per cgroup (one for cpu, four for memory,
- * one for io; a group's too): they keep them open for as many cgroups as
+ * one for io, one for pressure in KERNEL mode and up to four, its
+ * *.pressure files, in FALLBACK mode; a group's too): they keep them open for as many cgroups as
  * the limit of open files allows, less a headroom left to the rest of the
  * process (a quarter of RLIMIT_NOFILE, at least 256; since 1.3), and
  * open, read and close the others' at each cycle, so any number of
@@ -717,6 +750,7 @@ int cgstream_get_interval(const struct cgstream_opts *opts, uint32_t *ms);
 int cgstream_set_interval(const struct cgstream_opts *opts, uint32_t ms);
 /*
  * Since 1.2: the same for one controller's <ctrl>.stat.stream_interval
+ * (pressure's: pressure.stream_interval)
  * (@ctrl one CGSTREAM_CTRL_* bit; -EINVAL otherwise); -EOPNOTSUPP when
  * the kernel does not stream that controller.
  */
@@ -760,10 +794,11 @@ struct cgstream_probe {
 	uint32_t controllers;
 	/*
 	 * By the bit number of every controller this library knows (cpu 0,
-	 * memory 1, io 2), whether asked for or not: the mode it would be
-	 * read in here (CGSTREAM_MODE_SUBTREE, _KERNEL, _FALLBACK), or
-	 * -ENOMEDIUM (the cgroup lacks its *.stat: not enabled for it, or
-	 * not in the cgroup2 hierarchy at all), -EOPNOTSUPP (the kernel lacks
+	 * memory 1, io 2, pressure 3), whether asked for or not: the mode it
+	 * would be read in here (CGSTREAM_MODE_SUBTREE, _KERNEL, _FALLBACK),
+	 * or -ENOMEDIUM (the cgroup lacks its *.stat: not enabled for it, or
+	 * not in the cgroup2 hierarchy at all; pressure: no cpu.pressure, PSI
+	 * is off for it), -EOPNOTSUPP (the kernel lacks
 	 * the file of the mode asked for), -ENOENT, -EACCES, ...; 0 beyond.
 	 */
 	int32_t modes[CGSTREAM_CTRL_SLOTS];
@@ -819,7 +854,7 @@ int cgstream_explain(int err, int what, const char *arg, const struct cgstream_o
 		     char *buf, size_t size);
 /*
  * The shared options' values: @what MODE ("auto", "subtree", "kernel",
- * "fallback": an enum cgstream_mode), CONTROLLERS ("cpu,memory,io",
+ * "fallback": an enum cgstream_mode), CONTROLLERS ("cpu,memory,io,pressure",
  * names between commas, or "all": a mask), FALLBACK_INTERVAL
  * (CGSTREAM_INTERVAL_MIN_MS..MAX_MS), INTERVAL (0 or that range); strict
  * decimal.  0 and *@value; -EINVAL (cgstream_explain() says why).

@@ -19,6 +19,11 @@
 
 #include "internal.h"
 
+/* what cgs_list() says of each controller: a string of its table */
+#define CGS_CTRL_NAME		offsetof(struct cgs_controller, name)
+#define CGS_CTRL_STREAM_FILE	offsetof(struct cgs_controller, stream_file)
+#define CGS_CTRL_EMULATED	offsetof(struct cgs_controller, emulated)
+
 /*
  * CGSTREAM_INTERVAL_MIN_MS..MAX_MS is the kernel's range as its
  * documentation states it (a policy of the kernel's, which its uapi
@@ -93,6 +98,10 @@ static bool cgs_hierarchy_lacks(const struct cgs_shown *sh, const struct cgs_con
 static int cgs_not_available(const struct cgs_shown *sh, const struct cgs_controller *c,
 			     char *buf, size_t size)
 {
+	if (c->core)	/* pressure: the root's files are there wherever PSI is on */
+		return cgs_say(buf, size, CGSTREAM_EXIT_NO_KERNEL, "%s is not available (%s/%s "
+			       "is missing: the kernel has no PSI, or was booted with psi=0)",
+			       c->name, sh->mount, c->stat_file);
 	return cgs_say(buf, size, CGSTREAM_EXIT_NO_KERNEL, "the %s controller is not available "
 		       "(%s/cgroup.controllers lacks it)", c->name, sh->mount);
 }
@@ -141,6 +150,9 @@ static int cgs_explain_no_ctrl(const struct cgs_shown *sh, const struct cgs_opts
 
 	if (cgs_hierarchy_lacks(sh, c))
 		return cgs_not_available(sh, c, buf, size);
+	if (c->core)
+		return cgs_say(buf, size, CGSTREAM_EXIT_NO_KERNEL, "%s: %s is off for this cgroup "
+			       "(no %s: its cgroup.pressure is 0)", sh->text, c->name, c->stat_file);
 	return cgs_say(buf, size, CGSTREAM_EXIT_NO_KERNEL, "%s: the %s controller is not enabled "
 		       "for this cgroup (its parent's cgroup.subtree_control lacks it)", sh->text,
 		       c->name);
@@ -234,16 +246,38 @@ static int cgs_explain_interval(int err, bool set, const char *arg, const struct
 		       set ? "setting" : "reading", c->name, strerror(-err));
 }
 
+/* "cpu", "cpu and io", "cpu, memory and io": of each controller of @mask
+ * the string at @field of its table (CGS_CTRL_NAME: its name) */
+static void cgs_list(char *out, size_t size, uint32_t mask, size_t field)
+{
+	int n = __builtin_popcount(mask), k = 0;
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		if (!(mask & cgs_controllers[i]->bit))
+			continue;
+		k++;
+		len += (size_t)snprintf(out + len, len < size ? size - len : 0, "%s%s",
+					k == 1 ? "" : k == n ? " and " : ", ",
+					*(const char *const *)((const char *)cgs_controllers[i] +
+							       field));
+	}
+}
+
 /* a shared option's value that cgstream_parse_option() refused */
 static int cgs_explain_option(int what, const struct cgs_shown *sh, char *buf, size_t size)
 {
+	char names[128];
+
 	switch (what) {
 	case CGSTREAM_WHAT_MODE:
 		return cgs_say(buf, size, CGSTREAM_EXIT_USAGE, "--mode is auto, subtree, kernel or "
 			       "fallback, not '%s'", sh->text);
 	case CGSTREAM_WHAT_CONTROLLERS:
+		cgs_list(names, sizeof(names), CGSTREAM_CTRL_ALL, CGS_CTRL_NAME);
 		return cgs_say(buf, size, CGSTREAM_EXIT_USAGE, "--controllers is a comma-separated "
-			       "list of cpu, memory and io (or all), not '%s'", sh->text);
+			       "list of %s (or all), not '%s'", names, sh->text);
 	case CGSTREAM_WHAT_FALLBACK_INTERVAL:
 		return cgs_say(buf, size, CGSTREAM_EXIT_USAGE, "--fallback-interval wants %u..%u ms, "
 			       "not '%s'", CGSTREAM_INTERVAL_MIN_MS, CGSTREAM_INTERVAL_MAX_MS,
@@ -377,32 +411,14 @@ CGS_EXPORT int cgstream_parse_option(int what, const char *text, uint32_t *value
 
 /* --- the notices at start --- */
 
-/* "cpu", "cpu and io", "cpu, memory and io": the controllers of @mask */
-static void cgs_list(char *out, size_t size, uint32_t mask, const char *suffix)
-{
-	int n = __builtin_popcount(mask), k = 0;
-	size_t len = 0;
-
-	out[0] = '\0';
-	for (int i = 0; i < CGS_NR_CTRL; i++) {
-		if (!(mask & cgs_controllers[i]->bit))
-			continue;
-		k++;
-		len += (size_t)snprintf(out + len, len < size ? size - len : 0, "%s%s%s",
-					k == 1 ? "" : k == n ? " and " : ", ",
-					cgs_controllers[i]->name, suffix);
-	}
-}
-
 /* the line saying that @emu (emulated controllers of @controllers) are */
 static void cgs_notice_emulation(char *line, size_t size, uint32_t controllers, uint32_t emu,
 				 const int *modes, const struct cgs_opts *o, const char *mount)
 {
 	const struct cgs_controller *lead = cgs_controller_of_bit(controllers & -controllers);
-	char names[64], files[128], when[64];
+	char names[128], files[128], when[64];
 
-	cgs_list(names, sizeof(names), emu, "");
-	cgs_list(files, sizeof(files), emu, ".stat");
+	cgs_list(files, sizeof(files), emu, CGS_CTRL_EMULATED);
 	if (lead && modes[lead->index] == CGSTREAM_MODE_FALLBACK)
 		snprintf(when, sizeof(when), "every %u ms",
 			 cgs_fallback_ms(mount, o->fallback_interval_ms, lead));
@@ -412,7 +428,7 @@ static void cgs_notice_emulation(char *line, size_t size, uint32_t controllers, 
 		snprintf(line, size, "fallback mode, as asked: %s read %s\n", files, when);
 		return;
 	}
-	cgs_list(names, sizeof(names), emu, ".stat.stream");
+	cgs_list(names, sizeof(names), emu, CGS_CTRL_STREAM_FILE);
 	snprintf(line, size, "this kernel has no %s: fallback mode (the stream emulated: %s read "
 		 "%s)\n", names, files, when);
 }

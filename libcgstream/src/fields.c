@@ -2,7 +2,8 @@
 /*
  * The controller tables (fields.h): cpu.stat's fields as struct
  * cgstream_sample has them, by the names the kernel gives them in its
- * SCHEMA records and its texts; memory's and io's files.
+ * SCHEMA records and its texts; memory's, io's and pressure's files; the
+ * resources and keys of pressure's lines.
  */
 #include <errno.h>
 #include <string.h>
@@ -46,15 +47,17 @@ const struct cgs_controller cgs_cpu = {
 	.subtree_file = "cpu.stat.stream.subtree",
 	.interval_file = "cpu.stat.stream_interval",
 	.kernel_id = CGROUP_STAT_CTRL_CPU,
+	.format = CGS_FMT_KEYED,
+	.emulated = "cpu.stat",
 	.fields = cgs_cpu_fields,
 	.n_fields = sizeof(cgs_cpu_fields) / sizeof(cgs_cpu_fields[0]),
 };
 
 /* in the order the MEMORY record appends them after memory.stat's keys */
 static const struct cgs_aux_file cgs_memory_aux[] = {
-	{ "memory.current", "current", false, CGS_FILE_MEM_CURRENT },
-	{ "memory.swap.current", "swap.current", false, CGS_FILE_MEM_SWAP },
-	{ "memory.events", "events.", true, CGS_FILE_MEM_EVENTS },
+	{ "memory.current", "current", CGS_FMT_VALUE, CGS_FILE_MEM_CURRENT, false },
+	{ "memory.swap.current", "swap.current", CGS_FMT_VALUE, CGS_FILE_MEM_SWAP, false },
+	{ "memory.events", "events.", CGS_FMT_KEYED, CGS_FILE_MEM_EVENTS, false },
 };
 
 const struct cgs_controller cgs_memory = {
@@ -67,6 +70,8 @@ const struct cgs_controller cgs_memory = {
 	.subtree_file = "memory.stat.stream.subtree",
 	.interval_file = "memory.stat.stream_interval",
 	.kernel_id = CGROUP_STAT_CTRL_MEMORY,
+	.format = CGS_FMT_KEYED,
+	.emulated = "memory.stat",
 	.aux = cgs_memory_aux,
 	.n_aux = sizeof(cgs_memory_aux) / sizeof(cgs_memory_aux[0]),
 };
@@ -93,15 +98,76 @@ const struct cgs_controller cgs_io = {
 	.subtree_file = "io.stat.stream.subtree",
 	.interval_file = "io.stat.stream_interval",
 	.kernel_id = CGROUP_STAT_CTRL_IO,
+	.format = CGS_FMT_IO,
+	.emulated = "io.stat",
 	.dev_fields = cgs_io_dev_fields,
 	.n_dev_fields = sizeof(cgs_io_dev_fields) / sizeof(cgs_io_dev_fields[0]),
+};
+
+/*
+ * Pressure: in the order pressure.stream prints them (and its SCHEMA
+ * names them), cpu's lines, memory's, io's, irq's (a "full" line only,
+ * where the kernel has irq.pressure).  Its values' names are the prefix
+ * of the resource and kind, then the key: "memory.full.avg10".
+ */
+#define CGS_PSI_RESOURCE(r)	{ r, { r ".some.", r ".full." } }
+const struct cgs_psi_resource cgs_psi_resources[CGS_PSI_NR_RESOURCES] = {
+	CGS_PSI_RESOURCE("cpu"),
+	CGS_PSI_RESOURCE("memory"),
+	CGS_PSI_RESOURCE("io"),
+	CGS_PSI_RESOURCE("irq"),
+};
+
+/* in the order the kernel prints them, which is the order of the values */
+const struct cgs_psi_key cgs_psi_keys[CGS_PSI_NR_KEYS] = {
+	{ "avg10", true },
+	{ "avg60", true },
+	{ "avg300", true },
+	{ "total", false },
+};
+
+/* emulation: cpu.pressure is the *.stat file, the others' values follow */
+static const struct cgs_aux_file cgs_pressure_aux[] = {
+	{ "memory.pressure", "memory", CGS_FMT_PRESSURE, CGS_FILE_PSI_MEMORY, true },
+	{ "io.pressure", "io", CGS_FMT_PRESSURE, CGS_FILE_PSI_IO, true },
+	{ "irq.pressure", "irq", CGS_FMT_PRESSURE, CGS_FILE_PSI_IRQ, true },
+};
+
+const struct cgs_controller cgs_pressure = {
+	.name = "pressure",
+	.bit = CGSTREAM_CTRL_PRESSURE,
+	.index = CGS_PRESSURE,
+	.slot = CGS_FILE_PSI_CPU,
+	.stat_file = "cpu.pressure",
+	.stream_file = "pressure.stream",
+	.subtree_file = "pressure.stream.subtree",
+	.interval_file = "pressure.stream_interval",
+	.kernel_id = CGROUP_STAT_CTRL_PRESSURE,
+	.format = CGS_FMT_PRESSURE,
+	.core = true,
+	.stat_name = "cpu",
+	.emulated = "the *.pressure files",
+	.aux = cgs_pressure_aux,
+	.n_aux = sizeof(cgs_pressure_aux) / sizeof(cgs_pressure_aux[0]),
 };
 
 const struct cgs_controller *const cgs_controllers[CGS_NR_CTRL] = {
 	[CGS_CPU] = &cgs_cpu,
 	[CGS_MEMORY] = &cgs_memory,
 	[CGS_IO] = &cgs_io,
+	[CGS_PRESSURE] = &cgs_pressure,
 };
+
+const struct cgs_psi_resource *cgs_psi_resource_by_name(const char *name, size_t len)
+{
+	for (size_t i = 0; i < CGS_PSI_NR_RESOURCES; i++) {
+		const char *r = cgs_psi_resources[i].name;
+
+		if (strlen(r) == len && memcmp(r, name, len) == 0)
+			return &cgs_psi_resources[i];
+	}
+	return NULL;
+}
 
 const struct cgs_controller *cgs_controller_of_kernel(unsigned int id)
 {

@@ -87,11 +87,16 @@ static inline int cgs_read_errno(int err)
 #define CGS_OPTS_SIZE_1_1	cgs_offsetofend(struct cgstream_opts, cgroup_root)
 /* a caller of 1.3 or later: a REMOVED event carries the cgroup's values */
 #define CGS_EVENT_SIZE_1_3	cgs_offsetofend(struct cgstream_event, reserved2)
+/* a caller of 1.4 or later: an event carries pressure */
+#define CGS_EVENT_SIZE_1_4	cgs_offsetofend(struct cgstream_event, pressure)
+/* the controllers of 1.2 and 1.3 (their CGSTREAM_CTRL_ALL) */
+#define CGS_CTRL_ALL_1_3	(CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_MEMORY | CGSTREAM_CTRL_IO)
 
 /*
  * Copy a sample or an event into a caller's struct of @size bytes (at
  * least the 1.0 size): the common prefix, zeros beyond ours, and
- * sample.present without the bits of fields the caller's struct lacks.
+ * sample.present without the bits of fields the caller's struct lacks
+ * (an event's controllers, changed and final without pressure's).
  */
 void cgs_copy_sample(void *dst, size_t size, const struct cgstream_sample *s);
 void cgs_copy_event(void *dst, size_t size, const struct cgstream_event *e);
@@ -231,6 +236,7 @@ struct cgs_cg {
 	struct cgstream_values out_cpu;
 	struct cgstream_memory out_mem;
 	struct cgstream_io out_io;
+	struct cgstream_values out_psi;
 };
 
 struct cgs_ev {
@@ -311,7 +317,8 @@ int cgs_mode_pick(const char *dir, int asked, bool subtree_ok, const struct cgs_
 /*
  * What an object at @dir with @o reads (cgstream_probe()): every
  * controller's cgs_mode_pick(), the controllers read (with o->defaults,
- * those enabled, cpu always), and the error opening would fail with.
+ * cpu always, the others where enabled and in the mode asked for), and
+ * the error opening would fail with.
  */
 void cgs_probe(const char *dir, const struct cgs_opts *o, bool subtree_ok,
 	       struct cgstream_probe *p);
@@ -514,6 +521,11 @@ int cgs_cg_take(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller
 void cgs_set_list(struct cgs_set *s, struct cgs_cg *m);
 /* @m no longer has @c's values (the controller was disabled for it) */
 void cgs_cg_lose(struct cgs_cg *m, const struct cgs_controller *c);
+/* the same, and @c's files of @m closed: they went (ENODEV) while the
+ * cgroup stayed (its controller disabled, its cgroup.pressure set to 0) */
+void cgs_cg_lose_files(struct cgs_cg *m, const struct cgs_controller *c);
+/* @m's directory is there still, with its id */
+bool cgs_cg_alive(const struct cgs_cg *m);
 /* the cycle's ADDED (first values of a member), then SAMPLE (every
  * member, CGSTREAM_REPORT_ALL) or CHANGED (those changed) events */
 void cgs_set_collect(struct cgs_set *s);
@@ -563,6 +575,24 @@ int cgs_parse_value(const char *buf, size_t len, uint64_t *v);
  * or a counter that is not as above, -ENOMEM.
  */
 int cgs_parse_io(const char *buf, size_t len, struct cgs_devs *devs, struct cgs_flush *fl);
+/*
+ * Pressure text: the lines of a *.pressure file of @resource ("cpu":
+ * "some avg10=1.23 avg60=0.00 avg300=0.00 total=12345"), or with
+ * @resource NULL those of pressure.stream (each line's resource first:
+ * "cpu some avg10=..."; with @fl its publication_seq,
+ * publication_time_usec and publications_skipped go there).  Each line's
+ * values are appended to @kvs, named "<resource>.<kind>.<key>" (prefix
+ * "cpu.some.", key "avg10"), in the key table's order (fields.c: avg10,
+ * avg60, avg300 in hundredths of a percent, total in usec).  A key the
+ * table lacks is skipped (a later kernel's), and so is the line of a
+ * resource it lacks.  -EBADMSG for a kind other than some and full, a
+ * line without each of the table's keys or with one twice, a value that
+ * is not as its key wants (two decimals; a decimal u64) or overflows, a
+ * resource's kind twice, a blank line, a NUL byte; -EINVAL for a
+ * @resource this library does not know; -ENOMEM.
+ */
+int cgs_parse_pressure(const char *buf, size_t len, const char *resource, struct cgs_kvs *kvs,
+		       struct cgs_flush *fl);
 
 /* --- values.c --- */
 /* the layout of @c named by @kvs (a parsed text): the one @had, another

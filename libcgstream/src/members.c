@@ -134,14 +134,26 @@ static int cgs_cg_open_one(int dfd, const char *file, int *fd)
 	return errno == ENOENT ? 0 : -errno;
 }
 
+/* @a is read beside its controller's main file in @mode (KERNEL or FALLBACK) */
+static bool cgs_aux_read_in(const struct cgs_aux_file *a, int mode)
+{
+	return !a->emulation_only || mode == CGSTREAM_MODE_FALLBACK;
+}
+
 /* the files of @s's KERNEL and FALLBACK controllers (and their aux files) */
 static size_t cgs_cg_nr_files(const struct cgs_set *s)
 {
 	size_t n = 0;
 
-	for (int i = 0; i < CGS_NR_CTRL; i++)
-		if (s->modes[i] == CGSTREAM_MODE_KERNEL || s->modes[i] == CGSTREAM_MODE_FALLBACK)
-			n += 1 + cgs_controllers[i]->n_aux;
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+
+		if (s->modes[i] != CGSTREAM_MODE_KERNEL && s->modes[i] != CGSTREAM_MODE_FALLBACK)
+			continue;
+		n++;
+		for (size_t k = 0; k < c->n_aux; k++)
+			n += cgs_aux_read_in(&c->aux[k], s->modes[i]);
+	}
 	return n;
 }
 
@@ -167,7 +179,8 @@ static int cgs_cg_open_files(const struct cgs_set *s, struct cgs_cg *m, int dfd)
 			continue;	/* absent: the controller is not enabled there */
 		found++;
 		for (size_t k = 0; k < c->n_aux && r >= 0; k++)
-			r = cgs_cg_open_one(dfd, c->aux[k].file, &m->fds[c->aux[k].slot]);
+			if (cgs_aux_read_in(&c->aux[k], mode))
+				r = cgs_cg_open_one(dfd, c->aux[k].file, &m->fds[c->aux[k].slot]);
 	}
 	if (r < 0) {
 		cgs_cg_close_files(m);
@@ -359,6 +372,29 @@ void cgs_cg_lose(struct cgs_cg *m, const struct cgs_controller *c)
 	m->changed |= c->bit;	/* its values went: a change too */
 }
 
+bool cgs_cg_alive(const struct cgs_cg *m)
+{
+	struct stat st;
+
+	return stat(m->path, &st) == 0 && (uint64_t)st.st_ino == m->id;
+}
+
+void cgs_cg_lose_files(struct cgs_cg *m, const struct cgs_controller *c)
+{
+	int *fd = &m->fds[c->slot];
+
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	for (size_t k = 0; k < c->n_aux; k++) {
+		fd = &m->fds[c->aux[k].slot];
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+	cgs_cg_lose(m, c);
+}
+
 static int cgs_evs_reserve(struct cgs_evs *e, size_t want)
 {
 	return cgs_grow((void **)&e->v, &e->cap, want, sizeof(*e->v), 64);
@@ -547,6 +583,8 @@ static void cgs_cg_out(const struct cgs_set *s, struct cgs_cg *m, bool current)
 			m->sample.flush_missed = skipped;
 		} else if (c == &cgs_memory) {
 			m->out_mem = (struct cgstream_memory){ seq, t, v->n, 0, v->layout->names, v->v };
+		} else if (c == &cgs_pressure) {
+			m->out_psi = (struct cgstream_values){ seq, t, v->n, 0, v->layout->names, v->v };
 		} else {
 			m->out_io = (struct cgstream_io){
 				.seq = seq, .flush_time_usec = t, .nr_devices = m->devs.n,
@@ -572,6 +610,7 @@ void cgs_event_values(const struct cgs_set *s, const struct cgs_ev *e, struct cg
 	}
 	ev->memory = m->have & CGSTREAM_CTRL_MEMORY ? &m->out_mem : NULL;
 	ev->io = m->have & CGSTREAM_CTRL_IO ? &m->out_io : NULL;
+	ev->pressure = m->have & CGSTREAM_CTRL_PRESSURE ? &m->out_psi : NULL;
 }
 
 void cgs_set_uncollect(struct cgs_set *s)

@@ -186,14 +186,6 @@ static int cgs_snap_schema(struct cgs_set *s, struct cgs_snap_read *sr,
 	return 0;
 }
 
-/* a member's directory is there still, with its id */
-static bool cgs_cg_alive(const struct cgs_cg *m)
-{
-	struct stat st;
-
-	return stat(m->path, &st) == 0 && (uint64_t)st.st_ino == m->id;
-}
-
 /* a CGROUP or REMOVED record's values into the member it names */
 static int cgs_snap_cgroup(struct cgs_set *s, struct cgs_snap_read *sr,
 			   const struct cgstream_rec *rec)

@@ -62,8 +62,11 @@ void cgs_probe(const char *dir, const struct cgs_opts *o, bool subtree_ok,
 		const struct cgs_controller *c = cgs_controllers[i];
 
 		p->modes[i] = cgs_mode_pick(dir, o->mode, subtree_ok, c);
-		/* the default set: a controller not enabled here is left out */
-		if (o->defaults && c != &cgs_cpu && p->modes[i] == -ENOMEDIUM)
+		/* the default set: a controller not enabled here, or whose file of
+		 * the mode asked for the kernel lacks (a kernel that streams cpu
+		 * but not pressure), is left out */
+		if (o->defaults && c != &cgs_cpu &&
+		    (p->modes[i] == -ENOMEDIUM || p->modes[i] == -EOPNOTSUPP))
 			p->controllers &= ~c->bit;
 	}
 	for (int i = 0; i < CGS_NR_CTRL && !p->error; i++)
@@ -253,7 +256,7 @@ static int cgs_decode_keep(struct cgs_set *s, struct cgs_cg *m, const struct cgs
 	return cgs_cg_take(s, m, c, in);
 }
 
-/* memory's other files (memory.current, ...), appended to s->kvs */
+/* the other files of @c (memory.current, memory.pressure, ...), appended to s->kvs */
 static int cgs_decode_aux(struct cgs_set *s, const struct cgs_controller *c,
 			  const struct cgs_text t[CGS_NR_FILES])
 {
@@ -262,6 +265,7 @@ static int cgs_decode_aux(struct cgs_set *s, const struct cgs_controller *c,
 	for (size_t k = 0; k < c->n_aux && r == 0; k++) {
 		const struct cgs_aux_file *a = &c->aux[k];
 		const struct cgs_text *x = &t[a->slot];
+		size_t len;
 		uint64_t v;
 
 		if (!x->buf)
@@ -269,15 +273,40 @@ static int cgs_decode_aux(struct cgs_set *s, const struct cgs_controller *c,
 		r = cgs_read_result(x->res, x->size);
 		if (r < 0)
 			break;
-		if (a->keyed) {
-			r = cgs_parse_keyed(x->buf, (size_t)x->res, a->name, &s->kvs, NULL);
-		} else {
-			r = cgs_parse_value(x->buf, (size_t)x->res, &v);
+		len = (size_t)x->res;
+		switch (a->format) {
+		case CGS_FMT_KEYED:
+			r = cgs_parse_keyed(x->buf, len, a->name, &s->kvs, NULL);
+			break;
+		case CGS_FMT_PRESSURE:
+			r = cgs_parse_pressure(x->buf, len, a->name, &s->kvs, NULL);
+			break;
+		default:
+			r = cgs_parse_value(x->buf, len, &v);
 			if (r == 0)
 				r = cgs_kvs_push(&s->kvs, "", a->name, strlen(a->name), v);
 		}
 	}
 	return r;
+}
+
+/* @c's own text (its *.stat file's, @own; else its stream's, whose
+ * publication goes to @fl) parsed into s->kvs, or s->devs for io */
+static int cgs_decode_main(struct cgs_set *s, const struct cgs_controller *c,
+			   const struct cgs_text *main, const struct cgs_flush *own,
+			   struct cgs_flush *fl)
+{
+	size_t len = (size_t)main->res;
+
+	switch (c->format) {
+	case CGS_FMT_IO:
+		return cgs_parse_io(main->buf, len, &s->devs, own ? NULL : fl);
+	case CGS_FMT_PRESSURE:
+		return cgs_parse_pressure(main->buf, len, own ? c->stat_name : NULL, &s->kvs,
+					  own ? NULL : fl);
+	default:
+		return cgs_parse_keyed(main->buf, len, "", &s->kvs, own ? NULL : fl);
+	}
 }
 
 /* controller @c's text (and its aux files) of @m: 0; 1: a KERNEL lead's
@@ -291,10 +320,8 @@ static int cgs_decode(struct cgs_set *s, struct cgs_cg *m, const struct cgs_cont
 	int r = cgs_read_result(main->res, main->size);
 
 	s->kvs.n = 0;
-	if (r == 0 && c == &cgs_io)
-		r = cgs_parse_io(main->buf, (size_t)main->res, &s->devs, own ? NULL : &fl);
-	else if (r == 0)
-		r = cgs_parse_keyed(main->buf, (size_t)main->res, "", &s->kvs, own ? NULL : &fl);
+	if (r == 0)
+		r = cgs_decode_main(s, c, main, own, &fl);
 	if (r == 0)
 		r = cgs_decode_aux(s, c, t);
 	if (r == 0)
@@ -320,6 +347,12 @@ int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_c
 	}
 	if (r == -EAGAIN)
 		return 0;	/* no values this cycle */
+	if (r == -ENODEV && cgs_cg_alive(m)) {
+		/* its files went, the cgroup did not (memory disabled for it,
+		 * its cgroup.pressure set to 0): it stays, without them */
+		cgs_cg_lose_files(m, c);
+		return 0;
+	}
 	if (r < 0) {
 		s->ops->failed(s, m, r);
 		return r;

@@ -3,8 +3,10 @@
  * The parsers of the text files: cpu.stat / cpu.stat.stream (the keys it
  * knows are the cpu field table's, fields.c), memory's flat-keyed files
  * (every key is a value: its names are the text's), single values
- * (memory.current) and io.stat / io.stat.stream (a line per device).  The
- * binary records have their own decoder, records.c.  A stream's text ends
+ * (memory.current), io.stat / io.stat.stream (a line per device) and the
+ * *.pressure files / pressure.stream (a line per resource and kind of
+ * stall; the resources and keys are fields.c's).  The binary records have
+ * their own decoder, records.c.  A stream's text ends
  * in the publication's keys (publication_seq, publication_time_usec,
  * publications_skipped: the cpu table's publication fields); the previous
  * series' flush_seq, flush_time_usec and flush_missed are not read: no
@@ -283,6 +285,150 @@ int cgs_parse_io(const char *buf, size_t len, struct cgs_devs *devs, struct cgs_
 		if (r < 0)
 			return r;
 		devs->v[devs->n++] = d;
+	}
+	return 0;
+}
+
+/* "12.34" at @s[0..@len): 1234, hundredths; -EBADMSG unless digits, a dot,
+ * two digits (the kernel's "%lu.%02lu"), within 64 bits */
+static int cgs_parse_hundredths(const char *s, size_t len, uint64_t *v)
+{
+	uint64_t whole, frac;
+
+	if (len < 4 || s[len - 3] != '.' || cgs_parse_u64(s, len - 3, &whole) < 0 ||
+	    cgs_parse_u64(s + len - 2, 2, &frac) < 0 || whole > (UINT64_MAX - frac) / 100)
+		return -EBADMSG;
+	*v = whole * 100 + frac;
+	return 0;
+}
+
+/* the index of the pressure key @key[0..@len) in cgs_psi_keys; -1: another */
+static int cgs_psi_key_index(const char *key, size_t len)
+{
+	for (int k = 0; k < CGS_PSI_NR_KEYS; k++)
+		if (strlen(cgs_psi_keys[k].name) == len && !memcmp(cgs_psi_keys[k].name, key, len))
+			return k;
+	return -1;
+}
+
+/* one "key=value" of a pressure line into @v (a key of the table; others
+ * are skipped): 0, or -EBADMSG for junk, a key twice or a bad value */
+static int cgs_psi_field(const char *p, const char *end, uint64_t v[CGS_PSI_NR_KEYS],
+			 unsigned int *seen)
+{
+	const char *eq = memchr(p, '=', (size_t)(end - p));
+	size_t vlen;
+	int k, r;
+
+	if (!eq || eq == p || eq + 1 == end)
+		return -EBADMSG;
+	k = cgs_psi_key_index(p, (size_t)(eq - p));
+	if (k < 0)
+		return 0;	/* a key a later kernel adds */
+	if (*seen & (1u << k))
+		return -EBADMSG;
+	vlen = (size_t)(end - eq - 1);
+	r = cgs_psi_keys[k].percent ? cgs_parse_hundredths(eq + 1, vlen, &v[k]) :
+	    cgs_parse_u64(eq + 1, vlen, &v[k]);
+	*seen |= 1u << k;
+	return r;
+}
+
+/* "some avg10=... total=N" at [@p, @eol): its kind and values (every key
+ * of the table there once); -EBADMSG */
+static int cgs_psi_line(const char *p, const char *eol, int *kind, uint64_t v[CGS_PSI_NR_KEYS])
+{
+	const char *sp = memchr(p, ' ', (size_t)(eol - p));
+	unsigned int seen = 0;
+	int r;
+
+	if (!sp || sp - p != 4)
+		return -EBADMSG;
+	if (!memcmp(p, "some", 4))
+		*kind = CGS_PSI_SOME;
+	else if (!memcmp(p, "full", 4))
+		*kind = CGS_PSI_FULL;
+	else
+		return -EBADMSG;
+	for (p = sp + 1;; p = sp + 1) {
+		sp = memchr(p, ' ', (size_t)(eol - p));
+		r = cgs_psi_field(p, sp ? sp : eol, v, &seen);
+		if (r < 0)
+			return r;
+		if (!sp)
+			break;
+	}
+	return seen == (1u << CGS_PSI_NR_KEYS) - 1 ? 0 : -EBADMSG;
+}
+
+/* a resource's name as pressure.stream writes one: [a-z0-9_]+ */
+static bool cgs_psi_name_ok(const char *p, const char *end)
+{
+	if (p == end)
+		return false;
+	for (; p < end; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return false;
+	return true;
+}
+
+/* the values of one line of @res (NULL: a resource skipped) appended to
+ * @kvs, unless @seen has its kind already (-EBADMSG): 0 or -errno */
+static int cgs_psi_push(struct cgs_kvs *kvs, const struct cgs_psi_resource *res, int kind,
+			const uint64_t v[CGS_PSI_NR_KEYS], uint32_t *seen)
+{
+	uint32_t bit;
+	int r = 0;
+
+	if (!res)
+		return 0;
+	bit = 1u << ((uint32_t)(res - cgs_psi_resources) * CGS_PSI_NR_KINDS + (uint32_t)kind);
+	if (*seen & bit)
+		return -EBADMSG;
+	*seen |= bit;
+	for (int k = 0; k < CGS_PSI_NR_KEYS && r == 0; k++)
+		r = cgs_kvs_push(kvs, res->prefix[kind], cgs_psi_keys[k].name,
+				 strlen(cgs_psi_keys[k].name), v[k]);
+	return r;
+}
+
+int cgs_parse_pressure(const char *buf, size_t len, const char *resource, struct cgs_kvs *kvs,
+		       struct cgs_flush *fl)
+{
+	const struct cgs_psi_resource *file_res = NULL;
+	const char *p = buf, *end = buf + len;
+	uint32_t seen = 0;
+
+	if (resource && !(file_res = cgs_psi_resource_by_name(resource, strlen(resource))))
+		return -EINVAL;
+	if (len && memchr(buf, '\0', len))
+		return -EBADMSG;
+	for (struct cgs_line l; cgs_next_line(&p, end, &l);) {
+		const struct cgs_psi_resource *res = file_res;
+		const char *q = l.start;
+		uint64_t v[CGS_PSI_NR_KEYS];
+		int kind, r;
+
+		if (!l.sp || l.sp == l.start)
+			return -EBADMSG;	/* a blank line, one starting with a blank */
+		if (!resource) {
+			/* pressure.stream: the publication's lines, or a resource's */
+			r = fl ? cgs_parse_flush_key(l.start, (size_t)(l.sp - l.start), l.sp + 1,
+						     (size_t)(l.eol - l.sp - 1), fl) : 0;
+			if (r < 0)
+				return r;
+			if (r > 0)
+				continue;
+			if (!cgs_psi_name_ok(l.start, l.sp))
+				return -EBADMSG;
+			res = cgs_psi_resource_by_name(l.start, (size_t)(l.sp - l.start));
+			q = l.sp + 1;
+		}
+		r = cgs_psi_line(q, l.eol, &kind, v);
+		if (r == 0)
+			r = cgs_psi_push(kvs, res, kind, v, &seen);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

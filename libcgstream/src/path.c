@@ -123,9 +123,11 @@ int cgs_opts_load(const struct cgstream_opts *in, struct cgs_opts *out)
 			o.report = in->report;
 #undef HAS
 	}
-	if (o.controllers == CGSTREAM_CTRL_DEFAULT) {
+	if (o.controllers == CGSTREAM_CTRL_DEFAULT || o.controllers == CGSTREAM_CTRL_DEFAULT_1_3) {
 		o.defaults = true;	/* those not enabled are left out (cgs_probe) */
-		o.controllers = CGSTREAM_CTRL_ALL;
+		/* a 1.3 caller's: the set 1.3 had, which its events can carry */
+		o.controllers = o.controllers == CGSTREAM_CTRL_DEFAULT ? CGSTREAM_CTRL_ALL :
+				CGS_CTRL_ALL_1_3;
 	}
 	if (o.controllers & ~(uint32_t)CGSTREAM_CTRL_ALL)
 		return -EINVAL;

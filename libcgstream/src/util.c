@@ -96,6 +96,12 @@ void cgs_copy_event(void *dst, size_t size, const struct cgstream_event *e)
 	struct cgstream_event c = *e;
 
 	c.sample.present &= cgs_present_within(size - offsetof(struct cgstream_event, sample));
+	if (size < CGS_EVENT_SIZE_1_4) {
+		/* no controller whose values the caller's struct cannot hold */
+		c.controllers &= CGS_CTRL_ALL_1_3;
+		c.changed &= CGS_CTRL_ALL_1_3;
+		c.final &= CGS_CTRL_ALL_1_3;
+	}
 	cgs_copy_prefix(dst, size, &c, sizeof(c));
 }
 

@@ -2,11 +2,13 @@
 /*
  * What the front ends share, owned by the library (cgstream.h "what front
  * ends share"): the shared options' values and their messages, the exit
- * statuses, the probe of a cgroup (the default set of controllers, a
- * controller the hierarchy lacks, a mode the kernel lacks, a missing
+ * statuses, the probe of a cgroup (the default set of controllers, 1.3's
+ * default set without pressure, a controller the hierarchy lacks, a
+ * cgroup whose pressure is off, a mode the kernel lacks, a missing
  * cgroup), the messages of opening and of the interval, the notice of the
  * emulation, distinct subtrees, the limit of open files and sd_notify.
- * On the host's cgroup2 (no stream files; memory and io there or not).
+ * On the host's cgroup2 (no stream files; memory, io and pressure there
+ * or not).
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -39,6 +41,11 @@ static void test_options(void)
 	T_EQ(v, CGSTREAM_CTRL_IO | CGSTREAM_CTRL_CPU);
 	T_EQ(cgstream_parse_option(CGSTREAM_WHAT_CONTROLLERS, "all", &v), 0);
 	T_EQ(v, CGSTREAM_CTRL_ALL);
+	T_ASSERT(v & CGSTREAM_CTRL_PRESSURE);
+	T_EQ(cgstream_parse_option(CGSTREAM_WHAT_CONTROLLERS, "pressure,cpu", &v), 0);
+	T_EQ(v, CGSTREAM_CTRL_PRESSURE | CGSTREAM_CTRL_CPU);
+	T_ASSERT(!strcmp(cgstream_controller_name(CGSTREAM_CTRL_PRESSURE), "pressure"));
+	T_ASSERT(cgstream_controller_name(CGSTREAM_CTRL_PRESSURE << 1) == NULL);
 	const char *bad_ctrls[] = { "", "cpu,", ",cpu", "cpu,,io", "mem", "cpu io", "CPU" };
 	for (size_t i = 0; i < sizeof(bad_ctrls) / sizeof(bad_ctrls[0]); i++)
 		T_EQ(cgstream_parse_option(CGSTREAM_WHAT_CONTROLLERS, bad_ctrls[i], &v), -EINVAL);
@@ -57,7 +64,8 @@ static void test_options(void)
 	T_EQ(explain(-EINVAL, CGSTREAM_WHAT_FALLBACK_INTERVAL, "5", NULL), CGSTREAM_EXIT_USAGE);
 	T_MSG("--fallback-interval wants 10..3600000 ms, not '5'");
 	T_EQ(explain(-EINVAL, CGSTREAM_WHAT_CONTROLLERS, "disk", NULL), CGSTREAM_EXIT_USAGE);
-	T_MSG("--controllers is a comma-separated list of cpu, memory and io (or all), not 'disk'");
+	T_MSG("--controllers is a comma-separated list of cpu, memory, io and pressure (or all), "
+	      "not 'disk'");
 	T_EQ(explain(-EINVAL, CGSTREAM_WHAT_MODE, "bogus\x1b[2J", NULL), CGSTREAM_EXIT_USAGE);
 	T_MSG("--mode is auto, subtree, kernel or fallback, not 'bogus\\x1b[2J'");
 	T_EQ(explain(-EINVAL, CGSTREAM_WHAT_INTERVAL, "5", NULL), CGSTREAM_EXIT_USAGE);
@@ -94,6 +102,54 @@ static bool has_ctrl(const char *root, const char *c)
 	return access(p, F_OK) == 0;
 }
 
+/*
+ * A cgroup whose pressure is off (cgroup.pressure 0: its *.pressure files
+ * go): the default set leaves pressure out; asked for, -ENOMEDIUM, and
+ * the message says why.  With --mode kernel on a kernel without
+ * pressure.stream, the default set leaves pressure out too (cpu's
+ * missing stream is the error).
+ */
+static void test_probe_pressure_off(const char *root)
+{
+	struct cgstream_opts o = { .sz = sizeof(o), .controllers = CGSTREAM_CTRL_DEFAULT };
+	struct cgstream_probe p;
+	char dir[PATH_MAX], file[PATH_MAX + 32], want[PATH_MAX + 128];
+
+	T_EQ(t_cg_make(root, t_name("psi-off"), dir, sizeof(dir)), 0);
+	snprintf(file, sizeof(file), "%s/cgroup.pressure", dir);
+	if (t_write_file(file, "0") < 0) {
+		T_EQ(t_cg_remove(dir), 0);
+		t_log("skip: %s cannot be written (a kernel before 6.5, or no permission)", file);
+		return;
+	}
+	T_ASSERT(!t_has_pressure(dir));
+	T_EQ(cgstream_probe(dir, &o, CGSTREAM_PROBE_TREE, &p, sizeof(p)), 0);
+	T_EQ(p.error, 0);
+	T_EQ(p.controllers & CGSTREAM_CTRL_PRESSURE, 0);
+	T_EQ(p.modes[3], -ENOMEDIUM);
+	o.controllers = CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_PRESSURE;
+	T_EQ(cgstream_probe(dir, &o, 0, &p, sizeof(p)), 0);
+	T_EQ(p.error, -ENOMEDIUM);
+	T_EQ(explain(p.error, CGSTREAM_WHAT_OPEN, dir, &o), CGSTREAM_EXIT_NO_KERNEL);
+	snprintf(want, sizeof(want), "/%s: pressure is off for this cgroup (no cpu.pressure: its "
+		 "cgroup.pressure is 0)", t_name("psi-off"));
+	T_MSG(want);
+	if (!t_kernel_has_stream()) {
+		o = (struct cgstream_opts){ .sz = sizeof(o), .mode = CGSTREAM_MODE_KERNEL,
+					    .controllers = CGSTREAM_CTRL_DEFAULT };
+		T_EQ(cgstream_probe(root, &o, 0, &p, sizeof(p)), 0);
+		T_EQ(p.error, -EOPNOTSUPP);
+		T_EQ(p.modes[3], -EOPNOTSUPP);
+		T_EQ(p.controllers, CGSTREAM_CTRL_CPU);
+		o.controllers = CGSTREAM_CTRL_PRESSURE;
+		T_EQ(explain(-EOPNOTSUPP, CGSTREAM_WHAT_OPEN, "/", &o), CGSTREAM_EXIT_NO_KERNEL);
+		T_MSG("this kernel has no pressure.stream (cgroup stat streaming); use --mode "
+		      "fallback or a kernel with the cgstream patches");
+	}
+	T_EQ(t_cg_remove(dir), 0);
+	t_log("ok: a cgroup whose pressure is off");
+}
+
 static void test_probe(const char *root)
 {
 	struct cgstream_opts o = { .sz = sizeof(o), .controllers = CGSTREAM_CTRL_DEFAULT };
@@ -104,12 +160,23 @@ static void test_probe(const char *root)
 
 	want |= has_ctrl(root, "memory") ? CGSTREAM_CTRL_MEMORY : 0;
 	want |= has_ctrl(root, "io") ? CGSTREAM_CTRL_IO : 0;
+	want |= t_has_pressure(root) ? CGSTREAM_CTRL_PRESSURE : 0;
 	T_EQ(cgstream_probe("/", &o, 0, &p, sizeof(p)), 0);
 	T_EQ(p.error, 0);
 	T_EQ(p.controllers, want);
 	T_EQ(p.modes[0], t_kernel_has_stream() ? CGSTREAM_MODE_KERNEL : CGSTREAM_MODE_FALLBACK);
+	T_EQ(p.modes[3] > 0, t_has_pressure(root));
 	T_EQ(cgstream_probe("/", &o, CGSTREAM_PROBE_TREE, &p, sizeof(p)), 0);
-	T_ASSERT(p.modes[0] > 0 && p.modes[3] == 0);
+	T_ASSERT(p.modes[0] > 0 && p.modes[4] == 0);
+	/* 1.3's default, a 1.3 binary's: no pressure */
+	o.controllers = CGSTREAM_CTRL_DEFAULT_1_3;
+	T_EQ(cgstream_probe("/", &o, 0, &p, sizeof(p)), 0);
+	T_EQ(p.controllers, want & ~(uint32_t)CGSTREAM_CTRL_PRESSURE);
+	T_EQ(cgstream_probe("/", &(struct cgstream_opts){ .sz = sizeof(o),
+			    .controllers = CGSTREAM_CTRL_DEFAULT | CGSTREAM_CTRL_CPU }, 0, &p,
+			    sizeof(p)), 0);
+	T_EQ(p.error, -EINVAL);	/* DEFAULT is a value alone, not a bit */
+	o.controllers = CGSTREAM_CTRL_DEFAULT;
 	/* the same default in an object */
 	T_EQ(cgstream_open("/", &o, &st), 0);
 	for (unsigned int b = 1; b & CGSTREAM_CTRL_ALL; b <<= 1)
@@ -157,6 +224,8 @@ static void test_probe(const char *root)
 			 "(%s/cgroup.controllers lacks it)", root);
 		T_MSG(buf);
 	}
+	if (want & CGSTREAM_CTRL_PRESSURE)
+		test_probe_pressure_off(root);
 	t_log("ok: the probe (default controllers %#x) and the messages of opening", want);
 }
 
@@ -175,6 +244,19 @@ static void test_notices(void)
 	T_ASSERT(cgstream_notices(CGSTREAM_CTRL_CPU, modes, &o, CGSTREAM_NOTICE_EMULATION, buf,
 				  sizeof(buf)) > 0);
 	T_ASSERT(!strcmp(buf, "fallback mode, as asked: cpu.stat read every 250 ms\n"));
+	modes[3] = CGSTREAM_MODE_FALLBACK;
+	T_ASSERT(cgstream_notices(CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_PRESSURE, modes, &o,
+				  CGSTREAM_NOTICE_EMULATION, buf, sizeof(buf)) > 0);
+	if (strcmp(buf, "fallback mode, as asked: cpu.stat and the *.pressure files read every "
+		   "250 ms\n"))
+		T_FAIL("notice: %s", buf);
+	o.mode = CGSTREAM_MODE_AUTO;
+	T_ASSERT(cgstream_notices(CGSTREAM_CTRL_PRESSURE, modes, &o, CGSTREAM_NOTICE_EMULATION, buf,
+				  sizeof(buf)) > 0);
+	if (strcmp(buf, "this kernel has no pressure.stream: fallback mode (the stream emulated: "
+		   "the *.pressure files read every 250 ms)\n"))
+		T_FAIL("notice: %s", buf);
+	o.mode = CGSTREAM_MODE_FALLBACK;
 	T_EQ(cgstream_notices(CGSTREAM_CTRL_CPU, modes, &o, CGSTREAM_NOTICE_STREAMING_OFF, buf,
 			      sizeof(buf)), 0);
 	T_EQ(cgstream_notices(CGSTREAM_CTRL_CPU, modes, &o, CGSTREAM_NOTICE_EMULATION, buf, 8),

@@ -322,12 +322,12 @@ static inline const char *t_name(const char *what)
 
 /* --- VM tests: the kernel's intervals, restored at exit --- */
 #if CGSTREAM_VERSION_MINOR >= 2	/* not for a test built against an older header */
-static uint32_t t_saved_interval[3];
-static bool t_interval_saved[3];
+static uint32_t t_saved_interval[8];
+static bool t_interval_saved[8];
 
 static inline void t_restore_interval(void)
 {
-	for (unsigned int i = 0; i < 3; i++)
+	for (unsigned int i = 0; i < 8; i++)
 		if (t_interval_saved[i])
 			cgstream_set_ctrl_interval(NULL, 1u << i, t_saved_interval[i]);
 }
@@ -336,7 +336,7 @@ static inline void t_restore_interval(void)
 static inline void t_use_ctrl_interval(unsigned int ctrl, uint32_t ms)
 {
 	static bool registered;
-	unsigned int i = ctrl == CGSTREAM_CTRL_CPU ? 0 : ctrl == CGSTREAM_CTRL_MEMORY ? 1 : 2;
+	unsigned int i = (unsigned int)__builtin_ctz(ctrl) & 7;
 
 	if (!t_interval_saved[i]) {
 		T_EQ(cgstream_get_ctrl_interval(NULL, ctrl, &t_saved_interval[i]), 0);
@@ -358,11 +358,20 @@ static inline void t_use_intervals(uint32_t ms)
 {
 	uint32_t old;
 
-	for (unsigned int c = CGSTREAM_CTRL_CPU; c <= CGSTREAM_CTRL_IO; c <<= 1)
+	for (unsigned int c = CGSTREAM_CTRL_CPU; c & CGSTREAM_CTRL_ALL; c <<= 1)
 		if (cgstream_get_ctrl_interval(NULL, c, &old) == 0)
 			t_use_ctrl_interval(c, ms);
 }
 #endif
+
+/* the cgroup at @dir has pressure files (PSI on, its cgroup.pressure 1) */
+static inline bool t_has_pressure(const char *dir)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/cpu.pressure", dir);
+	return access(p, F_OK) == 0;
+}
 
 static inline void t_require_kernel_stream(void)
 {
