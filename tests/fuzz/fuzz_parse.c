@@ -15,7 +15,13 @@
  * The same bytes go to the library's memory and io text parsers
  * (memory.stat(.stream), memory.events; io.stat(.stream)): 0 or -EBADMSG
  * (-ENOMEM never, here), each key within the input and of its length,
- * never more devices than lines.
+ * never more devices than lines.  And to its pressure parser, as a
+ * *.pressure file of each resource and as pressure.stream: 0 or -EBADMSG;
+ * on success four values a line at most, named "<resource>.<kind>.<key>"
+ * with the resource the file's (or one of cpu, memory, io, irq), the kind
+ * some or full and the keys avg10, avg60, avg300 and total in that order
+ * (this file's own list: the oracle), a resource's kind once; and the
+ * values printed back as the kernel prints them parse to the same.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -120,6 +126,100 @@ static void check_memio(const char *buf, size_t size)
 	CHECK(r < 0 || devs.n <= lines);
 }
 
+/* the pressure lines' resources and keys as SPEC.md states them */
+static const char *const psi_resources[] = { "cpu", "memory", "io", "irq" };
+static const char *const psi_keys[] = { "avg10", "avg60", "avg300", "total" };
+
+/* the resource (its index in psi_resources) and kind @kv's name begins
+ * with ("cpu.some."); -1: neither is one */
+static int psi_name(const struct cgs_kv *kv, int *full)
+{
+	const char *dot = strchr(kv->prefix, '.');
+
+	if (!dot || (strcmp(dot, ".some.") && strcmp(dot, ".full.")))
+		return -1;
+	*full = dot[1] == 'f';
+	for (int r = 0; r < 4; r++)
+		if (strlen(psi_resources[r]) == (size_t)(dot - kv->prefix) &&
+		    !strncmp(kv->prefix, psi_resources[r], (size_t)(dot - kv->prefix)))
+			return r;
+	return -1;
+}
+
+/* @k's lines printed back ("[resource ]kind avg10=X.XX ... total=N") */
+static size_t psi_print(const struct cgs_kvs *k, bool stream, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i + 4 <= k->n; i += 4) {
+		int full, r = psi_name(&k->v[i], &full);
+
+		CHECK(r >= 0);
+		n += (size_t)snprintf(out + n, size - n, "%s%s%s", stream ? psi_resources[r] : "",
+				      stream ? " " : "", full ? "full" : "some");
+		for (size_t j = 0; j < 3; j++)
+			n += (size_t)snprintf(out + n, size - n, " %s=%llu.%02llu", psi_keys[j],
+					      (unsigned long long)(k->v[i + j].v / 100),
+					      (unsigned long long)(k->v[i + j].v % 100));
+		n += (size_t)snprintf(out + n, size - n, " total=%llu\n",
+				      (unsigned long long)k->v[i + 3].v);
+		CHECK(n < size);
+	}
+	return n;
+}
+
+/* the pressure parser on @buf as a *.pressure file of @resource (or, NULL,
+ * pressure.stream) */
+static void check_pressure_as(const char *buf, size_t size, const char *resource)
+{
+	static struct cgs_kvs kvs, again;
+	static char text[1 << 16];
+	struct cgs_flush fl = { 0 };
+	size_t lines = 1, n;
+	uint32_t seen = 0;
+	int r;
+
+	kvs.n = 0;
+	r = cgs_parse_pressure(buf, size, resource, &kvs, resource ? NULL : &fl);
+	CHECK(r == 0 || r == -EBADMSG);
+	if (r < 0)
+		return;
+	for (size_t i = 0; i < size; i++)
+		lines += buf[i] == '\n';
+	CHECK(kvs.n % 4 == 0 && kvs.n <= 4 * lines);
+	for (size_t i = 0; i < kvs.n; i++) {
+		int full, res = psi_name(&kvs.v[i], &full);
+
+		CHECK(res >= 0);
+		CHECK(!resource || !strcmp(psi_resources[res], resource));
+		CHECK(kvs.v[i].len == strlen(psi_keys[i % 4]) &&
+		      !memcmp(kvs.v[i].key, psi_keys[i % 4], kvs.v[i].len));
+		/* a line's four values share its resource and kind */
+		CHECK(!strcmp(kvs.v[i - i % 4].prefix, kvs.v[i].prefix));
+		if (i % 4 == 0) {
+			uint32_t bit = 1u << (2 * res + full);
+
+			CHECK(!(seen & bit));	/* a resource's kind once */
+			seen |= bit;
+		}
+	}
+	if (kvs.n * 48 >= sizeof(text))
+		return;
+	n = psi_print(&kvs, !resource, text, sizeof(text));
+	again.n = 0;
+	CHECK(cgs_parse_pressure(text, n, resource, &again, NULL) == 0);
+	CHECK(again.n == kvs.n);
+	for (size_t i = 0; i < kvs.n; i++)
+		CHECK(again.v[i].v == kvs.v[i].v && !strcmp(again.v[i].prefix, kvs.v[i].prefix));
+}
+
+static void check_pressure(const char *buf, size_t size)
+{
+	for (size_t r = 0; r < 4; r++)
+		check_pressure_as(buf, size, psi_resources[r]);
+	check_pressure_as(buf, size, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -131,6 +231,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 
 	check_memio(buf, size);
+	check_pressure(buf, size);
 	memset(&full, 0xa5, sizeof(full));
 	memset(old, 0x5a, sizeof(old));
 	r = cgstream_parse(buf, size, &full, sizeof(full));

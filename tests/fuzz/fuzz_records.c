@@ -155,7 +155,8 @@ static uint32_t ctrl_bit(uint16_t c)
 {
 	return c == CGROUP_STAT_CTRL_CPU ? CGSTREAM_CTRL_CPU :
 	       c == CGROUP_STAT_CTRL_MEMORY ? CGSTREAM_CTRL_MEMORY :
-	       c == CGROUP_STAT_CTRL_IO ? CGSTREAM_CTRL_IO : 0;
+	       c == CGROUP_STAT_CTRL_IO ? CGSTREAM_CTRL_IO :
+	       c == CGROUP_STAT_CTRL_PRESSURE ? CGSTREAM_CTRL_PRESSURE : 0;
 }
 
 /* a CGROUP or REMOVED record's values and devices, as the bytes have them */

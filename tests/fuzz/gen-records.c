@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The seed corpus of fuzz_records and fuzz_tree: snapshots of format 2 as
- * the kernel returns them (cpu, memory, io; full and change snapshots,
+ * the kernel returns them (cpu, memory, io, pressure; full and change snapshots,
  * REMOVED records), as a later kernel might (longer records, types of its
  * own), and lying ones: sizes of 0, not a multiple of 8 or past the end,
  * a cut buffer, a SCHEMA that disagrees with a record (more values, a
@@ -31,6 +31,12 @@ static const char *const mem_names[] = {
 	"events.low", "events.high", "events.max", "events.oom", "events.oom_kill",
 };
 static const char *const io_names[] = { "rbytes", "wbytes", "rios", "wios", "dbytes", "dios" };
+#define PSI(r)	r ".some.avg10", r ".some.avg60", r ".some.avg300", r ".some.total", \
+		r ".full.avg10", r ".full.avg60", r ".full.avg300", r ".full.total"
+static const char *const psi_names[] = {
+	PSI("cpu"), PSI("memory"), PSI("io"),
+	"irq.full.avg10", "irq.full.avg60", "irq.full.avg300", "irq.full.total",
+};
 
 static const char *dir;
 
@@ -71,7 +77,11 @@ static void good(void)
 	const uint64_t mv[12] = { 4096, 8192, 12, 0, 77, 12288, 0, 0, 3, 0, 0, 0 };
 	const uint64_t d0[6] = { 1, 2, 3, 4, 5, 6 }, d1[6] = { 10, 20, 30, 40, 50, 60 };
 	const struct sw_dev devs[2] = { { 8, 0, d0 }, { 259, 1, d1 } };
+	uint64_t pv[28];
 	struct sw w = { 0 };
+
+	for (uint64_t k = 0; k < 28; k++)
+		pv[k] = k % 4 == 3 ? 1000000 * k : 25 * k;	/* totals in usec, averages */
 
 	cpu_tree(&w, 0, 0, 0);
 	save("cpu-full", &w);
@@ -95,6 +105,12 @@ static void good(void)
 	sw_cgroup(&w, CGROUP_STAT_REC_CGROUP, 0, 1, 0, NULL, 0, devs, 2, 6, 0);
 	sw_cgroup(&w, CGROUP_STAT_REC_CGROUP, 0, 2, 1, NULL, 0, NULL, 0, 6, 0);
 	save("io", &w);
+	w.len = 0;
+	sw_snapshot(&w, CGROUP_STAT_CTRL_PRESSURE, 0, 5, 1, 0, 0);
+	sw_schema(&w, psi_names, 28, NULL, 0);
+	sw_cgroup(&w, CGROUP_STAT_REC_CGROUP, 0, 1, 0, pv, 28, NULL, 0, 0, 0);
+	sw_cgroup(&w, CGROUP_STAT_REC_CGROUP, 0, 2, 1, pv, 24, NULL, 0, 0, 0);
+	save("pressure", &w);
 	free(w.p);
 }
 
