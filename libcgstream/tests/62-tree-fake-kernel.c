@@ -14,6 +14,15 @@
  * lists neither: the tree waits for the REMOVED), and with removals lost
  * every third change snapshot (a full snapshot at once).  The VM tests run the same checks
  * on the real kernel.
+ *
+ * Pressure (fake-kernel.so's pressure.stream and pressure.stream.subtree,
+ * format 2 with controller 4, from the host's *.pressure files), in
+ * SUBTREE and KERNEL mode: its interval its own; values by the SCHEMA's
+ * names, a busy cgroup's cpu.some.total within the file's before and
+ * after the cycle; a cgroup whose cgroup.pressure is 0 in no pressure
+ * snapshot (no pressure values, not zeros), and one turned off while
+ * read losing them and staying; pressure alone, as the lead, listing the
+ * cgroups that have it.
  */
 #include <libgen.h>
 
@@ -224,6 +233,123 @@ static void test_publication_and_recovery(int mode)
 	      "");
 }
 
+/* "total=" of @dir/cpu.pressure's some line */
+static uint64_t cpu_some_total(const char *dir)
+{
+	char p[PATH_MAX + 16], buf[512], *total;
+
+	snprintf(p, sizeof(p), "%s/cpu.pressure", dir);
+	T_ASSERT(t_read_file(p, buf, sizeof(buf)) > 0);
+	total = strstr(buf, "total=");
+	T_ASSERT(total && !strncmp(buf, "some", 4));
+	return strtoull(total + 6, NULL, 10);
+}
+
+static const struct cgstream_event *event_of(const struct cgstream_event *ev, int n, int type,
+					     const char *path)
+{
+	for (int i = 0; i < n; i++)
+		if (ev[i].type == type && !strcmp(ev[i].path, path))
+			return &ev[i];
+	return NULL;
+}
+
+/* what a cycle of @t said of @busy and @off (SAMPLE events, every cgroup) */
+static void pressure_cycle(struct cgstream_tree *t, const char *busy, const char *off,
+			   bool off_has, uint64_t *busy_total)
+{
+	struct cgstream_event ev[16];
+	const struct cgstream_event *b, *o;
+	uint64_t before = cpu_some_total(busy), after, v;
+	int n = sync_batch(t, ev, 16);
+
+	after = cpu_some_total(busy);
+	b = event_of(ev, n, CGSTREAM_EVENT_SAMPLE, busy);
+	o = event_of(ev, n, CGSTREAM_EVENT_SAMPLE, off);
+	T_ASSERT(b && o);
+	T_ASSERT(b->controllers & CGSTREAM_CTRL_PRESSURE);
+	T_ASSERT(b->pressure && b->pressure->nr >= 24);
+	T_ASSERT(!strcmp(b->pressure->names[0], "cpu.some.avg10"));
+	T_ASSERT(!strcmp(b->pressure->names[23], "io.full.total"));
+	T_EQ(cgstream_values_get(b->pressure, "cpu.some.total", &v), 0);
+	if (v < before || v > after)
+		T_FAIL("%s: cpu.some.total %llu, the file's %llu..%llu", busy,
+		       (unsigned long long)v, (unsigned long long)before, (unsigned long long)after);
+	*busy_total = v;
+	T_EQ(!!(o->controllers & CGSTREAM_CTRL_PRESSURE), off_has);
+	T_EQ(o->pressure != NULL, off_has);
+	T_ASSERT(o->controllers & CGSTREAM_CTRL_CPU);
+}
+
+/*
+ * A tree of cpu and pressure in @mode: the busy cgroup's pressure values
+ * as its files have them, none for the one whose pressure is off; the
+ * busy one's turned off while read: it stays, without pressure.  Then
+ * pressure alone (the lead): only the cgroups that have it are listed.
+ */
+static void test_pressure(int mode)
+{
+	struct cgstream_opts o = { .sz = sizeof(o), .mode = mode,
+				   .controllers = CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_PRESSURE };
+	char top[PATH_MAX], busy[PATH_MAX], off[PATH_MAX], file[PATH_MAX + 32];
+	struct cgstream_event ev[16];
+	struct cgstream_tree *t;
+	uint64_t first, last;
+	pid_t pids[3];
+	int n;
+
+	t_use_interval(20);
+	t_use_ctrl_interval(CGSTREAM_CTRL_PRESSURE, 30);
+	T_EQ(t_cg_make(t_cgroup_root(), t_name("psi"), top, sizeof(top)), 0);
+	T_EQ(t_cg_make(top, "busy", busy, sizeof(busy)), 0);
+	T_EQ(t_cg_make(top, "off", off, sizeof(off)), 0);
+	snprintf(file, sizeof(file), "%s/cgroup.pressure", off);
+	T_EQ(t_write_file(file, "0"), 0);
+	for (int i = 0; i < 3; i++)
+		T_ASSERT((pids[i] = t_burner(busy)) > 0);
+	t_sleep_ms(100);	/* published after the cgroups were made */
+	T_EQ(cgstream_tree_open(top, &o, &t), 0);
+	T_EQ(cgstream_tree_ctrl_mode(t, CGSTREAM_CTRL_PRESSURE), mode);
+	pressure_cycle(t, busy, off, false, &first);
+	for (int i = 0; i < 5; i++) {
+		t_sleep_ms(60);
+		pressure_cycle(t, busy, off, false, &last);
+	}
+	T_ASSERT(last > first);	/* three burners: tasks wait for the CPUs */
+	snprintf(file, sizeof(file), "%s/cgroup.pressure", busy);
+	T_EQ(t_write_file(file, "0"), 0);
+	for (int i = 0; i < 3; i++) {
+		t_sleep_ms(60);
+		n = sync_batch(t, ev, 16);
+		T_ASSERT(!event_of(ev, n, CGSTREAM_EVENT_REMOVED, busy));
+	}
+	n = sync_batch(t, ev, 16);
+	T_ASSERT(event_of(ev, n, CGSTREAM_EVENT_SAMPLE, busy));
+	T_EQ(event_of(ev, n, CGSTREAM_EVENT_SAMPLE, busy)->controllers, CGSTREAM_CTRL_CPU);
+	T_EQ(cgstream_tree_size(t), 3);
+	cgstream_tree_close(t);
+	T_EQ(t_write_file(file, "1"), 0);
+
+	/* pressure alone: the lead, its own publications; @off is never listed */
+	o.controllers = CGSTREAM_CTRL_PRESSURE;
+	T_EQ(cgstream_tree_open(top, &o, &t), 0);
+	T_EQ(cgstream_tree_mode(t), mode);
+	t_sleep_ms(100);
+	n = sync_batch(t, ev, 16);
+	T_ASSERT(event_of(ev, n, CGSTREAM_EVENT_ADDED, busy));
+	T_ASSERT(!event_of(ev, n, CGSTREAM_EVENT_ADDED, off));
+	T_ASSERT(event_of(ev, n, CGSTREAM_EVENT_SAMPLE, top));
+	T_EQ(event_of(ev, n, CGSTREAM_EVENT_SAMPLE, busy)->controllers, CGSTREAM_CTRL_PRESSURE);
+	cgstream_tree_close(t);
+	for (int i = 0; i < 3; i++)
+		t_kill(pids[i]);
+	T_EQ(t_cg_remove(busy), 0);
+	T_EQ(t_cg_remove(off), 0);
+	T_EQ(t_cg_remove(top), 0);
+	t_log("%s: pressure as its files have it, none where it is off, kept when it goes",
+	      cgstream_mode_name(mode));
+}
+
 int main(int argc, char **argv)
 {
 	bool fast = getenv("CGSTREAM_TEST_FAST") != NULL;
@@ -256,6 +382,12 @@ int main(int argc, char **argv)
 	test_removed_never_told();
 	test_publication_and_recovery(CGSTREAM_MODE_SUBTREE);
 	test_publication_and_recovery(CGSTREAM_MODE_KERNEL);
+	if (t_has_pressure(t_cgroup_root())) {
+		test_pressure(CGSTREAM_MODE_SUBTREE);
+		test_pressure(CGSTREAM_MODE_KERNEL);
+	} else {
+		t_log("the host has no *.pressure files: pressure not checked");
+	}
 	tc_run(CGSTREAM_MODE_SUBTREE, fast ? 200 : 2000, 20, fast ? 50 : 200, "fsub");
 	tc_run(CGSTREAM_MODE_KERNEL, fast ? 100 : 1000, 50, fast ? 20 : 50, "fker");
 	/* changes: the fake kernel's cgroups change 10 % a publication, and

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * LD_PRELOAD shim for host tests: the cpu files of the patched kernel
- * (docs/kernel-interface.md) on a kernel without them, so that the
- * library's KERNEL and SUBTREE modes, format 2, change snapshots and
- * REMOVED records run on the host.  Not a kernel: a test aid.
+ * LD_PRELOAD shim for host tests: the cpu and pressure files of the
+ * patched kernel (docs/kernel-interface.md) on a kernel without them, so
+ * that the library's KERNEL and SUBTREE modes, format 2, change snapshots
+ * and REMOVED records run on the host.  Not a kernel: a test aid.  Each
+ * of the two has its own files, interval and publications (below, cpu's:
+ * pressure's are pressure.stream_interval, pressure.stream,
+ * pressure.stream.subtree).
  *
  *  cpu.stat.stream_interval  reads the interval, a write sets it (0 or
  *      10..3600000, else EINVAL); publications happen at t0 + k * interval
@@ -17,7 +20,14 @@
  *      value, which struct cgstream_sample has no field for).
  *      fake_kernel_changed(id, a, b) says whether one changed in (a, b].
  *      A cgroup whose directory is newer than the latest publication has
- *      none yet.
+ *      none yet.  Pressure's: its cpu.pressure, memory.pressure,
+ *      io.pressure and irq.pressure (where /proc/pressure/irq is) as the
+ *      kernel's SCHEMA names them ("cpu.some.avg10": hundredths of a
+ *      percent; "cpu.some.total": usec, plus 1000 x the last change as
+ *      above); a cgroup without cpu.pressure (its cgroup.pressure 0) has
+ *      no pressure files and is in no pressure snapshot (those below it
+ *      are), and a pressure file read after its cgroup.pressure went to 0
+ *      fails with ENODEV.
  *  cpu.stat.stream  polls readable once per publication not yet read
  *      through this fd (a timerfd on the publication clock); pread at 0:
  *      the values as cpu.stat.stream prints them, then publication_seq,
@@ -67,15 +77,35 @@
 
 #include "snapshot-writer.h"
 
-#define STREAM		"cpu.stat.stream"
-#define SUBTREE		"cpu.stat.stream.subtree"
-#define INTERVAL	"cpu.stat.stream_interval"
-#define NR_VALUES	5
+#define CPU_VALUES	5
+#define PSI_VALUES	28	/* cpu, memory, io some and full, irq full: 4 each */
+#define MAX_VALUES	PSI_VALUES
 #define INTERVAL_MIN_MS	10
 #define INTERVAL_MAX_MS	3600000
 
-static const char *const value_names[NR_VALUES] = {
+static const char *const cpu_names[CPU_VALUES] = {
 	"usage_usec", "user_usec", "system_usec", "nice_usec", "core_sched.force_idle_usec",
+};
+
+#define PSI(r)	r ".some.avg10", r ".some.avg60", r ".some.avg300", r ".some.total", \
+		r ".full.avg10", r ".full.avg60", r ".full.avg300", r ".full.total"
+static const char *const psi_names[PSI_VALUES] = {
+	PSI("cpu"), PSI("memory"), PSI("io"),
+	"irq.full.avg10", "irq.full.avg60", "irq.full.avg300", "irq.full.total",
+};
+
+enum { C_CPU, C_PRESSURE, NR_CTRLS };
+
+/* the controllers emulated: their files, their number in SNAPSHOT records */
+static const struct ctrl {
+	const char *stream, *subtree, *interval;
+	uint16_t kernel_id;
+	const char *needs;	/* a file a cgroup has its files with; NULL: every cgroup */
+} ctrls[NR_CTRLS] = {
+	[C_CPU] = { "cpu.stat.stream", "cpu.stat.stream.subtree", "cpu.stat.stream_interval",
+		    CGROUP_STAT_CTRL_CPU, NULL },
+	[C_PRESSURE] = { "pressure.stream", "pressure.stream.subtree", "pressure.stream_interval",
+			 CGROUP_STAT_CTRL_PRESSURE, "cpu.pressure" },
 };
 
 enum { F_STREAM = 1, F_SUBTREE, F_INTERVAL_W };
@@ -83,7 +113,8 @@ enum { F_STREAM = 1, F_SUBTREE, F_INTERVAL_W };
 /* a cgroup as a snapshot listed it */
 struct listed {
 	uint64_t id, parent;
-	uint64_t v[NR_VALUES];
+	uint64_t v[MAX_VALUES];
+	uint32_t nv;
 	unsigned int late;	/* gone: snapshots its REMOVED record was held back */
 };
 
@@ -94,6 +125,7 @@ struct listing {
 
 struct fake {
 	int kind;
+	int ctrl;		/* C_CPU, C_PRESSURE */
 	char path[PATH_MAX];	/* the cgroup's directory */
 	uint64_t id;
 	struct sw out;		/* the text, or the snapshot being read */
@@ -110,8 +142,12 @@ struct fake {
 
 static struct fake **fakes;	/* by fd */
 static int n_fakes;
-static uint32_t interval_ms;
-static uint64_t t0_usec, seq_base;
+/* each controller's publications */
+static struct clock {
+	bool started;
+	uint32_t interval_ms;
+	uint64_t t0_usec, seq_base;
+} clocks[NR_CTRLS];
 static unsigned long subtree_reads;
 
 unsigned long fake_kernel_reads(void);
@@ -163,23 +199,23 @@ static long env_long(const char *name)
 	return e ? atol(e) : 0;
 }
 
-/* the latest publication: its number and time (0: none yet) */
-static uint64_t pub_seq(uint64_t *when)
+/* @ctrl's latest publication: its number and time (0: none yet) */
+static uint64_t pub_seq(int ctrl, uint64_t *when)
 {
-	static bool started;
+	struct clock *c = &clocks[ctrl];
 	uint64_t k = 0;
 
-	if (!started) {	/* $FAKE_INTERVAL_MS: streaming on from the start */
-		started = true;
-		interval_ms = (uint32_t)env_long("FAKE_INTERVAL_MS");
-		t0_usec = now_usec();
-		seq_base = interval_ms ? 1 : 0;	/* one publication when armed */
+	if (!c->started) {	/* $FAKE_INTERVAL_MS: streaming on from the start */
+		c->started = true;
+		c->interval_ms = (uint32_t)env_long("FAKE_INTERVAL_MS");
+		c->t0_usec = now_usec();
+		c->seq_base = c->interval_ms ? 1 : 0;	/* one publication when armed */
 	}
-	if (interval_ms)
-		k = (now_usec() - t0_usec) / (interval_ms * 1000ull);
+	if (c->interval_ms)
+		k = (now_usec() - c->t0_usec) / (c->interval_ms * 1000ull);
 	if (when)
-		*when = t0_usec + k * interval_ms * 1000ull;
-	return seq_base ? seq_base + k : 0;
+		*when = c->t0_usec + k * c->interval_ms * 1000ull;
+	return c->seq_base ? c->seq_base + k : 0;
 }
 
 /* does cgroup @id change at publication @j (the synthetic model) */
@@ -225,13 +261,15 @@ static int read_expirations(int fd)
 	return 0;
 }
 
-/* a stream's timerfd fires at every publication after now */
-static void arm(int fd)
+/* a stream's timerfd fires at every publication of @ctrl after now */
+static void arm(int fd, int ctrl)
 {
 	struct itimerspec its = { 0 };
 	uint64_t when, next;
+	uint32_t interval_ms;
 
-	pub_seq(&when);	/* (the clock starts) */
+	pub_seq(ctrl, &when);	/* (the clock starts) */
+	interval_ms = clocks[ctrl].interval_ms;
 	if (interval_ms) {
 		next = when + interval_ms * 1000ull;
 		its.it_interval.tv_sec = interval_ms / 1000;
@@ -242,22 +280,36 @@ static void arm(int fd)
 	timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-static void set_interval(uint32_t ms)
+static void set_interval(int ctrl, uint32_t ms)
 {
-	uint64_t seq = pub_seq(NULL);
+	struct clock *c = &clocks[ctrl];
+	uint64_t seq = pub_seq(ctrl, NULL);
 
-	if (ms && !interval_ms)
+	if (ms && !c->interval_ms)
 		seq++;	/* arming publishes at once */
-	seq_base = seq;
-	interval_ms = ms;
-	t0_usec = now_usec();
+	c->seq_base = seq;
+	c->interval_ms = ms;
+	c->t0_usec = now_usec();
 	for (int fd = 0; fd < n_fakes; fd++)
-		if (fakes[fd] && fakes[fd]->kind != F_INTERVAL_W)
-			arm(fd);
+		if (fakes[fd] && fakes[fd]->kind != F_INTERVAL_W && fakes[fd]->ctrl == ctrl)
+			arm(fd, ctrl);
 }
 
-/* is @path (a file) one of ours: its kind, its directory in @dir */
-static int kind_of(const char *path, char *dir, size_t size)
+/* the cgroup at @dir has @ctrl's files */
+static bool has_files(const char *dir, int ctrl)
+{
+	char p[PATH_MAX + 32];
+	REAL(int, access, const char *, int);
+
+	if (!ctrls[ctrl].needs)
+		return true;
+	snprintf(p, sizeof(p), "%s/%s", dir, ctrls[ctrl].needs);
+	return real_access(p, F_OK) == 0;
+}
+
+/* is @path (a file) one of ours: its kind and controller (*@ctrl), its
+ * directory in @dir */
+static int kind_of(const char *path, char *dir, size_t size, int *ctrl)
 {
 	const char *base = strrchr(path, '/');
 	size_t dlen;
@@ -272,16 +324,19 @@ static int kind_of(const char *path, char *dir, size_t size)
 		if (!dlen)
 			snprintf(dir, size, ".");
 	}
-	if (!strcmp(base, STREAM))
-		return F_STREAM;
-	if (!strcmp(base, SUBTREE))
-		return F_SUBTREE;
-	if (!strcmp(base, INTERVAL))
-		return F_INTERVAL_W;
+	for (int c = 0; c < NR_CTRLS; c++) {
+		*ctrl = c;
+		if (!strcmp(base, ctrls[c].stream))
+			return F_STREAM;
+		if (!strcmp(base, ctrls[c].subtree))
+			return F_SUBTREE;
+		if (!strcmp(base, ctrls[c].interval))
+			return F_INTERVAL_W;
+	}
 	return 0;
 }
 
-static int add_fake(int fd, int kind, const char *dir)
+static int add_fake(int fd, int kind, int ctrl, const char *dir)
 {
 	struct fake *f = calloc(1, sizeof(*f));
 	struct stat st;
@@ -298,6 +353,7 @@ static int add_fake(int fd, int kind, const char *dir)
 		n_fakes = n;
 	}
 	f->kind = kind;
+	f->ctrl = ctrl;
 	f->id = st.st_ino;
 	if (!realpath(dir, f->path))
 		snprintf(f->path, sizeof(f->path), "%s", dir);
@@ -306,12 +362,12 @@ static int add_fake(int fd, int kind, const char *dir)
 }
 
 /* open one of our files at @dir */
-static int fake_open(int kind, const char *dir, int flags)
+static int fake_open(int kind, int ctrl, const char *dir, int flags)
 {
 	struct stat st;
 	int fd;
 
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || !has_files(dir, ctrl)) {
 		errno = ENOENT;
 		return -1;
 	}
@@ -319,9 +375,9 @@ static int fake_open(int kind, const char *dir, int flags)
 		char text[32];
 
 		/* a snapshot of the value, readable as a file */
-		pub_seq(NULL);
+		pub_seq(ctrl, NULL);
 		fd = memfd_create("interval", MFD_CLOEXEC);
-		snprintf(text, sizeof(text), "%u\n", interval_ms);
+		snprintf(text, sizeof(text), "%u\n", clocks[ctrl].interval_ms);
 		if (fd < 0 || write(fd, text, strlen(text)) < 0)
 			return -1;
 		lseek(fd, 0, SEEK_SET);
@@ -332,9 +388,9 @@ static int fake_open(int kind, const char *dir, int flags)
 	} else {
 		fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 		if (fd >= 0)
-			arm(fd);
+			arm(fd, ctrl);
 	}
-	if (fd < 0 || add_fake(fd, kind, dir) < 0)
+	if (fd < 0 || add_fake(fd, kind, ctrl, dir) < 0)
 		return -1;
 	return fd;
 }
@@ -344,14 +400,14 @@ int openat(int dfd, const char *name, int flags, ...)
 	char link[64], dir[PATH_MAX];
 	mode_t mode = 0;
 	va_list ap;
-	int kind;
+	int kind, ctrl;
 	REAL(int, openat, int, const char *, int, ...);
 
 	va_start(ap, flags);
 	if (flags & (O_CREAT | O_TMPFILE))
 		mode = va_arg(ap, mode_t);
 	va_end(ap);
-	kind = kind_of(name, NULL, 0);
+	kind = kind_of(name, NULL, 0, &ctrl);
 	if (!kind)
 		return real_openat(dfd, name, flags, mode);
 	if (strchr(name, '/'))
@@ -367,7 +423,7 @@ int openat(int dfd, const char *name, int flags, ...)
 			return -1;
 		dir[len] = '\0';
 	}
-	return fake_open(kind, dir, flags);
+	return fake_open(kind, ctrl, dir, flags);
 }
 
 int open(const char *path, int flags, ...)
@@ -375,17 +431,17 @@ int open(const char *path, int flags, ...)
 	char dir[PATH_MAX];
 	mode_t mode = 0;
 	va_list ap;
-	int kind;
+	int kind, ctrl;
 	REAL(int, open, const char *, int, ...);
 
 	va_start(ap, flags);
 	if (flags & (O_CREAT | O_TMPFILE))
 		mode = va_arg(ap, mode_t);
 	va_end(ap);
-	kind = kind_of(path, dir, sizeof(dir));
+	kind = kind_of(path, dir, sizeof(dir), &ctrl);
 	if (!kind)
 		return real_open(path, flags, mode);
-	return fake_open(kind, dir, flags);
+	return fake_open(kind, ctrl, dir, flags);
 }
 
 int open64(const char *path, int flags, ...)
@@ -404,11 +460,12 @@ int access(const char *path, int how)
 {
 	char dir[PATH_MAX];
 	struct stat st;
+	int ctrl;
 	REAL(int, access, const char *, int);
 
-	if (!kind_of(path, dir, sizeof(dir)))
+	if (!kind_of(path, dir, sizeof(dir), &ctrl))
 		return real_access(path, how);
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || !has_files(dir, ctrl)) {
 		errno = ENOENT;
 		return -1;
 	}
@@ -435,45 +492,91 @@ ssize_t write(int fd, const void *buf, size_t n)
 	if (errno || (*end && strcmp(end, "\n")) ||
 	    (v && (v < INTERVAL_MIN_MS || v > INTERVAL_MAX_MS)))
 		goto inval;
-	set_interval((uint32_t)v);
+	set_interval(f->ctrl, (uint32_t)v);
 	return (ssize_t)n;
 inval:
 	errno = EINVAL;
 	return -1;
 }
 
-/* the values of the cgroup at @dir (@id) as of publication @seq; false:
- * it has none (newer than the publication made at @when) */
-static bool values_of(const char *dir, uint64_t id, uint64_t seq, uint64_t when,
-		      uint64_t v[NR_VALUES])
+/* @dir/@name's text into @text (empty where it cannot be read) */
+static void read_text(const char *dir, const char *name, char *text, size_t size)
 {
-	char p[PATH_MAX + 16], text[4096];
-	uint64_t born;
-	struct stat st;
+	char p[PATH_MAX + 32];
 	ssize_t k = -1;
 	int fd;
 
-	if (stat(dir, &st) < 0)
-		return false;
-	born = (uint64_t)st.st_ctim.tv_sec * 1000000u + (uint64_t)st.st_ctim.tv_nsec / 1000u;
-	/* the publication's time on the directory's clock */
-	if (born > clock_usec(CLOCK_REALTIME) - (now_usec() - when))
-		return false;
-	snprintf(p, sizeof(p), "%s/cpu.stat", dir);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		k = read(fd, text, sizeof(text) - 1);
+		k = read(fd, text, size - 1);
 		close(fd);
 	}
 	text[k > 0 ? k : 0] = '\0';
-	for (int i = 0; i < 4; i++) {
-		const char *q = strstr(text, value_names[i]);
+}
 
-		v[i] = q ? strtoull(q + strlen(value_names[i]) + 1, NULL, 10) : 0;
+/* the pressure values of @dir, by psi_names (irq's where the kernel has it) */
+static uint32_t psi_values(const char *dir, uint64_t v[PSI_VALUES])
+{
+	/* psi_names: 8 values a file, in this order (irq.pressure: its full 4) */
+	static const char *const files[] = { "cpu.pressure", "memory.pressure", "io.pressure",
+					     "irq.pressure" };
+	uint32_t n = access("/proc/pressure/irq", F_OK) == 0 ? PSI_VALUES : PSI_VALUES - 4;
+	char text[512];
+
+	memset(v, 0, PSI_VALUES * sizeof(*v));
+	for (uint32_t i = 0; i < n; i += 4) {
+		const char *kind = strstr(psi_names[i], ".full.") ? "full" : "some", *line;
+		unsigned long a[3][2] = { { 0 } };
+		unsigned long long total = 0;
+
+		read_text(dir, files[i / 8], text, sizeof(text));
+		line = strstr(text, kind);
+		if (line && sscanf(line + 4, " avg10=%lu.%lu avg60=%lu.%lu avg300=%lu.%lu total=%llu",
+				   &a[0][0], &a[0][1], &a[1][0], &a[1][1], &a[2][0], &a[2][1],
+				   &total) == 7)
+			for (int k = 0; k < 3; k++)
+				v[i + k] = a[k][0] * 100 + a[k][1];
+		v[i + 3] = total;
 	}
-	v[0] += 1000 * last_change(id, seq);
-	v[4] = id % 1000;
-	return true;
+	return n;
+}
+
+/*
+ * The values of the cgroup at @dir (@id) of @ctrl as of publication @seq
+ * into @c: 1; 0: it has none, nor what is below it (newer than the
+ * publication made at @when); -1: none of its own (no pressure files)
+ */
+static int values_of(int ctrl, const char *dir, uint64_t id, uint64_t seq, uint64_t when,
+		     struct listed *c)
+{
+	char text[4096];
+	uint64_t born;
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return 0;
+	born = (uint64_t)st.st_ctim.tv_sec * 1000000u + (uint64_t)st.st_ctim.tv_nsec / 1000u;
+	/* the publication's time on the directory's clock */
+	if (born > clock_usec(CLOCK_REALTIME) - (now_usec() - when))
+		return 0;
+	if (!has_files(dir, ctrl))
+		return -1;
+	if (ctrl == C_PRESSURE) {
+		c->nv = psi_values(dir, c->v);
+		c->v[3] += 1000 * last_change(id, seq);	/* cpu.some.total */
+		return 1;
+	}
+	read_text(dir, "cpu.stat", text, sizeof(text));
+	for (int i = 0; i < 4; i++) {
+		const char *q = strstr(text, cpu_names[i]);
+
+		c->v[i] = q ? strtoull(q + strlen(cpu_names[i]) + 1, NULL, 10) : 0;
+	}
+	c->v[0] += 1000 * last_change(id, seq);
+	c->v[4] = id % 1000;
+	c->nv = CPU_VALUES;
+	return 1;
 }
 
 static void listing_add(struct listing *l, const struct listed *c)
@@ -505,7 +608,7 @@ static void put_cgroup(struct sw *w, uint16_t type, uint16_t flags, const struct
 {
 	static unsigned int n;
 
-	sw_cgroup(w, type, flags, c->id, c->parent, c->v, NR_VALUES, NULL, 0, 0,
+	sw_cgroup(w, type, flags, c->id, c->parent, c->v, c->nv, NULL, 0, 0,
 		  (uint32_t)env_long("FAKE_RECORD_PAD") / 8 * 8);
 	if (++n % 7 == 0)
 		sw_other(w, 77, 24);	/* a kind the reader does not know */
@@ -516,17 +619,20 @@ static void walk(struct fake *f, const char *dir, uint64_t id, uint64_t parent, 
 {
 	struct listed c = { .id = id, .parent = parent };
 	struct dirent *de;
+	int r = values_of(f->ctrl, dir, id, f->seq, f->when, &c);
 	DIR *d;
 
-	if (!values_of(dir, id, f->seq, f->when, c.v))
+	if (!r)
 		return;	/* newer than the publication, and so is what is below */
-	listing_add(&f->now, &c);
-	if (!changes) {
-		put_cgroup(&f->cgroups, CGROUP_STAT_REC_CGROUP, 0, &c);
-	} else {
-		const struct listed *was = listing_find(&f->base, id);
+	/* r < 0: no values of its own (no pressure files): not listed, those
+	 * below it may be */
+	if (r > 0) {
+		const struct listed *was = changes ? listing_find(&f->base, id) : NULL;
 
-		if (!was || memcmp(was->v, c.v, sizeof(c.v)))
+		listing_add(&f->now, &c);
+		if (!changes)
+			put_cgroup(&f->cgroups, CGROUP_STAT_REC_CGROUP, 0, &c);
+		else if (!was || was->nv != c.nv || memcmp(was->v, c.v, c.nv * sizeof(c.v[0])))
 			put_cgroup(&f->cgroups, CGROUP_STAT_REC_CGROUP,
 				   was ? 0 : CGROUP_STAT_CGROUP_F_NEW, &c);
 	}
@@ -581,7 +687,7 @@ static int subtree_start(struct fake *f, bool want_changes)
 	bool changes = want_changes && f->complete_seq, lost = false;
 	long lose = env_long("FAKE_LOSE_EVERY");
 
-	f->seq = pub_seq(&f->when);
+	f->seq = pub_seq(f->ctrl, &f->when);
 	if (!f->seq) {
 		errno = ENODATA;
 		return -1;
@@ -591,11 +697,15 @@ static int subtree_start(struct fake *f, bool want_changes)
 	f->out.len = f->cgroups.len = 0;
 	f->now.n = 0;
 	walk(f, f->path, f->id, 0, changes);
-	sw_snapshot(&f->out, CGROUP_STAT_CTRL_CPU,
+	sw_snapshot(&f->out, ctrls[f->ctrl].kernel_id,
 		    (changes ? CGROUP_STAT_SNAPSHOT_F_CHANGES : 0) |
 		    (lost ? CGROUP_STAT_SNAPSHOT_F_LOST : 0),
 		    f->seq, f->when, changes ? f->complete_seq : 0, 0);
-	sw_schema(&f->out, value_names, NR_VALUES, NULL, 0);
+	if (f->ctrl == C_PRESSURE)
+		sw_schema(&f->out, psi_names, access("/proc/pressure/irq", F_OK) == 0 ?
+			  PSI_VALUES : PSI_VALUES - 4, NULL, 0);
+	else
+		sw_schema(&f->out, cpu_names, CPU_VALUES, NULL, 0);
 	if (!lost)
 		put_removed(f);
 	else
@@ -654,26 +764,46 @@ static ssize_t subtree_pread(int fd, struct fake *f, void *buf, size_t n, off_t 
 	return subtree_copy(f, buf, n);
 }
 
-/* cpu.stat.stream's text of the latest publication */
+/* @c's values as pressure.stream prints them: a line per resource and kind */
+static void psi_text(struct sw *out, const struct listed *c)
+{
+	char line[256];
+
+	for (uint32_t i = 0; i < c->nv; i += 4) {
+		const char *dot = strchr(psi_names[i], '.');
+
+		snprintf(line, sizeof(line), "%.*s %.4s avg10=%llu.%02llu avg60=%llu.%02llu "
+			 "avg300=%llu.%02llu total=%llu\n", (int)(dot - psi_names[i]), psi_names[i],
+			 dot + 1, (unsigned long long)c->v[i] / 100,
+			 (unsigned long long)c->v[i] % 100, (unsigned long long)c->v[i + 1] / 100,
+			 (unsigned long long)c->v[i + 1] % 100, (unsigned long long)c->v[i + 2] / 100,
+			 (unsigned long long)c->v[i + 2] % 100, (unsigned long long)c->v[i + 3]);
+		sw_put(out, line, strlen(line));
+	}
+}
+
+/* cpu.stat.stream's (pressure.stream's) text of the latest publication */
 static ssize_t stream_pread(int fd, struct fake *f, void *buf, size_t n, off_t off)
 {
-	uint64_t v[NR_VALUES];
+	struct listed c = { 0 };
 	char line[128];
 
 	if (off == 0) {
 		if (read_expirations(fd) < 0)
 			return -1;
-		f->seq = pub_seq(&f->when);
-		if (!f->seq || !values_of(f->path, f->id, f->seq, f->when, v)) {
+		f->seq = pub_seq(f->ctrl, &f->when);
+		if (!f->seq || values_of(f->ctrl, f->path, f->id, f->seq, f->when, &c) <= 0) {
 			errno = ENODATA;
 			return -1;
 		}
 		f->out.len = 0;
-		for (int i = 0; i < NR_VALUES; i++) {
-			snprintf(line, sizeof(line), "%s %llu\n", value_names[i],
-				 (unsigned long long)v[i]);
+		for (uint32_t i = 0; f->ctrl == C_CPU && i < c.nv; i++) {
+			snprintf(line, sizeof(line), "%s %llu\n", cpu_names[i],
+				 (unsigned long long)c.v[i]);
 			sw_put(&f->out, line, strlen(line));
 		}
+		if (f->ctrl == C_PRESSURE)
+			psi_text(&f->out, &c);
 		snprintf(line, sizeof(line),
 			 "publication_seq %llu\npublication_time_usec %llu\npublications_skipped 0\n",
 			 (unsigned long long)f->seq, (unsigned long long)f->when);
@@ -695,7 +825,8 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
 
 	if (!f || f->kind == F_INTERVAL_W)
 		return real_pread(fd, buf, n, off);
-	if (stat(f->path, &st) < 0 || (uint64_t)st.st_ino != f->id) {
+	/* gone, or (pressure) its files went with its cgroup.pressure */
+	if (stat(f->path, &st) < 0 || (uint64_t)st.st_ino != f->id || !has_files(f->path, f->ctrl)) {
 		errno = ENODEV;
 		return -1;
 	}
