@@ -24,8 +24,8 @@
  * cgstream_rec_get, cgstream_rec_device, cgstream_rec_io_device,
  * cgstream_sample_field, cgstream_memory_get, cgstream_values_get,
  * cgstream_resolve_path, the interval calls, cgstream_mode_name,
- * cgstream_controller_name, cgstream_version, cgstream_escape_name,
- * cgstream_shown_path, cgstream_io_field, cgstream_probe,
+ * cgstream_controller_name, cgstream_controller_file, cgstream_version,
+ * cgstream_escape_name, cgstream_shown_path, cgstream_io_field, cgstream_probe,
  * cgstream_exit_status, cgstream_explain, cgstream_parse_option,
  * cgstream_notices, cgstream_distinct_subtrees) are safe to call from any
  * thread.  The library installs no signal handlers and starts no threads
@@ -271,6 +271,21 @@ int cgstream_memory_get(const struct cgstream_memory *m, const char *name,
 int cgstream_values_get(const struct cgstream_values *v, const char *name, uint64_t *value);
 /* "cpu", "memory", "io", "pressure" for one CGSTREAM_CTRL_* bit; NULL for anything else */
 const char *cgstream_controller_name(unsigned int ctrl);
+
+/* Since 1.4: cgstream_controller_file()'s @which */
+enum cgstream_file {
+	CGSTREAM_FILE_STAT = 0,		/* what FALLBACK mode reads, as messages name it:
+					 * "cpu.stat", "memory.stat", "io.stat", "*.pressure" */
+	CGSTREAM_FILE_STREAM = 1,	/* KERNEL mode's: "cpu.stat.stream", "pressure.stream" */
+	CGSTREAM_FILE_SUBTREE = 2,	/* SUBTREE mode's: "cpu.stat.stream.subtree" */
+	CGSTREAM_FILE_INTERVAL = 3,	/* the root's interval: "cpu.stat.stream_interval" */
+};
+/*
+ * Since 1.4: the kernel file (@which: enum cgstream_file) of one
+ * CGSTREAM_CTRL_* bit, for front ends that name it to the user; NULL for
+ * anything else.
+ */
+const char *cgstream_controller_file(unsigned int ctrl, unsigned int which);
 
 /* --- one cgroup --- */
 struct cgstream;

@@ -146,7 +146,7 @@ const struct cgs_controller cgs_pressure = {
 	.format = CGS_FMT_PRESSURE,
 	.core = true,
 	.stat_name = "cpu",
-	.emulated = "the *.pressure files",
+	.emulated = "*.pressure",
 	.aux = cgs_pressure_aux,
 	.n_aux = sizeof(cgs_pressure_aux) / sizeof(cgs_pressure_aux[0]),
 };
@@ -190,6 +190,25 @@ CGS_EXPORT const char *cgstream_controller_name(unsigned int ctrl)
 	const struct cgs_controller *c = cgs_controller_of_bit(ctrl);
 
 	return c ? c->name : NULL;
+}
+
+CGS_EXPORT const char *cgstream_controller_file(unsigned int ctrl, unsigned int which)
+{
+	const struct cgs_controller *c = cgs_controller_of_bit(ctrl);
+
+	if (!c)
+		return NULL;
+	switch (which) {
+	case CGSTREAM_FILE_STAT:
+		return c->emulated;
+	case CGSTREAM_FILE_STREAM:
+		return c->stream_file;
+	case CGSTREAM_FILE_SUBTREE:
+		return c->subtree_file;
+	case CGSTREAM_FILE_INTERVAL:
+		return c->interval_file;
+	}
+	return NULL;
 }
 
 const struct cgs_field *cgs_field_by_key(const struct cgs_controller *c, const char *key,

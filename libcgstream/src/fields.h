@@ -152,7 +152,7 @@ struct cgs_controller {
 					 * cgroup.controllers lists */
 	const char *stat_name;		/* of the values of its *.stat file: pressure's
 					 * resource ("cpu"); else NULL */
-	const char *emulated;		/* what its emulation reads, for messages */
+	const char *emulated;		/* what its emulation reads, as messages name it */
 	const struct cgs_aux_file *aux;	/* read beside its *.stat file */
 	size_t n_aux;
 	const struct cgs_field *fields;	/* cpu: the fixed fields */

@@ -46,6 +46,18 @@ static void test_options(void)
 	T_EQ(v, CGSTREAM_CTRL_PRESSURE | CGSTREAM_CTRL_CPU);
 	T_ASSERT(!strcmp(cgstream_controller_name(CGSTREAM_CTRL_PRESSURE), "pressure"));
 	T_ASSERT(cgstream_controller_name(CGSTREAM_CTRL_PRESSURE << 1) == NULL);
+	T_ASSERT(!strcmp(cgstream_controller_file(CGSTREAM_CTRL_PRESSURE, CGSTREAM_FILE_SUBTREE),
+			 "pressure.stream.subtree"));
+	T_ASSERT(!strcmp(cgstream_controller_file(CGSTREAM_CTRL_PRESSURE, CGSTREAM_FILE_STREAM),
+			 "pressure.stream"));
+	T_ASSERT(!strcmp(cgstream_controller_file(CGSTREAM_CTRL_PRESSURE, CGSTREAM_FILE_INTERVAL),
+			 "pressure.stream_interval"));
+	T_ASSERT(!strcmp(cgstream_controller_file(CGSTREAM_CTRL_PRESSURE, CGSTREAM_FILE_STAT),
+			 "*.pressure"));
+	T_ASSERT(!strcmp(cgstream_controller_file(CGSTREAM_CTRL_IO, CGSTREAM_FILE_STAT),
+			 "io.stat"));
+	T_ASSERT(cgstream_controller_file(CGSTREAM_CTRL_CPU, 4) == NULL);
+	T_ASSERT(cgstream_controller_file(CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_IO, 0) == NULL);
 	const char *bad_ctrls[] = { "", "cpu,", ",cpu", "cpu,,io", "mem", "cpu io", "CPU" };
 	for (size_t i = 0; i < sizeof(bad_ctrls) / sizeof(bad_ctrls[0]); i++)
 		T_EQ(cgstream_parse_option(CGSTREAM_WHAT_CONTROLLERS, bad_ctrls[i], &v), -EINVAL);
@@ -247,14 +259,13 @@ static void test_notices(void)
 	modes[3] = CGSTREAM_MODE_FALLBACK;
 	T_ASSERT(cgstream_notices(CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_PRESSURE, modes, &o,
 				  CGSTREAM_NOTICE_EMULATION, buf, sizeof(buf)) > 0);
-	if (strcmp(buf, "fallback mode, as asked: cpu.stat and the *.pressure files read every "
-		   "250 ms\n"))
+	if (strcmp(buf, "fallback mode, as asked: cpu.stat and *.pressure read every 250 ms\n"))
 		T_FAIL("notice: %s", buf);
 	o.mode = CGSTREAM_MODE_AUTO;
 	T_ASSERT(cgstream_notices(CGSTREAM_CTRL_PRESSURE, modes, &o, CGSTREAM_NOTICE_EMULATION, buf,
 				  sizeof(buf)) > 0);
 	if (strcmp(buf, "this kernel has no pressure.stream: fallback mode (the stream emulated: "
-		   "the *.pressure files read every 250 ms)\n"))
+		   "*.pressure read every 250 ms)\n"))
 		T_FAIL("notice: %s", buf);
 	o.mode = CGSTREAM_MODE_FALLBACK;
 	T_EQ(cgstream_notices(CGSTREAM_CTRL_CPU, modes, &o, CGSTREAM_NOTICE_STREAMING_OFF, buf,
