@@ -13,6 +13,14 @@
 #include "cli.h"
 #include "format.h"
 
+const struct fmt_psi_column fmt_psi_columns[FMT_PSI_NR] = {
+	[FMT_PSI_CPU_SOME] = { "CPU-SOME", "cpu-some", "cpu.some.total" },
+	[FMT_PSI_MEM_SOME] = { "MEM-SOME", "mem-some", "memory.some.total" },
+	[FMT_PSI_MEM_FULL] = { "MEM-FULL", "mem-full", "memory.full.total" },
+	[FMT_PSI_IO_SOME] = { "IO-SOME", "io-some", "io.some.total" },
+	[FMT_PSI_IO_FULL] = { "IO-FULL", "io-full", "io.full.total" },
+};
+
 int fmt_init(struct fmt *f, FILE *out, enum fmt_style style, uint64_t every, bool parents,
 	     uint32_t controllers, const char *mount)
 {
@@ -211,6 +219,8 @@ uint64_t fmt_event_seq(const struct cgstream_event *ev)
 		return ev->memory->seq;
 	if ((ev->controllers & CGSTREAM_CTRL_IO) && ev->io)
 		return ev->io->seq;
+	if ((ev->controllers & CGSTREAM_CTRL_PRESSURE) && ev->pressure)
+		return ev->pressure->seq;
 	return ev->sample.seq;
 }
 
@@ -224,14 +234,20 @@ static const struct cgstream_io *ev_io(const struct cgstream_event *ev)
 	return ev->controllers & CGSTREAM_CTRL_IO ? ev->io : NULL;
 }
 
-/* "memory": {"anon": N, ...}: every value, by the names the library gives */
-static void json_memory(FILE *out, const struct cgstream_memory *m)
+static const struct cgstream_values *ev_pressure(const struct cgstream_event *ev)
 {
-	fputs(", \"memory\": {", out);
-	for (uint32_t i = 0; i < m->nr; i++) {
+	return ev->controllers & CGSTREAM_CTRL_PRESSURE ? ev->pressure : NULL;
+}
+
+/* ", "@key": {"anon": N, ...}": every value, by the names the library gives */
+static void json_named(FILE *out, const char *key, uint32_t nr, const char *const *names,
+		       const uint64_t *values)
+{
+	fprintf(out, ", \"%s\": {", key);
+	for (uint32_t i = 0; i < nr; i++) {
 		fputs(i ? ", " : "", out);
-		json_string(out, m->names[i]);
-		fprintf(out, ": %llu", (unsigned long long)m->values[i]);
+		json_string(out, names[i]);
+		fprintf(out, ": %llu", (unsigned long long)values[i]);
 	}
 	fputc('}', out);
 }
@@ -284,6 +300,7 @@ static void json_values(struct fmt *f, const struct fmt_cg *c, const struct cgst
 {
 	const struct cgstream_memory *m = ev_memory(ev);
 	const struct cgstream_io *io = ev_io(ev);
+	const struct cgstream_values *p = ev_pressure(ev);
 	FILE *out = f->out;
 
 	if (src->controllers & CGSTREAM_CTRL_CPU) {
@@ -299,12 +316,16 @@ static void json_values(struct fmt *f, const struct fmt_cg *c, const struct cgst
 	    json_ctrl_head(out, "memory", src->ctrl_mode[cli_ctrl_index(CGSTREAM_CTRL_MEMORY)], m,
 			   m ? m->seq : 0,
 			   m ? m->flush_time_usec : 0))
-		json_memory(out, m);
+		json_named(out, "memory", m->nr, m->names, m->values);
 	if ((src->controllers & CGSTREAM_CTRL_IO) &&
 	    json_ctrl_head(out, "io", src->ctrl_mode[cli_ctrl_index(CGSTREAM_CTRL_IO)], io,
 			   io ? io->seq : 0,
 			   io ? io->flush_time_usec : 0))
 		json_io(out, io);
+	if ((src->controllers & CGSTREAM_CTRL_PRESSURE) &&
+	    json_ctrl_head(out, "pressure", src->ctrl_mode[cli_ctrl_index(CGSTREAM_CTRL_PRESSURE)],
+			   p, p ? p->seq : 0, p ? p->time_usec : 0))
+		json_named(out, "pressure", p->nr, p->names, p->values);
 }
 
 static void fmt_json_sample(struct fmt *f, const struct fmt_cg *c,
@@ -318,7 +339,28 @@ static void fmt_json_sample(struct fmt *f, const struct fmt_cg *c,
 	fputs("}\n", f->out);
 }
 
-/* "; memory 1.20G (anon 1.00G, file 200M); io read 1.20M/s, write 0B/s" */
+/* "pressure cpu-some 1.2%, mem-some 0.0%, ...": the columns the cgroup has
+ * (the first sample: "pressure: first sample") */
+static void fmt_line_pressure(const struct fmt *f, const struct fmt_cg *c, const char *sep)
+{
+	const char *comma = " ";
+	double pct;
+
+	fprintf(f->out, "%spressure", sep);
+	if (!c->psi_ok) {
+		fputs(": first sample", f->out);
+		return;
+	}
+	for (unsigned int k = 0; k < FMT_PSI_NR; k++) {
+		if (!fmt_psi(c, k, &pct))
+			continue;
+		fprintf(f->out, "%s%s %.1f%%", comma, fmt_psi_columns[k].name, pct);
+		comma = ", ";
+	}
+}
+
+/* "; memory 1.20G (anon 1.00G, file 200M); io read 1.20M/s, write 0B/s;
+ * pressure cpu-some 0.5%, ..." */
 static void fmt_line_others(const struct fmt *f, const struct fmt_cg *c, const struct fmt_src *src,
 			    const char *sep)
 {
@@ -339,6 +381,7 @@ static void fmt_line_others(const struct fmt *f, const struct fmt_cg *c, const s
 	}
 	if ((src->controllers & CGSTREAM_CTRL_IO) && c->have_io) {
 		fputs(sep, f->out);
+		sep = "; ";
 		if (c->have_io_delta)
 			fprintf(f->out, "io read %s/s, write %s/s", fmt_bytes(a, sizeof(a), c->io_rbps),
 				fmt_bytes(b, sizeof(b), c->io_wbps));
@@ -347,6 +390,8 @@ static void fmt_line_others(const struct fmt *f, const struct fmt_cg *c, const s
 				fmt_bytes(a, sizeof(a), (double)c->io_rbytes),
 				fmt_bytes(b, sizeof(b), (double)c->io_wbytes));
 	}
+	if ((src->controllers & CGSTREAM_CTRL_PRESSURE) && c->have_psi)
+		fmt_line_pressure(f, c, sep);
 }
 
 static void fmt_line_sample(const struct fmt *f, const struct fmt_cg *c,
@@ -443,7 +488,42 @@ static void io_numbers(struct fmt_cg *c, const struct cgstream_io *io, uint64_t 
 	c->have_io = true;
 }
 
-/* memory as it is now; io rates */
+/*
+ * Pressure since the last printed sample, as io's rates: each column's
+ * share of the time between pressure's publications, from its total's
+ * delta (a total in usec; 0 when it went backwards, at most 100).
+ */
+static void psi_numbers(struct fmt_cg *c, const struct cgstream_values *p, uint64_t floor)
+{
+	uint64_t from = c->psi_time > floor ? c->psi_time : floor, t[FMT_PSI_NR];
+	uint32_t has = 0;
+
+	if (!p) {
+		c->have_psi = false;
+		c->psi_ok = 0;
+		return;
+	}
+	if (c->have_psi && p->time_usec == c->psi_time)
+		return;
+	for (unsigned int k = 0; k < FMT_PSI_NR; k++)
+		if (cgstream_values_get(p, fmt_psi_columns[k].total, &t[k]) == 0)
+			has |= 1u << k;
+	c->psi_ok = c->have_psi && p->time_usec > from ? has & c->psi_has : 0;
+	for (unsigned int k = 0; k < FMT_PSI_NR; k++) {
+		if (c->psi_ok & (1u << k)) {
+			double share = pct(c->psi_total[k], t[k], p->time_usec - from);
+
+			c->psi_pct[k] = share > 100.0 ? 100.0 : share;
+		}
+		if (has & (1u << k))
+			c->psi_total[k] = t[k];
+	}
+	c->psi_has = has;
+	c->psi_time = p->time_usec;
+	c->have_psi = true;
+}
+
+/* memory as it is now; io rates; pressure */
 static void other_numbers(struct fmt_cg *c, const struct cgstream_event *ev, uint64_t floor)
 {
 	const struct cgstream_memory *m = ev_memory(ev);
@@ -457,6 +537,7 @@ static void other_numbers(struct fmt_cg *c, const struct cgstream_event *ev, uin
 			c->mem_file = 0;
 	}
 	io_numbers(c, ev_io(ev), floor);
+	psi_numbers(c, ev_pressure(ev), floor);
 }
 
 /* the base of the next numbers: this sample */
@@ -478,6 +559,8 @@ static uint64_t fmt_event_time(const struct cgstream_event *ev)
 		return ev->memory->flush_time_usec;
 	if ((ev->controllers & CGSTREAM_CTRL_IO) && ev->io)
 		return ev->io->flush_time_usec;
+	if ((ev->controllers & CGSTREAM_CTRL_PRESSURE) && ev->pressure)
+		return ev->pressure->time_usec;
 	return 0;
 }
 
@@ -617,7 +700,7 @@ struct fmt_cg **fmt_cgroups(const struct fmt *f)
 	return v;
 }
 
-/* the table's cells of memory and io, after the CPU ones */
+/* the table's cells of memory, io and pressure, after the CPU ones */
 static void table_others(const struct fmt *f, const struct fmt_cg *c)
 {
 	char a[16], b[16];
@@ -631,6 +714,14 @@ static void table_others(const struct fmt *f, const struct fmt_cg *c)
 				fmt_bytes(b, sizeof(b), c->io_wbps));
 		else
 			fprintf(f->out, " %7s %7s", "-", "-");
+	}
+	for (unsigned int k = 0; (f->controllers & CGSTREAM_CTRL_PRESSURE) && k < FMT_PSI_NR; k++) {
+		double pct;
+
+		if (fmt_psi(c, k, &pct))
+			fprintf(f->out, " %8.1f", pct);
+		else
+			fprintf(f->out, " %8s", "-");
 	}
 }
 
@@ -685,6 +776,8 @@ static void fmt_table(struct fmt *f, const char *mode, uint64_t seq)
 		fprintf(out, " %7s", "MEM");
 	if (f->controllers & CGSTREAM_CTRL_IO)
 		fprintf(out, " %7s %7s", "READ/s", "WRITE/s");
+	for (unsigned int k = 0; (f->controllers & CGSTREAM_CTRL_PRESSURE) && k < FMT_PSI_NR; k++)
+		fprintf(out, " %8s", fmt_psi_columns[k].heading);
 	fputc('\n', out);
 	for (size_t i = 0; i < n; i++)
 		table_row(f, v[i]);

@@ -3,8 +3,9 @@
  * The one printer of cgstream's samples and events, for every way of
  * watching (a group of named cgroups, trees) and every output (JSON lines,
  * plain lines, the live table).  It keeps each cgroup's last printed
- * sample, by cgroup id, for the CPU percentages, the io rates and --every;
- * cgstream top takes its numbers from here too (FMT_NONE).
+ * sample, by cgroup id, for the CPU percentages, the io rates, the
+ * pressure percentages and --every; cgstream top takes its numbers from
+ * here too (FMT_NONE).
  */
 #ifndef CGSTREAM_FORMAT_H
 #define CGSTREAM_FORMAT_H
@@ -19,7 +20,7 @@
 
 enum fmt_style {
 	FMT_JSON,	/* one JSON object per sample or event per line */
-	FMT_LINES,	/* "seq N /path: cpu ...; memory ...; io ..." */
+	FMT_LINES,	/* "seq N /path: cpu ...; memory ...; io ...; pressure ..." */
 	FMT_TABLE,	/* a table redrawn per cycle (a terminal) */
 	FMT_NONE,	/* keep the numbers, print nothing: cgstream top draws */
 };
@@ -45,10 +46,33 @@ void fmt_src_modes(struct fmt_src *src, int mode, int (*ctrl_mode)(const void *,
 		   const void *obj);
 
 /*
+ * The pressure columns, those of below's pressure view: the share of the
+ * time some task of the cgroup (some) or all of its tasks (full) waited
+ * for the CPU, memory, io, in percent over the last interval, from the
+ * deltas of the kernel's totals (by their names among pressure's values).
+ */
+enum fmt_psi {
+	FMT_PSI_CPU_SOME,
+	FMT_PSI_MEM_SOME,
+	FMT_PSI_MEM_FULL,
+	FMT_PSI_IO_SOME,
+	FMT_PSI_IO_FULL,
+	FMT_PSI_NR,
+};
+
+struct fmt_psi_column {
+	const char *heading;	/* the tables': "MEM-FULL" */
+	const char *name;	/* lines', top's --sort: "mem-full" */
+	const char *total;	/* its total among pressure's values: "memory.full.total" */
+};
+extern const struct fmt_psi_column fmt_psi_columns[FMT_PSI_NR];
+
+/*
  * A cgroup's numbers: its last printed cycle (with FMT_NONE: its last
  * sample).  CPU in percent of one CPU over the time between that sample's
  * flush and the one before it (with --every: the last printed one); io
- * in bytes per second over its own flushes' times; memory as it is.
+ * in bytes per second and pressure in percent over their own
+ * publications' times; memory as it is.
  */
 struct fmt_cg {
 	uint64_t id;			/* the cgroup's id: first, as cli_ids wants */
@@ -72,6 +96,12 @@ struct fmt_cg {
 	bool have_io, have_io_delta;
 	uint64_t io_rbytes, io_wbytes, io_time;
 	double io_rbps, io_wbps;
+	/* pressure: the totals of fmt_psi_columns and their time (have_psi);
+	 * the percentages of those in psi_ok (bits by enum fmt_psi) */
+	bool have_psi;
+	uint32_t psi_has, psi_ok;
+	uint64_t psi_total[FMT_PSI_NR], psi_time;
+	double psi_pct[FMT_PSI_NR];
 };
 
 struct fmt {
@@ -119,6 +149,16 @@ const char *fmt_bytes(char *buf, size_t size, double bytes);
 static inline double fmt_io_bps(const struct fmt_cg *c)
 {
 	return c->io_rbps + c->io_wbps;
+}
+
+/* @c's pressure column @k (enum fmt_psi) in percent: true, or false
+ * without one (no pressure of the cgroup, or one sample only) */
+static inline bool fmt_psi(const struct fmt_cg *c, unsigned int k, double *pct)
+{
+	if (!(c->psi_ok & (1u << k)))
+		return false;
+	*pct = c->psi_pct[k];
+	return true;
 }
 
 #endif

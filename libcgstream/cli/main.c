@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * cgstream: show and set the kernel's cpu.stat flush interval, and watch
- * cgroups' CPU use once per flush: named cgroups through a group, whole
+ * cgstream: show and set the kernel's publication intervals, and watch
+ * cgroups' CPU use, memory, io and pressure once per publication: named
+ * cgroups through a group, whole
  * subtrees (--recursive) through trees; format.c prints them (a live
  * table, plain lines, or JSON lines); top.c is `cgstream top`.  Also the
  * streaming daemon of the systemd units: it speaks the sd_notify protocol
@@ -33,50 +34,55 @@ static void usage(FILE *f)
 		"       cgstream top [OPTIONS] [CGROUP]   (see cgstream top --help)\n"
 		"       cgstream --help | --version\n"
 		"\n"
-		"Read cgroup v2 cpu, memory and io statistics once per kernel flush\n"
-		"(cpu.stat.stream, memory.stat.stream, io.stat.stream).\n"
+		"Read cgroup v2 cpu, memory and io statistics and pressure stall\n"
+		"information once per kernel flush (cpu.stat.stream, memory.stat.stream,\n"
+		"io.stat.stream, pressure.stream).\n"
 		"\n"
 		"  interval          print the kernel's flush interval in ms (0: off): one\n"
 		"                    number when every controller it streams has the same,\n"
 		"                    else a line 'CTRL MS' per controller\n"
 		"  interval MS       set it for every controller the kernel streams: 0 (off)\n"
 		"                    or %u..%u ms; needs root\n"
-		"  interval CTRL=MS  set one controller's (cpu, memory, io; an empty MS\n"
-		"                    leaves it to the MS for all)\n"
-		"    --controllers LIST  only these controllers (cpu,memory,io); the kernel\n"
-		"                    must stream each of them (also --controller)\n"
-		"  watch CGROUP...   each cgroup's CPU use, memory and io once per flush; a\n"
-		"                    CGROUP is absolute or relative to the cgroup2 mount\n"
+		"  interval CTRL=MS  set one controller's (cpu, memory, io, pressure; an\n"
+		"                    empty MS leaves it to the MS for all)\n"
+		"    --controllers LIST  only these controllers (cpu,memory,io,pressure);\n"
+		"                    the kernel must stream each of them (also --controller)\n"
+		"  watch CGROUP...   each cgroup's CPU use, memory, io and pressure once per\n"
+		"                    flush; a CGROUP is absolute or relative to the cgroup2\n"
+		"                    mount\n"
 		"  top [CGROUP]      a live table of a subtree's cgroups, busiest first\n"
 		"\n"
 		"watch options:\n"
-		"  --controllers LIST        cpu,memory,io (or all): what to read; each must\n"
-		"                            be enabled for every CGROUP.  Default: cpu, and\n"
-		"                            memory and io where they are enabled\n"
+		"  --controllers LIST        cpu,memory,io,pressure (or all): what to read;\n"
+		"                            each must be there for every CGROUP.  Default:\n"
+		"                            cpu, and memory, io and pressure where the\n"
+		"                            cgroups have them\n"
 		"  --recursive               each CGROUP with all below it, those made while\n"
 		"                            watching too: one read per flush and controller\n"
-		"                            for a whole subtree (*.stat.stream.subtree) where\n"
-		"                            the kernel has it\n"
+		"                            for a whole subtree (*.stat.stream.subtree,\n"
+		"                            pressure.stream.subtree) where the kernel has it\n"
 		"  --json                    one JSON object per sample or event per line\n"
 		"                            (cgroup, cgroup_id, with --recursive parent_id;\n"
 		"                            changed: the controllers whose values moved;\n"
-		"                            memory: every value by name; io: per device;\n"
-		"                            \"event\": \"removed\" with the cgroup's last\n"
-		"                            values, final: those that are the kernel's as\n"
-		"                            of its removal)\n"
+		"                            memory and pressure: every value by name; io:\n"
+		"                            per device; \"event\": \"removed\" with the\n"
+		"                            cgroup's last values, final: those that are\n"
+		"                            the kernel's as of its removal)\n"
 		"  --changes                 a cgroup only when its values changed (JSON:\n"
 		"                            \"event\": \"changed\"); with --recursive the\n"
 		"                            kernel's change snapshots, where it has them,\n"
 		"                            make a cycle cost what changed\n"
 		"  --count N                 stop after N cycles (printed ones)\n"
 		"  --every N                 print one cycle in N: when flush_seq reaches\n"
-		"                            the next multiple of N; CPU%% and io rates are\n"
-		"                            averages since the last printed sample\n"
+		"                            the next multiple of N; CPU%%, io rates and\n"
+		"                            pressure are averages since the last printed\n"
+		"                            sample\n"
 		"  --mode auto|subtree|kernel|fallback\n"
 		"                            subtree (--recursive only): the subtree files;\n"
-		"                            kernel: a *.stat.stream per cgroup; fallback:\n"
-		"                            a timer and *.stat reads; auto (default): for\n"
-		"                            each controller the first the kernel has\n"
+		"                            kernel: a *.stat.stream (pressure.stream) per\n"
+		"                            cgroup; fallback: a timer and *.stat (and\n"
+		"                            *.pressure) reads; auto (default): for each\n"
+		"                            controller the first the kernel has\n"
 		"  --fallback-interval MS    timer period of fallback mode (default: the\n"
 		"                            kernel's interval if set, else 1000)\n"
 		"  --output FILE             append to FILE instead of standard output\n"
@@ -147,11 +153,9 @@ static int interval_parse_one(struct interval_args *ia, int argc, char **argv, i
 		if (!v && strcmp(a, "--controllers") && strcmp(a, "--controller"))
 			goto unknown;
 		v = v ? v + 1 : *i + 1 < argc ? argv[++*i] : NULL;
-		if (!v) {
-			fprintf(stderr, "cgstream: --controllers wants cpu, memory or io\n");
-			return CGSTREAM_EXIT_USAGE;
-		}
-		return cli_option(CGSTREAM_WHAT_CONTROLLERS, v, &ia->named) ? CGSTREAM_EXIT_USAGE : -1;
+		/* none: the library's message of an empty list names them all */
+		return cli_option(CGSTREAM_WHAT_CONTROLLERS, v ? v : "", &ia->named) ?
+		       CGSTREAM_EXIT_USAGE : -1;
 	}
 	b = eq ? ctrl_by_name(a, (size_t)(eq - a)) : 0;
 	if (b) {
@@ -241,8 +245,8 @@ static int cmd_interval(int argc, char **argv)
 		return interval_error(skipped & -skipped, ia.set, NULL, -EOPNOTSUPP);
 	for (unsigned int b = 1; ia.set && cli_ctrl(b); b <<= 1)
 		if (skipped & b)
-			fprintf(stderr, "cgstream: this kernel does not stream %s (no "
-				"%s.stat.stream_interval): skipped\n", cli_ctrl(b), cli_ctrl(b));
+			fprintf(stderr, "cgstream: this kernel does not stream %s (no %s): skipped\n",
+				cli_ctrl(b), cgstream_controller_file(b, CGSTREAM_FILE_INTERVAL));
 	if (ia.set)
 		return CGSTREAM_EXIT_OK;
 	if (agree) {
@@ -362,8 +366,8 @@ static int open_group(struct watch *w, char **args, char *const *paths, int n_ar
 		return r;
 	/*
 	 * The default set: the controllers enabled for one of the cgroups
-	 * at least (cpu alone for cgroups without memory and io), not every
-	 * controller the hierarchy has
+	 * at least (cpu alone for cgroups without memory, io and pressure),
+	 * not every controller the hierarchy has
 	 */
 	if (o.controllers == CGSTREAM_CTRL_DEFAULT)
 		o.controllers = ctrls;

@@ -14,6 +14,12 @@
  * "subtree total", not a row: rows are the cgroups below it, and the
  * busiest of those comes first.
  *
+ * Two views of the rows, so that the table stays within 80 columns: the
+ * general one (CPU, throttling, memory, io) and, where pressure is read,
+ * below's pressure view (CPU%, then the share of the last interval some
+ * or all of a cgroup's tasks waited for the CPU, memory and io: format.h's
+ * pressure columns).
+ *
  * The terminal is given back as it was on every way out: q, ^C, SIGTERM,
  * SIGHUP, an error, the watched cgroup's removal; on ^Z too (and taken
  * again on SIGCONT), and on a crash (a handler puts it back and dies of
@@ -41,30 +47,61 @@
 #include "format.h"
 
 #define BATCH		256
-/* the columns after CGROUP: " %7s %7s %7s %6s %8s", then " %6s" for MEM and IO/s */
+/* the columns after CGROUP: " %7s %7s %7s %6s %8s", then " %6s" for MEM and IO/s;
+ * the pressure view's " %7s" (CPU%), then " %8s" for each pressure column */
 #define CPU_WIDTH	40
 #define OTHER_WIDTH	7
+#define PSI_CPU_WIDTH	8
+#define PSI_WIDTH	9
 #define MIN_PATH_WIDTH	10
 /* six header lines and the column heading, then rows, then the footer */
 #define HEAD_LINES	7
 #define MIN_ROWS	(HEAD_LINES + 2)
 
-enum sort_key { SORT_CPU, SORT_USER, SORT_SYS, SORT_THROTTLED, SORT_MEM, SORT_IO, SORT_NAME };
+enum view { VIEW_GENERAL, VIEW_PRESSURE, VIEW_ANY };
+
+static const char *const view_names[] = { [VIEW_GENERAL] = "general", [VIEW_PRESSURE] = "pressure" };
+
+/* the sort keys: then the pressure columns, SORT_PSI + enum fmt_psi */
+enum sort_key { SORT_CPU, SORT_USER, SORT_SYS, SORT_THROTTLED, SORT_MEM, SORT_IO, SORT_NAME,
+		SORT_PSI };
+#define N_SORTS (SORT_PSI + FMT_PSI_NR)
 
 static const struct {
 	char key;		/* the key that picks it */
 	const char *name;	/* --sort NAME */
 	const char *column;	/* as the header names it */
-} sorts[] = {
-	[SORT_CPU] = { 'c', "cpu", "CPU%" },
-	[SORT_USER] = { 'u', "user", "USER%" },
-	[SORT_SYS] = { 's', "sys", "SYS%" },
-	[SORT_THROTTLED] = { 't', "throttled", "THR-MS" },
-	[SORT_MEM] = { 'm', "mem", "MEM" },
-	[SORT_IO] = { 'i', "io", "IO/s" },
-	[SORT_NAME] = { 'n', "name", "CGROUP" },
+	enum view view;		/* the view it shows in */
+} sorts[SORT_PSI] = {
+	[SORT_CPU] = { 'c', "cpu", "CPU%", VIEW_ANY },
+	[SORT_USER] = { 'u', "user", "USER%", VIEW_GENERAL },
+	[SORT_SYS] = { 's', "sys", "SYS%", VIEW_GENERAL },
+	[SORT_THROTTLED] = { 't', "throttled", "THR-MS", VIEW_GENERAL },
+	[SORT_MEM] = { 'm', "mem", "MEM", VIEW_GENERAL },
+	[SORT_IO] = { 'i', "io", "IO/s", VIEW_GENERAL },
+	[SORT_NAME] = { 'n', "name", "CGROUP", VIEW_ANY },
 };
-#define N_SORTS (sizeof(sorts) / sizeof(sorts[0]))
+
+/* a sort's --sort name, column, key (the pressure columns: 1 to 5) and view */
+static const char *sort_name(enum sort_key k)
+{
+	return k >= SORT_PSI ? fmt_psi_columns[k - SORT_PSI].name : sorts[k].name;
+}
+
+static const char *sort_column(enum sort_key k)
+{
+	return k >= SORT_PSI ? fmt_psi_columns[k - SORT_PSI].heading : sorts[k].column;
+}
+
+static char sort_key_char(enum sort_key k)
+{
+	return k >= SORT_PSI ? (char)('1' + (k - SORT_PSI)) : sorts[k].key;
+}
+
+static enum view sort_view(enum sort_key k)
+{
+	return k >= SORT_PSI ? VIEW_PRESSURE : sorts[k].view;
+}
 
 /* the terminal as found, for every way out (the crash handler included) */
 static struct termios saved_tio;
@@ -101,6 +138,8 @@ struct top {
 
 	/* what is shown, how */
 	enum sort_key sort;
+	enum view view;
+	bool view_asked;		/* --view */
 	bool reverse;
 	bool batch;
 	uint64_t iterations, counted;	/* -n; tables that could show CPU% */
@@ -117,17 +156,25 @@ static void usage_top(FILE *f)
 		"below it with its CPU use in the last flush interval, busiest first, its\n"
 		"memory (MEM: memory.current) and io (IO/s: bytes read and written per\n"
 		"second), redrawn once per flush.  CGROUP is absolute or relative to the\n"
-		"cgroup2 mount.\n"
+		"cgroup2 mount.  Where pressure is read, a second view (p) shows it as below\n"
+		"does: the share of the last interval in which some task of a cgroup waited\n"
+		"for the CPU (CPU-SOME), for memory or io (MEM-SOME, IO-SOME), or all of its\n"
+		"tasks did (MEM-FULL, IO-FULL), in percent.\n"
 		"\n"
 		"  -b, --batch               plain tables on standard output, one per flush\n"
 		"                            (from the second: the first has no CPU%% yet)\n"
 		"  -n, --iterations N        stop after N tables that can show CPU%%\n"
-		"  -s, --sort KEY            cpu (default), user, sys, throttled, mem, io or\n"
-		"                            name\n"
+		"  -s, --sort KEY            cpu (default), user, sys, throttled, mem, io,\n"
+		"                            name, or of the pressure view cpu-some,\n"
+		"                            mem-some, mem-full, io-some, io-full\n"
+		"      --view general|pressure\n"
+		"                            the columns shown first (a --sort of the other\n"
+		"                            view's shows that one)\n"
 		"      --reverse             the other way round (lowest first, or z..a)\n"
-		"      --controllers LIST    cpu,memory,io (or all): the columns; each must be\n"
-		"                            enabled for CGROUP.  Default: cpu, and memory and\n"
-		"                            io where they are enabled\n"
+		"      --controllers LIST    cpu,memory,io,pressure (or all): the columns;\n"
+		"                            each must be there for CGROUP.  Default: cpu,\n"
+		"                            and memory, io and pressure where CGROUP has\n"
+		"                            them\n"
 		"      --mode auto|subtree|kernel|fallback\n"
 		"                            as for watch --recursive (default: auto)\n"
 		"      --fallback-interval MS\n"
@@ -136,7 +183,8 @@ static void usage_top(FILE *f)
 		"\n"
 		"Keys: c u s t m i n sort by CPU%%, USER%%, SYS%%, throttled time, MEM, IO/s,\n"
 		"      name (m and i where those columns are shown: --sort mem and io want\n"
-		"      them too);\n"
+		"      them too); 1 to 5 by the pressure columns;\n"
+		"      p switches between the general and the pressure view;\n"
 		"      r reverses; q (or Ctrl-C) quits.\n"
 		"\n");
 	cli_exit_statuses(f);
@@ -441,6 +489,10 @@ static const char *relative(const struct top *tp, const char *shown)
 
 static bool has_value(const struct fmt_cg *c, enum sort_key k)
 {
+	double pct;
+
+	if (k >= SORT_PSI)
+		return fmt_psi(c, k - SORT_PSI, &pct);
 	switch (k) {
 	case SORT_NAME:
 		return true;
@@ -462,6 +514,10 @@ static double thr_pct(const struct fmt_cg *c)
 
 static double sort_value(const struct fmt_cg *c, enum sort_key k)
 {
+	double pct = 0;
+
+	if (k >= SORT_PSI)
+		return fmt_psi(c, k - SORT_PSI, &pct) ? pct : 0;
 	switch (k) {
 	case SORT_CPU:
 		return c->cpu;
@@ -475,7 +531,7 @@ static double sort_value(const struct fmt_cg *c, enum sort_key k)
 		return (double)c->mem_current;
 	case SORT_IO:
 		return fmt_io_bps(c);
-	case SORT_NAME:
+	default:
 		break;
 	}
 	return 0;
@@ -532,9 +588,16 @@ static bool has_io(const struct top *tp)
 	return tp->src.controllers & CGSTREAM_CTRL_IO;
 }
 
+static bool has_psi(const struct top *tp)
+{
+	return tp->src.controllers & CGSTREAM_CTRL_PRESSURE;
+}
+
 /* the width of the columns after CGROUP */
 static unsigned int num_width(const struct top *tp)
 {
+	if (tp->view == VIEW_PRESSURE)
+		return PSI_CPU_WIDTH + FMT_PSI_NR * PSI_WIDTH;
 	return CPU_WIDTH + (has_mem(tp) ? OTHER_WIDTH : 0) + (has_io(tp) ? OTHER_WIDTH : 0);
 }
 
@@ -561,17 +624,44 @@ static void other_cells(char *buf, size_t size, const struct top *tp, const stru
 		snprintf(buf + n, size - n, " %6s", heading ? "IO/s" : io);
 }
 
+/* the pressure view's cells after CGROUP: CPU%, the pressure columns
+ * (@c NULL: their headings) */
+static void psi_cells(char *buf, size_t size, const struct fmt_cg *c)
+{
+	char cell_text[32];
+	size_t n;
+	double pct = 0;
+
+	if (c)
+		cell(cell_text, sizeof(cell_text), c->have_delta, c->cpu);
+	n = (size_t)snprintf(buf, size, " %7s", c ? cell_text : "CPU%");
+	for (unsigned int k = 0; k < FMT_PSI_NR && n < size; k++) {
+		if (c) {
+			bool ok = fmt_psi(c, k, &pct);	/* before pct is read */
+
+			cell(cell_text, sizeof(cell_text), ok, pct);
+		}
+		n += (size_t)snprintf(buf + n, size - n, " %8s",
+				      c ? cell_text : fmt_psi_columns[k].heading);
+	}
+}
+
 static void draw_row(struct frame *fr, const struct top *tp, const struct fmt_cg *c,
 		     size_t pathw)
 {
 	char name[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 8], cpu[32], user[32], sys[32], thr[32],
-	     thr_ms[32], others[32];
+	     thr_ms[32], others[64];
 	char label[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 16];
 	bool d = c->have_delta, t = d && c->has_thr;
 
 	/* a removed cgroup's last row, once */
 	snprintf(label, sizeof(label), "%s%s", relative(tp, c->shown), c->removed ? " (removed)" : "");
 	fit_name(name, sizeof(name), label, pathw, true);
+	if (tp->view == VIEW_PRESSURE) {
+		psi_cells(others, sizeof(others), c);
+		frame_line(fr, false, true, "%s%s", name, others);
+		return;
+	}
 	cell(cpu, sizeof(cpu), d, c->cpu);
 	cell(user, sizeof(user), d, c->user);
 	cell(sys, sizeof(sys), d, c->sys);
@@ -580,6 +670,23 @@ static void draw_row(struct frame *fr, const struct top *tp, const struct fmt_cg
 	other_cells(others, sizeof(others), tp, c, false);
 	frame_line(fr, false, true, "%s %7s %7s %7s %6s %8s%s", name, cpu, user, sys, thr, thr_ms,
 		   others);
+}
+
+/* the pressure view's: "subtree total: cpu 99.5%  cpu-some 12.0%  mem-some ..." */
+static void draw_total_psi(struct frame *fr, const char *cpu, const struct fmt_cg *root)
+{
+	char psi[FMT_PSI_NR * 24] = "", v[16];
+	size_t n = 0;
+	double pct = 0;
+
+	for (unsigned int k = 0; k < FMT_PSI_NR; k++) {
+		bool ok = root && fmt_psi(root, k, &pct);	/* before pct is read */
+
+		cell(v, sizeof(v), ok, pct);
+		n += (size_t)snprintf(psi + n, sizeof(psi) - n, "  %s %s%s", fmt_psi_columns[k].name,
+				      v, strcmp(v, "-") ? "%" : "");
+	}
+	frame_line(fr, false, true, "subtree total: cpu %s%%%s", cpu, psi);
 }
 
 /*
@@ -604,6 +711,10 @@ static void draw_total(struct frame *fr, const struct top *tp, const struct fmt_
 	if (d && root->has_thr)
 		snprintf(thr, sizeof(thr), "  throttled %.1f%% %.1f ms", thr_pct(root),
 			 (double)root->thr_usec / 1000.0);
+	if (tp->view == VIEW_PRESSURE) {
+		draw_total_psi(fr, cpu, root);
+		return;
+	}
 	frame_line(fr, false, true, "subtree total: cpu %s%%  user %s%%  sys %s%%%s%s%s", cpu, user,
 		   sys, mem, io, thr);
 }
@@ -616,7 +727,7 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 {
 	struct fmt_cg **v = fmt_cgroups(&tp->fmt), *root = NULL;
 	char path[CGSTREAM_ESCAPED_SIZE(PATH_MAX) + 8], interval[96], missed[32], unreadable[48] = "",
-	     others[32];
+	     others[64];
 	size_t n = 0, shown, pathw;
 
 	if (!v) {
@@ -669,19 +780,39 @@ static void top_render(struct top *tp, struct frame *fr, size_t max_rows)
 		snprintf(unreadable, sizeof(unreadable), " (%zu more unreadable)",
 			 tp->unreadable.count);
 	frame_line(fr, false, true, "cgroups %zu/%zu shown%s  sort %s %s", shown, n, unreadable,
-		   sorts[tp->sort].column,
+		   sort_column(tp->sort),
 		   tp->sort == SORT_NAME ? (tp->reverse ? "(z-a)" : "(a-z)")
 					 : (tp->reverse ? "(lowest first)" : "(highest first)"));
 	draw_total(fr, tp, root);
 	if (tp->note[0] || fr->term)
 		frame_line(fr, false, true, "%s", tp->note);
-	other_cells(others, sizeof(others), tp, NULL, true);
-	frame_line(fr, true, true, "%s %7s %7s %7s %6s %8s%s",
-		   fit_name(path, sizeof(path), "CGROUP", pathw, true), "CPU%", "USER%", "SYS%", "THR%",
-		   "THR-MS", others);
+	fit_name(path, sizeof(path), "CGROUP", pathw, true);
+	if (tp->view == VIEW_PRESSURE) {
+		psi_cells(others, sizeof(others), NULL);
+		frame_line(fr, true, true, "%s%s", path, others);
+	} else {
+		other_cells(others, sizeof(others), tp, NULL, true);
+		frame_line(fr, true, true, "%s %7s %7s %7s %6s %8s%s", path, "CPU%", "USER%", "SYS%",
+			   "THR%", "THR-MS", others);
+	}
 	for (size_t i = 0; i < shown; i++)
 		draw_row(fr, tp, v[i], pathw);
 	free(v);
+}
+
+/* the screen's last line: the keys */
+static void top_footer(struct frame *fr, const struct top *tp)
+{
+	if (tp->view == VIEW_PRESSURE)
+		frame_line(fr, false, false, "q quit  p general  sort: c cpu  1-5 pressure  n name  "
+			   "r reverse");
+	else if (has_mem(tp) || has_io(tp) || has_psi(tp))
+		frame_line(fr, false, false, "q quit%s  sort: c cpu  u user  s sys  t thr%s%s"
+			   "  n name  r reverse", has_psi(tp) ? "  p pressure" : "",
+			   has_mem(tp) ? "  m mem" : "", has_io(tp) ? "  i io" : "");
+	else
+		frame_line(fr, false, false, "q quit   sort: c cpu  u user  s sys  "
+			   "t throttled  n name   r reverse");
 }
 
 /* the whole screen, at once */
@@ -709,13 +840,7 @@ static int top_draw(struct top *tp)
 		frame_put(&fr, "\033[J");
 		snprintf(pos, sizeof(pos), "\033[%u;1H", tp->rows);
 		frame_put(&fr, pos);
-		if (has_mem(tp) || has_io(tp))
-			frame_line(&fr, false, false, "q quit  sort: c cpu  u user  s sys  t thr%s%s"
-				   "  n name  r reverse", has_mem(tp) ? "  m mem" : "",
-				   has_io(tp) ? "  i io" : "");
-		else
-			frame_line(&fr, false, false, "q quit   sort: c cpu  u user  s sys  "
-				   "t throttled  n name   r reverse");
+		top_footer(&fr, tp);
 	}
 	r = fr.nomem ? -ENOMEM : write_all(STDOUT_FILENO, fr.buf, fr.len);
 	free(fr.buf);
@@ -757,12 +882,57 @@ static void top_read_interval(struct top *tp)
 		tp->interval_ms = ms;
 }
 
+/* the part of @ctrl's file @which after its name ("cpu.stat" -> ".stat"); NULL
+ * when the file is not named after it ("*.pressure") */
+static const char *file_suffix(unsigned int ctrl, unsigned int which)
+{
+	const char *f = cgstream_controller_file(ctrl, which), *name = cli_ctrl(ctrl);
+	size_t n = strlen(name);
+
+	return f && !strncmp(f, name, n) && f[n] == '.' ? f + n : NULL;
+}
+
+/*
+ * The files of @mask's controllers for @which (enum cgstream_file), as the
+ * library names them, those named alike grouped: "{cpu,memory,io}.stat
+ * and *.pressure", "{cpu,io}.stat.stream.subtree and pressure.stream.subtree"
+ */
+static void ctrl_files(char *out, size_t size, uint32_t mask, unsigned int which)
+{
+	char items[CGSTREAM_CTRL_SLOTS][128];
+	uint32_t used = 0;
+	size_t n = 0, len = 0;
+
+	for (unsigned int b = 1; cli_ctrl(b); b <<= 1) {
+		const char *rest = file_suffix(b, which);
+		size_t k = 0, il = 0;
+
+		if (!(mask & b) || (used & b))
+			continue;
+		for (unsigned int o = b; rest && cli_ctrl(o); o <<= 1)
+			if ((mask & o) && file_suffix(o, which) && !strcmp(file_suffix(o, which), rest)) {
+				il += (size_t)snprintf(items[n] + il, sizeof(items[n]) - il, "%s%s",
+						       k++ ? "," : "{", cli_ctrl(o));
+				used |= o;
+			}
+		if (k > 1)
+			snprintf(items[n] + il, sizeof(items[n]) - il, "}%s", rest);
+		else
+			snprintf(items[n], sizeof(items[n]), "%s", cgstream_controller_file(b, which));
+		n++;
+	}
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(out + len, len < size ? size - len : 0, "%s%s",
+					!i ? "" : i + 1 == n ? " and " : ", ", items[i]);
+}
+
 /*
  * The header's mode line.  One controller: "kernel subtree
  * (cpu.stat.stream.subtree)"; several in the same mode: "kernel subtree
- * ({cpu,memory,io}.stat.stream.subtree)"; in different modes: "cpu subtree,
- * memory streams, io emulation".  With --mode auto, a mode below the best
- * says what the kernel lacks.
+ * ({cpu,memory,io}.stat.stream.subtree and pressure.stream.subtree)"; in
+ * different modes: "cpu subtree, memory streams, io emulation".  With
+ * --mode auto, a mode below the best says what the kernel lacks.
  */
 static void top_describe_mode(struct top *tp, int asked)
 {
@@ -771,29 +941,18 @@ static void top_describe_mode(struct top *tp, int asked)
 		[CGSTREAM_MODE_KERNEL] = "streams",
 		[CGSTREAM_MODE_FALLBACK] = "emulation",
 	};
-	char names[48] = "";
-	size_t n = 0, len = 0;
+	char files[96];
+	size_t len = 0;
 	int same = -1;
 	bool mixed = false;
 
 	for (unsigned int b = 1; cli_ctrl(b); b <<= 1) {
 		int m = tp->src.modes[cli_ctrl_index(b)];
 
-		if (!m)
-			continue;
-		mixed |= same >= 0 && m != same;
-		same = m;
-		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", n++ ? "," : "",
-					cli_ctrl(b));
-	}
-	if (n > 1) {
-		/* {cpu,memory,io} */
-		memmove(names + 1, names, strlen(names) + 1);
-		names[0] = '{';
-		strcat(names, "}");
+		mixed |= m && same >= 0 && m != same;
+		same = m ? m : same;
 	}
 	if (mixed) {
-		len = 0;
 		for (unsigned int b = 1; cli_ctrl(b); b <<= 1)
 			if (tp->src.modes[cli_ctrl_index(b)])
 				len += (size_t)snprintf(tp->mode_text + len, sizeof(tp->mode_text) - len,
@@ -801,21 +960,20 @@ static void top_describe_mode(struct top *tp, int asked)
 							word[tp->src.modes[cli_ctrl_index(b)]]);
 		return;
 	}
-	if (asked == CGSTREAM_MODE_AUTO && same == CGSTREAM_MODE_KERNEL)
-		snprintf(tp->mode_text, sizeof(tp->mode_text),
-			 "streams (this kernel has no %s.stat.stream.subtree)", names);
-	else if (asked == CGSTREAM_MODE_AUTO && same == CGSTREAM_MODE_FALLBACK)
-		snprintf(tp->mode_text, sizeof(tp->mode_text),
-			 "emulation (this kernel has no %s.stat.stream)", names);
-	else if (same == CGSTREAM_MODE_SUBTREE)
-		snprintf(tp->mode_text, sizeof(tp->mode_text),
-			 "kernel subtree (%s.stat.stream.subtree)", names);
-	else if (same == CGSTREAM_MODE_KERNEL)
-		snprintf(tp->mode_text, sizeof(tp->mode_text),
-			 "streams (%s.stat.stream per cgroup)", names);
-	else
-		snprintf(tp->mode_text, sizeof(tp->mode_text), "emulation (%s.stat read on a timer)",
-			 names);
+	if (asked == CGSTREAM_MODE_AUTO && same != CGSTREAM_MODE_SUBTREE) {
+		/* what the kernel lacks: the files of the mode above */
+		ctrl_files(files, sizeof(files), tp->src.controllers,
+			   same == CGSTREAM_MODE_KERNEL ? CGSTREAM_FILE_SUBTREE : CGSTREAM_FILE_STREAM);
+		snprintf(tp->mode_text, sizeof(tp->mode_text), "%s (this kernel has no %s)",
+			 same == CGSTREAM_MODE_KERNEL ? "streams" : "emulation", files);
+		return;
+	}
+	ctrl_files(files, sizeof(files), tp->src.controllers,
+		   same == CGSTREAM_MODE_SUBTREE ? CGSTREAM_FILE_SUBTREE :
+		   same == CGSTREAM_MODE_KERNEL ? CGSTREAM_FILE_STREAM : CGSTREAM_FILE_STAT);
+	snprintf(tp->mode_text, sizeof(tp->mode_text), same == CGSTREAM_MODE_SUBTREE ?
+		 "kernel subtree (%s)" : same == CGSTREAM_MODE_KERNEL ? "streams (%s per cgroup)" :
+		 "emulation (%s read on a timer)", files);
 }
 
 static void note_add(struct top *tp, const char *what, const char *path, int err)
@@ -928,14 +1086,34 @@ static int top_drain(struct top *tp)
 static int parse_sort(const char *name, enum sort_key *k)
 {
 	for (size_t i = 0; i < N_SORTS; i++) {
-		if (!strcmp(name, sorts[i].name)) {
+		if (!strcmp(name, sort_name((enum sort_key)i))) {
 			*k = (enum sort_key)i;
 			return 0;
 		}
 	}
-	fprintf(stderr, "cgstream: --sort is cpu, user, sys, throttled, mem, io or name, not '%s'\n",
-		name);
+	fprintf(stderr, "cgstream: --sort is cpu, user, sys, throttled, mem, io, name, cpu-some, "
+		"mem-some, mem-full, io-some or io-full, not '%s'\n", name);
 	return CGSTREAM_EXIT_USAGE;
+}
+
+static int parse_view(const char *name, enum view *v)
+{
+	for (size_t i = 0; i < sizeof(view_names) / sizeof(view_names[0]); i++) {
+		if (!strcmp(name, view_names[i])) {
+			*v = (enum view)i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "cgstream: --view is general or pressure, not '%s'\n", name);
+	return CGSTREAM_EXIT_USAGE;
+}
+
+/* sort by @k, in its view (that of the column it sorts by) */
+static void top_sort_by(struct top *tp, enum sort_key k)
+{
+	tp->sort = k;
+	if (sort_view(k) != VIEW_ANY)
+		tp->view = sort_view(k);
 }
 
 /* 1: quit; 0: redraw if anything changed (*changed) */
@@ -956,13 +1134,21 @@ static int top_keys(struct top *tp, bool *changed)
 			*changed = true;
 		} else if (k == '\f') {
 			*changed = true;	/* ^L: draw again */
+		} else if ((k == 'p' || k == 'P') && has_psi(tp)) {
+			tp->view = tp->view == VIEW_PRESSURE ? VIEW_GENERAL : VIEW_PRESSURE;
+			if (sort_view(tp->sort) != VIEW_ANY && sort_view(tp->sort) != tp->view)
+				tp->sort = SORT_CPU;	/* its column is not shown */
+			*changed = true;
 		}
 		for (size_t s = 0; s < N_SORTS; s++) {
-			/* m, i: only by a column that is shown */
-			if ((s == SORT_MEM && !has_mem(tp)) || (s == SORT_IO && !has_io(tp)))
+			char key = sort_key_char((enum sort_key)s);
+
+			/* m, i, 1-5: only by a column that is read */
+			if ((s == SORT_MEM && !has_mem(tp)) || (s == SORT_IO && !has_io(tp)) ||
+			    (s >= SORT_PSI && !has_psi(tp)))
 				continue;
-			if (k == sorts[s].key || k == sorts[s].key - 'a' + 'A') {
-				tp->sort = (enum sort_key)s;
+			if (k == key || (key >= 'a' && k == key - 'a' + 'A')) {
+				top_sort_by(tp, (enum sort_key)s);
 				*changed = true;
 			}
 		}
@@ -1098,6 +1284,7 @@ static int top_options(struct top *tp, int argc, char **argv)
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "reverse", no_argument, NULL, 'R' },
+		{ "view", required_argument, NULL, 'v' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "fallback-interval", required_argument, NULL, 'f' },
 		{ "controllers", required_argument, NULL, 'C' },
@@ -1126,6 +1313,11 @@ static int top_options(struct top *tp, int argc, char **argv)
 			break;
 		case 'R':
 			tp->reverse = true;
+			break;
+		case 'v':
+			if (parse_view(optarg, &tp->view))
+				return CGSTREAM_EXIT_USAGE;
+			tp->view_asked = true;
 			break;
 		case 'm':
 		case 'f':
@@ -1163,15 +1355,29 @@ static int top_tree_ctrl_mode(const void *t, unsigned int b)
 	return cgstream_tree_ctrl_mode(t, b);
 }
 
-/* the sort asked for (--sort) has its column: 0, or said: the exit status */
-static int top_sort_shown(const struct top *tp)
+/* the sort (--sort) and the view (--view) asked for have their columns:
+ * 0, or said: the exit status */
+static int top_sort_shown(struct top *tp)
 {
-	if ((tp->sort == SORT_MEM && !has_mem(tp)) || (tp->sort == SORT_IO && !has_io(tp))) {
-		fprintf(stderr, "cgstream: --sort %s: no %s column (the %s controller is not read)\n",
-			sorts[tp->sort].name, sorts[tp->sort].column,
-			tp->sort == SORT_MEM ? "memory" : "io");
+	enum view v = sort_view(tp->sort);
+
+	if ((tp->sort == SORT_MEM && !has_mem(tp)) || (tp->sort == SORT_IO && !has_io(tp)) ||
+	    (tp->sort >= SORT_PSI && !has_psi(tp))) {
+		fprintf(stderr, "cgstream: --sort %s: no %s column (%s is not read)\n",
+			sort_name(tp->sort), sort_column(tp->sort),
+			tp->sort == SORT_MEM ? "memory" : tp->sort == SORT_IO ? "io" : "pressure");
 		return CGSTREAM_EXIT_USAGE;
 	}
+	if (tp->view == VIEW_PRESSURE && !has_psi(tp)) {
+		fprintf(stderr, "cgstream: --view pressure: pressure is not read\n");
+		return CGSTREAM_EXIT_USAGE;
+	}
+	if (tp->view_asked && v != VIEW_ANY && v != tp->view) {
+		fprintf(stderr, "cgstream: --sort %s is a column of the %s view, not of the %s one\n",
+			sort_name(tp->sort), view_names[v], view_names[tp->view]);
+		return CGSTREAM_EXIT_USAGE;
+	}
+	top_sort_by(tp, tp->sort);
 	return 0;
 }
 

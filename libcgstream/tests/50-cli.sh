@@ -5,8 +5,11 @@
 # (names.py: JSON that a parser reads back to each name, plain lines without
 # control bytes), sd_notify READY/STOPPING, SIGTERM; --controllers and
 # interval's per-controller forms and their errors; memory and io (JSON
-# keys, plain lines) where the host's cgroup2 has those controllers.
-# Fallback mode only (the host kernel has no cpu.stat.stream).
+# keys, plain lines) where the host's cgroup2 has those controllers;
+# pressure (JSON keys and names, plain lines, a cgroup whose pressure is
+# off) where the host's kernel has PSI; interval against fake-kernel.so
+# (cpu and pressure streamed, memory and io skipped, said with their
+# files).  Fallback mode otherwise (the host kernel has no cpu.stat.stream).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${CGSTREAM_BUILD:-$(cd "$here/../.." && pwd)}
@@ -27,7 +30,7 @@ trap cleanup EXIT
 
 
 expect 0 '' "$cgstream" --version
-grep -Eq '^cgstream 1\.3 \(libcgstream 1\.3\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
+grep -Eq '^cgstream 1\.4 \(libcgstream 1\.4\.[0-9]+\)$' "$tmp/out" || fail "--version printed $(cat "$tmp/out")"
 expect 0 '' "$cgstream" --help
 grep -q 'cgstream watch' "$tmp/out" || fail "--help lacks the watch usage"
 expect 2 'Usage' "$cgstream"
@@ -40,12 +43,13 @@ expect 2 '3600001 is not a valid interval' "$cgstream" interval 3600001
 expect 2 'at most one interval for all controllers' "$cgstream" interval 1 2
 # the per-controller forms: bad names, bad values, all refused before
 # anything is written
-expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io \(or all\), not 'disk'$" \
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory, io and pressure \(or all\), not 'disk'$" \
 	"$cgstream" interval --controller disk
 expect 2 "not 'disk'" "$cgstream" interval --controllers=disk
 expect 2 "not 'cpu,,'" "$cgstream" interval --controller cpu,,
 expect 2 'not ' "$cgstream" interval --controller ''
-expect 2 '^cgstream: --controllers wants cpu, memory or io$' "$cgstream" interval --controller
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory, io and pressure \(or all\), not ''$" \
+	"$cgstream" interval --controller
 expect 2 '^cgstream: abc is not a valid interval' "$cgstream" interval memory=abc
 expect 2 '^cgstream: -5 is not a valid interval' "$cgstream" interval io=-5
 expect 2 '^cgstream: \+5 is not a valid interval' "$cgstream" interval cpu=+5
@@ -54,8 +58,9 @@ expect 2 '^cgstream: 4294967296 is not a valid interval' "$cgstream" interval 42
 expect 2 '^cgstream: disk=5 is not a valid interval' "$cgstream" interval disk=5
 expect 2 "^cgstream: interval: unknown option '--bogus'$" "$cgstream" interval --bogus
 expect 2 "^cgstream: 5 is not a valid interval" "$cgstream" interval 1000 memory=5
-expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io \(or all\), not 'mem'$" \
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory, io and pressure \(or all\), not 'mem'$" \
 	"$cgstream" watch --controllers mem /
+expect 2 '^cgstream: -1 is not a valid interval' "$cgstream" interval pressure=-1
 expect 2 "not ''" "$cgstream" watch --controllers '' /
 expect 2 'at least one cgroup' "$cgstream" watch
 expect 2 "--mode is auto, subtree, kernel or fallback" "$cgstream" watch --mode bogus /
@@ -87,6 +92,9 @@ else
 	expect 5 'no cpu.stat.stream' "$cgstream" interval --controller cpu
 	expect 5 'no cpu.stat.stream' "$cgstream" watch --mode kernel /
 	expect 5 'no cpu.stat.stream' "$cgstream" watch --mode kernel --recursive /
+	expect 5 '^cgstream: this kernel has no pressure.stream_interval \(cgroup stat streaming needs a kernel with the cgstream patches\)$' \
+		"$cgstream" interval --controller pressure
+	expect 5 'no pressure.stream_interval' "$cgstream" interval pressure=100
 fi
 if [[ ! -e $root/cpu.stat.stream.subtree ]]; then
 	expect 5 '^cgstream: this kernel has no cpu.stat.stream.subtree' \
@@ -104,10 +112,17 @@ for c in memory io; do
 	expect 5 "the $c controller is not available" "$cgstream" top -b --controllers "$c" /
 	expect 5 "the $c controller is not available" "$cgstream" interval --controller "$c"
 done
+# pressure: where the kernel has PSI (not booted with psi=0)
+if [[ -e $root/cpu.pressure ]]; then
+	ctrls+=(pressure)
+else
+	expect 5 "^cgstream: pressure is not available \($root/cpu.pressure is missing: the kernel has no PSI, or was booted with psi=0\)$" \
+		"$cgstream" watch --controllers cpu,pressure /
+fi
 echo "note: this host's cgroup2 has the controllers: cpu ${ctrls[*]}"
 
-# --json: one object per sample per line; by default cpu, and memory and
-# io where the hierarchy has them
+# --json: one object per sample per line; by default cpu, and memory, io
+# and pressure where the hierarchy has them
 expect 0 '' "$cgstream" watch --json --count 3 --fallback-interval 100 /
 python3 - "$tmp/out" "$root" "${ctrls[*]}" <<'PY' || fail "--json output: see above"
 import json, os, sys
@@ -129,7 +144,7 @@ for i, o in enumerate(objs):
     assert o["nr_periods"] is None or isinstance(o["nr_periods"], int)
     # the first line has every controller; a later one cpu when (and only
     # when) one of its values moved since the line before
-    assert set(o["changed"]) <= {"cpu", "memory", "io"}, o
+    assert set(o["changed"]) <= {"cpu", "memory", "io", "pressure"}, o
     if i == 0:
         assert o["changed"] == ["cpu"] + sys.argv[3].split(), o
     else:
@@ -142,6 +157,10 @@ assert objs[2]["flush_time_usec"] > objs[1]["flush_time_usec"] > objs[0]["flush_
 print("ok: --json lines parse, keys and values as specified")
 PY
 # plain watch says once that it emulates the stream (and how often)
+if [[ ! -e $root/cpu.stat.stream && -e $root/cpu.pressure ]]; then
+	expect 0 '^cgstream: this kernel has no cpu.stat.stream and pressure.stream: fallback mode \(the stream emulated: cpu.stat and \*.pressure read every 100 ms\)$' \
+		"$cgstream" watch --controllers cpu,pressure --count 1 --fallback-interval 100 /
+fi
 if [[ ! -e $root/cpu.stat.stream ]]; then
 	expect 0 '^cgstream: this kernel has no cpu.stat.stream: fallback mode \(the stream emulated: cpu.stat read every 100 ms\)$' \
 		"$cgstream" watch --controllers cpu --count 2 --fallback-interval 100 /
@@ -186,6 +205,66 @@ else
 	echo "SKIP (part): memory and io in the emulation: the host's cgroup2 lacks them"
 fi
 
+# pressure in the emulation (cpu.pressure, memory.pressure, io.pressure,
+# irq.pressure read on the timer): its JSON keys and names (the kernel's
+# SCHEMA names, in order: SPEC.md's list as the oracle), totals within the
+# files' read before and after, plain lines
+if [[ -e $root/cpu.pressure ]]; then
+	psi_before=$(cat "$root"/{cpu,memory,io}.pressure)
+	expect 0 '' "$cgstream" watch --json --controllers pressure --count 2 --fallback-interval 100 /
+	psi_after=$(cat "$root"/{cpu,memory,io}.pressure)
+	python3 - "$tmp/out" "$root" "$psi_before" "$psi_after" <<'PY' || fail "--controllers pressure: see above"
+import json, os, re, sys
+objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+root = sys.argv[2]
+assert len(objs) == 2, objs
+names = []
+for r in ("cpu", "memory", "io", "irq"):
+    path = os.path.join(root, r + ".pressure")
+    if not os.path.exists(path):
+        continue
+    for line in open(path):
+        names += ["%s.%s.%s" % (r, line.split()[0], k) for k in ("avg10", "avg60", "avg300", "total")]
+def totals(text):
+    # "some ... total=N" lines of cpu, memory, io in that order: their totals
+    return [int(t) for t in re.findall(r"total=(\d+)", text)]
+before, after = totals(sys.argv[3]), totals(sys.argv[4])
+for i, o in enumerate(objs):
+    assert list(o) == ["cgroup", "cgroup_id", "changed", "mode", "pressure_mode", "pressure_seq",
+                       "pressure_flush_time_usec", "pressure"], list(o)
+    assert o["pressure_mode"] == "fallback" and o["pressure_seq"] == i + 1, o
+    assert list(o["pressure"]) == names, (list(o["pressure"]), names)
+    got = [v for k, v in o["pressure"].items() if k.endswith(".total") and not k.startswith("irq.")]
+    assert all(b <= g <= a for b, g, a in zip(before, got, after)), (before, got, after)
+    assert all(0 <= v <= 10000 for k, v in o["pressure"].items() if ".avg" in k), o
+print("ok: pressure in the emulation: %d values by the kernel's names" % len(names))
+PY
+	expect 0 '' "$cgstream" watch --controllers cpu,pressure --count 2 --fallback-interval 100 /
+	grep -Eq '^seq 2 /: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\); pressure cpu-some [0-9.]+%, mem-some [0-9.]+%, mem-full [0-9.]+%, io-some [0-9.]+%, io-full [0-9.]+%$' "$tmp/out" &&
+		grep -Eq '^seq 1 /: first sample, [0-9.]+ s of CPU so far; pressure: first sample$' "$tmp/out" ||
+		fail "plain lines with pressure: $(cat "$tmp/out")"
+	echo "ok: plain lines with pressure"
+else
+	echo "SKIP (part): pressure in the emulation: the host's kernel has no PSI"
+fi
+
+# interval against fake-kernel.so, whose kernel streams cpu and pressure:
+# both set, memory and io skipped (and said, with their files)
+fake=$build/tests/fake-kernel.so
+if [[ ! -e $root/cpu.stat.stream && -e $fake ]]; then
+	expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=200 "$cgstream" interval
+	[[ $(cat "$tmp/out") == 200 ]] || fail "interval (cpu and pressure at 200): $(cat "$tmp/out")"
+	expect 0 '^cgstream: this kernel does not stream memory \(no memory.stat.stream_interval\): skipped$' \
+		env LD_PRELOAD="$fake" "$cgstream" interval 300
+	grep -q '^cgstream: this kernel does not stream io (no io.stat.stream_interval): skipped$' "$tmp/err" ||
+		fail "interval 300: $(cat "$tmp/err")"
+	grep -q 'pressure' "$tmp/err" && fail "interval 300 skipped pressure: $(cat "$tmp/err")"
+	expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=200 "$cgstream" interval --controllers pressure
+	[[ $(cat "$tmp/out") == 200 ]] || fail "interval --controllers pressure: $(cat "$tmp/out")"
+	expect 2 '^cgstream: 5 is not a valid interval' env LD_PRELOAD="$fake" "$cgstream" interval pressure=5
+	echo "ok: interval with a kernel that streams cpu and pressure (fake-kernel.so)"
+fi
+
 # --every N: one cycle in N, when flush_seq reaches a multiple of N; the
 # first printed CPU% already has a base (the first sample seen); --count
 # counts printed cycles
@@ -204,7 +283,7 @@ PY
 expect 0 '' "$cgstream" watch --count 2 --fallback-interval 100 --output "$tmp/plain" /
 [[ ! -s $tmp/out ]] || fail "--output still wrote to stdout"
 grep -Eq '^seq 1 /: first sample' "$tmp/plain" || fail "plain line 1: $(cat "$tmp/plain")"
-grep -Eq '^seq 2 /: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\)$' "$tmp/plain" ||
+grep -Eq '^seq 2 /: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\)(; pressure cpu-some .*)?$' "$tmp/plain" ||
 	fail "plain line 2: $(cat "$tmp/plain")"
 echo "ok: plain lines, --output"
 expect 1 'cgstest-nodir' "$cgstream" watch --count 1 --output "$tmp/cgstest-nodir/x" /
@@ -217,6 +296,23 @@ if ! mkdir "$parent" 2>/dev/null; then
 else
 	cgs+=("$parent")
 	mkdir "$parent/a" "$parent/b" && cgs+=("$parent/a" "$parent/b")
+
+	# a cgroup whose pressure is off: asked for, exit 5 and why; by
+	# default, its lines carry none
+	if [[ -e $parent/cpu.pressure ]] && echo 0 >"$parent/a/cgroup.pressure"; then
+		expect 5 "^cgstream: $rel/a: pressure is off for this cgroup \(no cpu.pressure: its cgroup.pressure is 0\)$" \
+			"$cgstream" watch --controllers cpu,pressure "$parent/a"
+		expect 0 '' "$cgstream" watch --json --count 1 --fallback-interval 100 "$parent/a"
+		grep -q '"pressure' "$tmp/out" && fail "pressure keys of a cgroup without pressure: $(cat "$tmp/out")"
+		expect 0 '' "$cgstream" watch --json --count 1 --fallback-interval 100 "$parent/a" "$parent/b"
+		python3 -c 'import json, sys
+a, b = (json.loads(l) for l in open(sys.argv[1]))
+assert a["cgroup"].endswith("/a") and a["pressure"] is None and a["pressure_seq"] is None, a
+assert b["cgroup"].endswith("/b") and isinstance(b["pressure"], dict) and "cpu.some.total" in b["pressure"], b' \
+			"$tmp/out" || fail "a group of a cgroup with pressure and one without: $(cat "$tmp/out")"
+		echo 1 >"$parent/a/cgroup.pressure"
+		echo "ok: a cgroup whose pressure is off: exit 5 asked for, none by default"
+	fi
 
 	# a removed cgroup: {"event": "removed"}, then it is not watched
 	"$cgstream" watch --json --fallback-interval 100 "$parent/a" "$parent/b" >"$tmp/rm" 2>"$tmp/rm.err" &

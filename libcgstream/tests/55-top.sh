@@ -6,8 +6,11 @@
 # "-" for throttling without the cpu controller), --sort and --reverse, -n,
 # a cgroup removed while shown (its row goes, a note says so), the watched
 # cgroup removed (exit 3), permission denied (as uid 65534: exit 4, and an
-# unreadable cgroup below: a note and a count), and the subtree and
-# per-cgroup stream modes against fake-kernel.so.  The interactive side:
+# unreadable cgroup below: a note and a count), the pressure view (where
+# the host has *.pressure files: CPU-SOME .. IO-FULL, a busy cgroup's CPU
+# waits, "-" for a cgroup whose pressure is off, --view and the pressure
+# sorts and their errors), and the subtree and per-cgroup stream modes
+# against fake-kernel.so (cpu and pressure).  The interactive side:
 # 56-top-tmux.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +26,7 @@ cleanup() {
 	burners_stop
 	if [[ -n $parent ]]; then
 		[[ -d $parent/names ]] && find "$parent/names" -mindepth 1 -depth -type d -exec rmdir {} +
-		for d in "$parent/names" \
+		for d in "$parent/names" "$parent/nopsi" \
 			 "$parent/cache-idle/nested" "$parent/cache-idle" "$parent/app-idle" "$parent/busy" \
 			"$parent/priv" "$parent/gone/sub" "$parent/gone" "$parent"; do
 			rmdir "$d" 2>/dev/null
@@ -41,8 +44,10 @@ expect 0 '' "$cgstream" --help
 grep -q 'cgstream top' "$tmp/out" || fail "--help lacks top"
 expect 2 "^cgstream: --iterations wants a number >= 1, not '0'$" "$cgstream" top -b -n 0
 expect 2 'iterations' "$cgstream" top -b --iterations x
-expect 2 "^cgstream: --sort is cpu, user, sys, throttled, mem, io or name, not 'disk'$" "$cgstream" top -b --sort disk
-expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory and io \(or all\), not 'cpu,disk'$" \
+expect 2 "^cgstream: --sort is cpu, user, sys, throttled, mem, io, name, cpu-some, mem-some, mem-full, io-some or io-full, not 'disk'$" \
+	"$cgstream" top -b --sort disk
+expect 2 "^cgstream: --view is general or pressure, not 'psi'$" "$cgstream" top -b --view psi
+expect 2 "^cgstream: --controllers is a comma-separated list of cpu, memory, io and pressure \(or all\), not 'cpu,disk'$" \
 	"$cgstream" top -b --controllers cpu,disk
 expect 2 '^cgstream: top shows one subtree: give at most one cgroup$' "$cgstream" top -b a b
 expect 2 '--mode is auto, subtree, kernel or fallback' "$cgstream" top -b --mode bogus
@@ -82,10 +87,8 @@ burn "$parent/busy"
 expect 0 '' "$cgstream" top -b -n 2 --fallback-interval 200 "$parent"
 # the controllers read by default: cpu, and memory and io where enabled
 # (MEM and IO/s columns); a hybrid host's cgroup2 may have neither
-names=$(ctrl_names "$parent")
 ctrl_names "$parent" >/dev/null	# (for $ctrl_cols: not in a subshell)
-mode="emulation ($names.stat read on a timer)"
-$has_stream || mode="emulation (this kernel has no $names.stat.stream)"
+mode=$(mode_line "$parent" auto)
 tables "$tmp/out" 2 "mode=$mode" interval=200 first=busy idle=busy nothr=1 seqs=1 "cols=$ctrl_cols" \
 	"sort=CPU% (highest first)" rows=busy,app-idle,cache-idle,cache-idle/nested ||
 	fail "top -b -n 2"
@@ -113,9 +116,40 @@ for c in memory io; do
 	k=mem col=MEM
 	[[ $c == io ]] && k=io col=IO/s
 	[[ $ctrl_cols == *"$col"* ]] && continue
-	expect 2 "^cgstream: --sort $k: no $col column \\(the $c controller is not read\\)$" \
+	expect 2 "^cgstream: --sort $k: no $col column \\($c is not read\\)$" \
 		"$cgstream" top -b -n 1 --sort $k "$parent"
 done
+expect 2 "^cgstream: --sort io-some: no IO-SOME column \\(pressure is not read\\)$" \
+	"$cgstream" top -b -n 1 --sort io-some --controllers cpu "$parent"
+expect 2 "^cgstream: --view pressure: pressure is not read$" \
+	"$cgstream" top -b -n 1 --view pressure --controllers cpu "$parent"
+
+# the pressure view, where the kernel has PSI: a busy cgroup whose tasks
+# wait for the CPUs (more busy loops than CPUs) first by CPU-SOME, idle
+# ones waiting for nothing, and one whose pressure is off ("-")
+if [[ ! -e $parent/cpu.pressure ]]; then
+	echo "note: no $parent/cpu.pressure (no PSI, or psi=0): the pressure view is not checked"
+else
+	expect 2 "^cgstream: --sort mem-full is a column of the pressure view, not of the general one$" \
+		"$cgstream" top -b -n 1 --sort mem-full --view general "$parent"
+	mkdir "$parent/nopsi" && echo 0 >"$parent/nopsi/cgroup.pressure" || fail "mkdir $parent/nopsi"
+	for _ in $(seq "$(nproc)"); do burn "$parent/busy"; done
+	expect 0 '' "$cgstream" top -b -n 3 --fallback-interval 200 --sort cpu-some "$parent"
+	tables "$tmp/out" 3 view=pressure "mode=$mode" "sort=CPU-SOME (highest first)" \
+		sorted=CPU-SOME anypos=busy:CPU-SOME zero=app-idle:CPU-SOME zero=app-idle:IO-FULL \
+		zero=cache-idle/nested:MEM-FULL dash=nopsi:CPU-SOME dash=nopsi:IO-FULL num=nopsi:CPU% ||
+		fail "top -b --sort cpu-some"
+	sed -n '1,/^$/p' "$tmp/out" | sed 's/^/  | /'
+	expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 --view pressure -s name "$parent"
+	tables "$tmp/out" 1 view=pressure "sort=CGROUP (a-z)" \
+		rows=app-idle,busy,cache-idle,cache-idle/nested,nopsi || fail "--view pressure -s name"
+	expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 "$parent"
+	tables "$tmp/out" 1 view=general || fail "the general view by default"
+	rmdir "$parent/nopsi"
+	burners_stop
+	burn "$parent/busy"
+	echo "ok: the pressure view: busy first by CPU-SOME, idle ones 0.0, pressure off: -"
+fi
 
 # wait_for FILE REGEX: until a line of FILE matches (a slow host only waits longer)
 wait_for() {
@@ -196,8 +230,8 @@ expect 0 '' "$cgstream" top -b -n 1 --fallback-interval 200 -s name "$parent/nam
 python3 "$build/tests/names.py" table "$tmp/out" "$parent/names" || fail "top -b -s name of the names"
 echo "ok: names that break formats"
 
-# the kernel's modes, against fake-kernel.so (an emulation of the cpu
-# files: --controllers cpu, where the host has memory or io)
+# the kernel's modes, against fake-kernel.so (an emulation of the cpu and
+# pressure files: --controllers cpu,pressure, where the host has memory or io)
 if $has_stream; then
 	echo "note: this kernel has cpu.stat.stream: the VM test covers the kernel modes"
 else
@@ -206,6 +240,18 @@ else
 	expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=300 "$cgstream" top -b -n 2 --controllers cpu "$parent"
 	tables "$tmp/out" 2 "mode=kernel subtree (cpu.stat.stream.subtree)" interval=300 first=busy \
 		seqs=1 || fail "subtree mode"
+	if [[ -e $parent/cpu.pressure ]]; then
+		expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=300 "$cgstream" top -b -n 2 \
+			--controllers cpu,pressure --view pressure "$parent"
+		tables "$tmp/out" 2 view=pressure \
+			"mode=kernel subtree (cpu.stat.stream.subtree and pressure.stream.subtree)" \
+			interval=300 num=busy:CPU-SOME zero=app-idle:MEM-SOME || fail "subtree mode, pressure"
+		expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=300 "$cgstream" top -b -n 2 \
+			--mode kernel --controllers pressure,cpu --view pressure "$parent"
+		tables "$tmp/out" 2 view=pressure \
+			"mode=streams (cpu.stat.stream and pressure.stream per cgroup)" num=busy:IO-FULL ||
+			fail "stream mode, pressure"
+	fi
 	expect 0 '' env LD_PRELOAD="$fake" FAKE_INTERVAL_MS=300 "$cgstream" top -b -n 2 --mode kernel \
 		--controllers cpu "$parent"
 	tables "$tmp/out" 2 "mode=streams (cpu.stat.stream per cgroup)" interval=300 first=busy ||

@@ -6,7 +6,8 @@
 # resized pane is redrawn to its new size (too small: it says so); and the
 # terminal is given back (main screen, cursor, stty modes) after q, ^C,
 # SIGTERM, ^Z (and taken again on fg), a SIGSTOP from elsewhere and fg,
-# and when the watched cgroup is removed (exit 3, with a message).  Not a
+# and when the watched cgroup is removed (exit 3, with a message); p
+# switches to the pressure view and back, 1-5 sort by its columns.  Not a
 # terminal: exit 2.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -129,6 +130,31 @@ for k in m i; do
 	fi
 done
 echo "ok: keys m and i sort only by a column that is shown"
+
+# p: the pressure view (where the kernel has PSI), within 80 columns; 1-5
+# sort by its columns; a sort of the general view's (u) goes back to it
+if [[ -e $parent/cpu.pressure ]]; then
+	tmux_keys p
+	pane_wait_check 30 80 24 first=busy 'text=^CGROUP +CPU% +CPU-SOME +MEM-SOME +MEM-FULL +IO-SOME +IO-FULL$' \
+		'text=^q quit  p general' 'text=^subtree total: cpu [0-9.]+%  cpu-some ' ||
+		fail "p: no pressure view"
+	tmux_keys 3
+	pane_wait_check 30 80 24 "sort=MEM-FULL (highest first)" || fail "3: not sorted by MEM-FULL"
+	tmux_keys p
+	pane_wait_check 30 80 24 first=busy "sort=CPU% (highest first)" 'text=^CGROUP +CPU% +USER%' ||
+		fail "p again: not the general view sorted by CPU%"
+	tmux_keys 1
+	pane_wait_check 30 80 24 "sort=CPU-SOME (highest first)" 'text=^CGROUP +CPU% +CPU-SOME' ||
+		fail "1: not the pressure view sorted by CPU-SOME"
+	tmux_keys u
+	pane_wait_check 30 80 24 "sort=USER% (highest first)" 'text=^CGROUP +CPU% +USER%' ||
+		fail "u: not the general view sorted by USER%"
+	tmux_keys c
+	pane_wait_check 30 80 24 first=busy "sort=CPU% (highest first)" || fail "c after u"
+	echo "ok: p switches to the pressure view and back, 1-5 sort by its columns"
+else
+	echo "note: no cpu.pressure (no PSI): the pressure view's keys are not checked"
+fi
 
 # a resized pane: redrawn to fit; too small: says so
 tm resize-window -t top -x 60 -y 14

@@ -6,10 +6,16 @@
 #
 #   fail, expect                from cli-lib.sh (beside this file)
 #   burn CGROUP                 a busy loop in CGROUP (burners_stop ends them)
-#   ctrl_names CGROUP           the controllers top reads there by default,
-#                               as its mode line names them: "cpu",
-#                               "{cpu,memory,io}"; $ctrl_cols: the columns
-#                               they add ("MEM,IO/s"), for tables' cols=
+#   ctrl_names CGROUP           the controllers of the *.stat files top reads
+#                               there by default, as its mode line names
+#                               them: "cpu", "{cpu,memory,io}"; $ctrl_cols:
+#                               the columns they add ("MEM,IO/s"), for
+#                               tables' cols=
+#   mode_line CGROUP MODE       the mode line top says at CGROUP with --mode
+#                               MODE and the default controllers (pressure
+#                               too where CGROUP has cpu.pressure), from the
+#                               files there: "emulation (this kernel has no
+#                               cpu.stat.stream and pressure.stream)"
 #   tables FILE N CHECK...      FILE holds N tables of top -b, as CHECKs say
 #   tmux_start TMPDIR           a detached 80x24 session running bash (a
 #                               server of its own: socket TMPDIR/tmux.sock,
@@ -52,6 +58,58 @@ ctrl_names() {
 	done
 	[[ $names == *,* ]] && names="{$names}"
 	echo "$names"
+}
+
+# the library's choice of each default controller's mode, and top's
+# words for it (its own reading of the rules, on purpose: an oracle)
+mode_line() {
+	"${python:-python3}" - "$1" "$2" <<'PY'
+import os, sys
+cg, asked = sys.argv[1], sys.argv[2]
+def files(c):
+    if c == "pressure":
+        return dict(stat="cpu.pressure", emu="*.pressure", stream="pressure.stream",
+                    subtree="pressure.stream.subtree")
+    return dict(stat=c + ".stat", emu=c + ".stat", stream=c + ".stat.stream",
+                subtree=c + ".stat.stream.subtree")
+modes = {}
+for c in ("cpu", "memory", "io", "pressure"):
+    f = files(c)
+    if not os.path.exists(os.path.join(cg, f["stat"])):
+        continue
+    has = lambda k: os.path.exists(os.path.join(cg, f[k]))
+    if asked == "auto":
+        modes[c] = "subtree" if has("subtree") else "streams" if has("stream") else "emulation"
+    elif asked == "fallback":
+        modes[c] = "emulation"
+    elif has("subtree" if asked == "subtree" else "stream"):
+        modes[c] = "subtree" if asked == "subtree" else "streams"
+    # else: left out of the default set (cpu's missing file is an error)
+# "{cpu,memory}.stat and *.pressure": the files named alike grouped
+def listed(kind):
+    items, done = [], set()
+    for c in modes:
+        if c in done:
+            continue
+        name = files(c)[kind]
+        rest = name[len(c):] if name.startswith(c + ".") else None
+        group = [o for o in modes if files(o)[kind] == o + rest] if rest else [c]
+        done.update(group)
+        items.append("{%s}%s" % (",".join(group), rest) if len(group) > 1 else name)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+kinds = set(modes.values())
+if len(kinds) > 1:
+    print(", ".join("%s %s" % (c, m) for c, m in modes.items()))
+elif asked == "auto" and kinds != {"subtree"}:
+    above = "subtree" if kinds == {"streams"} else "stream"
+    print("%s (this kernel has no %s)" % (kinds.pop(), listed(above)))
+elif kinds == {"subtree"}:
+    print("kernel subtree (%s)" % listed("subtree"))
+elif kinds == {"streams"}:
+    print("streams (%s per cgroup)" % listed("stream"))
+else:
+    print("emulation (%s read on a timer)" % listed("emu"))
+PY
 }
 
 burners_stop() {
@@ -160,7 +218,8 @@ if not lines[0].startswith("cgstream top: "):
 if not lines[-1].startswith("q quit"):
     fail("the last line is not the footer: %r" % lines[-1])
 head = [i for i, l in enumerate(lines)
-        if re.match(r"^CGROUP +CPU% +USER% +SYS% +THR% +THR-MS( +MEM)?( +IO/s)?$", l)]
+        if re.match(r"^CGROUP +CPU% +(USER% +SYS% +THR% +THR-MS( +MEM)?( +IO/s)?|"
+                    r"CPU-SOME +MEM-SOME +MEM-FULL +IO-SOME +IO-FULL)$", l)]
 if len(head) != 1:
     fail("no column heading")
 cols = lines[head[0]].split()[1:]
@@ -251,6 +310,9 @@ pane_wait_check() {
 #   cols=A,B        the columns after CGROUP are the CPU ones and A, B
 #                   (cols=: none more)
 #   total=REGEX     the "subtree total" line matches
+#   view=pressure   the pressure view's columns (CPU%, then CPU-SOME ...);
+#                   view=general: the others
+#   zero=NAME:COL   NAME's COL is 0.0
 # and of them all:
 #   seqs=1          flush_seq grows from table to table
 #   anypos=NAME:COL NAME's COL is above 0 in at least one table
@@ -285,11 +347,14 @@ for t in tables:
     m3 = re.match(r"^cgroups (\d+)/(\d+) shown( \((\d+) more unreadable\))?  sort (\S+) \((.*)\)$", t[3])
     if not m3:
         fail("no cgroups line: %r" % t[3])
-    if not re.match(r"^subtree total: cpu [0-9.]+%  user [0-9.]+%  sys [0-9.]+%", t[4]):
+    if not re.match(r"^subtree total: cpu ([0-9.]+|-)%  (user [0-9.]+%  sys [0-9.]+%|"
+                    r"cpu-some ([0-9.]+%|-)  mem-some ([0-9.]+%|-)  mem-full ([0-9.]+%|-)  "
+                    r"io-some ([0-9.]+%|-)  io-full ([0-9.]+%|-)$)", t[4]):
         fail("no total line: %r" % t[4])
     h = 5 if t[5].startswith("CGROUP") else 6
     note = t[5] if h == 6 else ""
-    if not re.match(r"^CGROUP +CPU% +USER% +SYS% +THR% +THR-MS( +MEM)?( +IO/s)?$", t[h]):
+    if not re.match(r"^CGROUP +CPU% +(USER% +SYS% +THR% +THR-MS( +MEM)?( +IO/s)?|"
+                    r"CPU-SOME +MEM-SOME +MEM-FULL +IO-SOME +IO-FULL)$", t[h]):
         fail("no column heading: %r" % t[h])
     cols = t[h].split()[1:]
     rows = []
@@ -355,6 +420,13 @@ for c in checks:
             fail("table %d: columns %s, want the CPU ones and %r" % (i, t["cols"], v))
         if k == "total" and not re.search(v, t["total"]):
             fail("table %d: %r lacks /%s/" % (i, t["total"], v))
+        if k == "view" and ("CPU-SOME" in t["cols"]) != (v == "pressure"):
+            fail("table %d: columns %s, not the %s view" % (i, t["cols"], v))
+        if k == "zero":
+            name, col = v.split(":")
+            got = dict(t["rows"]).get(name, {}).get(col)
+            if got != "0.0":
+                fail("table %d: %s %s is %r, want 0.0" % (i, name, col, got))
     if k == "seqs":
         seqs = [t["seq"] for t in parsed]
         if seqs != sorted(set(seqs)):

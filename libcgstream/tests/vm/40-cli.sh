@@ -23,13 +23,18 @@ tmp=$(mktemp -d /tmp/cgstream-vmcli.XXXXXX)
 parent=$root/cgstest-vmcli-$$
 rel=${parent#"$root"}	# as every output shows it: below the cgroup2 mount
 saved=()
-for c in cpu memory io; do saved+=("$c" "$(cat "$root/$c.stat.stream_interval")"); done
+for f in {cpu,memory,io}.stat.stream_interval pressure.stream_interval; do
+	[[ -e $root/$f ]] && saved+=("$f" "$(cat "$root/$f")")
+done
+# pressure: streamed by this kernel (the pressure patches), or skipped
+psi_streamed=false
+[[ -e $root/pressure.stream_interval ]] && psi_streamed=true
 burner= nobody_dir=
 cleanup() {
 	[[ -n $burner ]] && kill "$burner" 2>/dev/null && wait "$burner" 2>/dev/null
 	loads_stop
 	for ((i = 0; i < ${#saved[@]}; i += 2)); do
-		echo "${saved[i + 1]}" >"$root/${saved[i]}.stat.stream_interval"
+		echo "${saved[i + 1]}" >"$root/${saved[i]}"
 	done
 	for d in "$parent/bw" "$parent/a/x" "$parent/a" "$parent/b" "$parent/mio/plain/leaf" \
 		"$parent/mio/plain" "$parent/mio/mem" "$parent/mio/io" "$parent/mio" "$parent"; do
@@ -41,6 +46,12 @@ trap cleanup EXIT
 
 # interval
 expect 0 '' "$cgstream" interval 300
+if $psi_streamed; then
+	[[ $(cat "$root/pressure.stream_interval") == 300 ]] || fail "interval 300 left pressure at $(cat "$root/pressure.stream_interval")"
+else
+	grep -q '^cgstream: this kernel does not stream pressure (no pressure.stream_interval): skipped$' "$tmp/err" ||
+		fail "interval 300 did not say pressure is skipped: $(cat "$tmp/err")"
+fi
 expect 0 '' "$cgstream" interval
 [[ $(cat "$tmp/out") == 300 ]] || fail "interval printed '$(cat "$tmp/out")'"
 [[ $(cat "$root/cpu.stat.stream_interval") == 300 ]] || fail "the kernel has $(cat "$root/cpu.stat.stream_interval")"
@@ -60,7 +71,9 @@ intervals() { cat "$root"/{cpu,memory,io}.stat.stream_interval | paste -sd " "; 
 expect 0 '' "$cgstream" interval memory=600
 [[ $(intervals) == "300 600 300" ]] || fail "memory=600 set $(intervals)"
 expect 0 '' "$cgstream" interval
-[[ $(cat "$tmp/out") == $'cpu 300\nmemory 600\nio 300' ]] || fail "interval printed '$(cat "$tmp/out")'"
+want=$'cpu 300\nmemory 600\nio 300'
+$psi_streamed && want+=$'\npressure 300'
+[[ $(cat "$tmp/out") == "$want" ]] || fail "interval printed '$(cat "$tmp/out")'"
 expect 0 '' "$cgstream" interval --controller memory
 [[ $(cat "$tmp/out") == 600 ]] || fail "--controller memory printed '$(cat "$tmp/out")'"
 expect 0 '' "$cgstream" interval --controller cpu,io
@@ -78,6 +91,16 @@ expect 2 'not a valid interval' "$cgstream" interval memory=3600001
 expect 4 '^cgstream: setting the interval needs root \(CAP_SYS_ADMIN\)$' \
 	as_nobody "$nobody_dir/cgstream" interval memory=200
 [[ $(intervals) == "300 300 300" ]] || fail "nobody changed $(intervals)"
+if $psi_streamed; then
+	expect 0 '' "$cgstream" interval pressure=250
+	[[ $(cat "$root/pressure.stream_interval") == 250 && $(intervals) == "300 300 300" ]] ||
+		fail "pressure=250 set $(intervals) $(cat "$root/pressure.stream_interval")"
+	expect 0 '' "$cgstream" interval --controller pressure
+	[[ $(cat "$tmp/out") == 250 ]] || fail "--controller pressure printed '$(cat "$tmp/out")'"
+	expect 0 '' "$cgstream" interval pressure=300
+else
+	expect 5 '^cgstream: this kernel has no pressure.stream_interval' "$cgstream" interval pressure=250
+fi
 echo "ok: intervals per controller"
 expect 3 "^cgstream: /cgstest-none: no such cgroup$" "$cgstream" watch cgstest-none
 
@@ -151,7 +174,7 @@ done
 
 # plain lines show throttling
 expect 0 '' "$cgstream" watch --mode kernel --count 3 "$parent/bw"
-grep -Eq "^seq [0-9]+ /cgstest-vmcli-$$/bw: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\), throttled [0-9]+ times for [0-9.]+ ms$" "$tmp/out" ||
+grep -Eq "^seq [0-9]+ /cgstest-vmcli-$$/bw: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\), throttled [0-9]+ times for [0-9.]+ ms(; pressure .*)?$" "$tmp/out" ||
 	fail "plain lines: $(cat "$tmp/out")"
 echo "ok: plain lines with throttling"
 
@@ -243,7 +266,7 @@ done
 
 # plain lines; a group of one cgroup without cpu (its keys left out)
 expect 0 '' "$cgstream" watch --count 3 "$parent/mio/io"
-grep -Eq "^seq [0-9]+ /cgstest-vmcli-$$/mio/io: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\); memory [0-9.]+[BKMG] \(anon [0-9.]+[BKMG], file [0-9.]+[BKMG]\); io read [0-9.]+[BKMG]/s, write [0-9.]+[BKMG]/s$" "$tmp/out" ||
+grep -Eq "^seq [0-9]+ /cgstest-vmcli-$$/mio/io: cpu [0-9.]+% \(user [0-9.]+%, system [0-9.]+%\); memory [0-9.]+[BKMG] \(anon [0-9.]+[BKMG], file [0-9.]+[BKMG]\); io read [0-9.]+[BKMG]/s, write [0-9.]+[BKMG]/s(; pressure cpu-some [0-9.]+%, .*)?$" "$tmp/out" ||
 	fail "plain lines with memory and io: $(cat "$tmp/out")"
 expect 0 '' "$cgstream" watch --json --count 2 --controllers memory "$parent/mio/mem"
 "$python" - "$tmp/out" <<'PY' || fail "--controllers memory"
@@ -262,6 +285,49 @@ expect 5 'the io controller is not enabled' "$cgstream" top -b --controllers io 
 expect 0 '' "$cgstream" watch --json --count 1 "$parent/mio/plain/leaf"
 grep -q '"memory"' "$tmp/out" && fail "memory of a cgroup without it: $(cat "$tmp/out")"
 echo "ok: plain lines, --controllers, not enabled: exit 5"
+
+# pressure in each mode the kernel offers (the subtree file, a stream per
+# cgroup; the emulation on any kernel): its values by the SCHEMA's names
+# (SPEC.md's list, irq's where the kernel has irq.pressure), the io cgroup
+# waiting for io at some time, none for a cgroup whose pressure is off
+if [[ -e $parent/cpu.pressure ]]; then
+	echo 0 >"$parent/mio/plain/cgroup.pressure" || fail "cgroup.pressure"
+	modes="fallback"
+	$psi_streamed && modes="auto kernel fallback"
+	for mode in $modes; do
+		expect 0 '' "$cgstream" watch --recursive --json --count 3 --mode $mode \
+			--controllers cpu,pressure "$parent/mio"
+		"$python" - "$tmp/out" "$parent/mio" "$mode" "$root" <<'PY' || fail "pressure, --mode $mode"
+import json, os, sys
+out, top, mode, root = sys.argv[1:]
+want = {"auto": "subtree", "kernel": "kernel", "fallback": "fallback"}[mode]
+names = ["%s.%s.%s" % (r, k, v) for r in ("cpu", "memory", "io") for k in ("some", "full")
+         for v in ("avg10", "avg60", "avg300", "total")]
+if os.path.exists("/proc/pressure/irq"):
+    names += ["irq.full.%s" % v for v in ("avg10", "avg60", "avg300", "total")]
+by = {}
+for o in map(json.loads, open(out).read().splitlines()):
+    o["cgroup"] = os.path.normpath(root + o["cgroup"])
+    if "event" not in o:
+        by.setdefault(o["cgroup"], []).append(o)
+for cg in (top, top + "/mem", top + "/io"):
+    for o in by[cg]:
+        assert o["pressure_mode"] == want, o
+        assert list(o["pressure"]) == names, (cg, list(o["pressure"]))
+    totals = [o["pressure"]["io.some.total"] for o in by[cg]]
+    assert totals == sorted(totals), (cg, totals)
+assert by[top + "/io"][-1]["pressure"]["io.some.total"] > 0, by[top + "/io"][-1]
+for o in by[top + "/plain"]:
+    assert o["pressure"] is None and o["pressure_seq"] is None, o
+    assert isinstance(o["usage_usec"], int), o
+print("ok: %s mode: pressure's %d values by name; io waited %d us for io"
+      % (want, len(names), by[top + "/io"][-1]["pressure"]["io.some.total"]))
+PY
+	done
+	echo 1 >"$parent/mio/plain/cgroup.pressure"
+else
+	echo "note: no $parent/cpu.pressure (no PSI in this kernel): pressure not checked"
+fi
 
 # memory's interval at 0: said; cpu and io samples go on
 echo 0 >"$root/memory.stat.stream_interval"

@@ -25,7 +25,9 @@ root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 tmp=$(mktemp -d /tmp/cgstream-vmtop.XXXXXX)
 parent=$root/cgstest-vmtop-$$
 saved=()
-for c in cpu memory io; do saved+=("$c" "$(cat "$root/$c.stat.stream_interval")"); done
+for f in {cpu,memory,io}.stat.stream_interval pressure.stream_interval; do
+	[[ -e $root/$f ]] && saved+=("$f" "$(cat "$root/$f")")
+done
 bg=
 cleanup() {
 	tmux_stop
@@ -33,7 +35,7 @@ cleanup() {
 	burners_stop
 	loads_stop
 	for ((i = 0; i < ${#saved[@]}; i += 2)); do
-		echo "${saved[i + 1]}" >"$root/${saved[i]}.stat.stream_interval"
+		echo "${saved[i + 1]}" >"$root/${saved[i]}"
 	done
 	for d in "$parent/plain/leaf" "$parent/plain" "$parent/bw" "$parent/busy" \
 		"$parent/victim" "$mio/memhog" "$mio/iohog" "$mio/idle/leaf" "$mio/idle" "$mio" \
@@ -56,10 +58,10 @@ burn "$parent/busy"
 burn "$parent/bw"
 
 # auto: the subtree file (of each controller read by default: an earlier
-# test may have left memory and io enabled at the root)
-names=$(ctrl_names "$parent")
+# test may have left memory and io enabled at the root; pressure where the
+# kernel has PSI, emulated where it has no pressure.stream.subtree)
 expect 0 '' "$cgstream" top -b -n 3 "$parent"
-tables "$tmp/out" 3 "mode=kernel subtree ($names.stat.stream.subtree)" interval=500 first=busy \
+tables "$tmp/out" 3 "mode=$(mode_line "$parent" auto)" interval=500 first=busy \
 	seqs=1 rows=busy,bw,plain,plain/leaf num=bw:THR% num=bw:THR-MS num=busy:THR% \
 	dash=plain/leaf:THR% dash=plain/leaf:THR-MS anypos=bw:THR-MS || fail "subtree mode"
 echo "ok: subtree mode: busy first, bw throttled, plain/leaf without the cpu controller: -"
@@ -69,10 +71,10 @@ tables "$tmp/out" 1 "sort=THR-MS (highest first)" first=bw || fail "--sort throt
 echo "ok: --sort throttled: bw first"
 
 expect 0 '' "$cgstream" top -b -n 2 --mode kernel "$parent"
-tables "$tmp/out" 2 "mode=streams ($names.stat.stream per cgroup)" interval=500 first=busy seqs=1 \
+tables "$tmp/out" 2 "mode=$(mode_line "$parent" kernel)" interval=500 first=busy seqs=1 \
 	num=bw:THR% dash=plain/leaf:THR% || fail "--mode kernel"
 expect 0 '' "$cgstream" top -b -n 2 --mode fallback "$parent"
-tables "$tmp/out" 2 "mode=emulation ($names.stat read on a timer)" interval=500 first=busy \
+tables "$tmp/out" 2 "mode=$(mode_line "$parent" fallback)" interval=500 first=busy \
 	num=bw:THR% dash=plain/leaf:THR% || fail "--mode fallback"
 echo "ok: --mode kernel (streams), --mode fallback (emulation)"
 
@@ -99,7 +101,8 @@ else
 	tmux_type "echo MARK-BEFORE"
 	pane_wait '^MARK-BEFORE$' 120 || fail "the shell in the pane does not answer"
 	tmux_type "$cgstream top $parent; echo TOP-EXIT=\$?"
-	pane_wait_check 300 80 24 first=busy text='^mode kernel subtree' text='^interval 500 ms' \
+	pane_wait_check 300 80 24 first=busy text='^mode (kernel subtree|cpu subtree)' \
+		text='^interval 500 ms' \
 		num=bw:THR% dash=plain/leaf:THR% || fail "in the pane: busy is not first"
 	pane | sed 's/^/  | /'
 	tmux_keys t
@@ -133,11 +136,7 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 for mode in auto kernel fallback; do
-	case $mode in
-	auto) m='kernel subtree ({cpu,memory,io}.stat.stream.subtree)' ;;
-	kernel) m='streams ({cpu,memory,io}.stat.stream per cgroup)' ;;
-	fallback) m='emulation ({cpu,memory,io}.stat read on a timer)' ;;
-	esac
+	m=$(mode_line "$mio" $mode)
 	# (IO/s is "-" until io has had two flushes since top began: in the
 	# first table of the stream mode, whose first cycle may read the flush
 	# before)
