@@ -277,13 +277,13 @@ static void acct_rec(void *arg, const struct snap_decoder *d, const struct snap_
 		COUNT(acct_removed);
 		for (k = 0; k < x->removed[i].nr_want && k < r->nr_values; k++)
 			if (r->values[k] != x->removed[i].want[k])
-				FFAIL(x->f, "REMOVED cgroup %llu: %s %llu, its %s.stat said %llu just "
+				FFAIL(x->f, "REMOVED cgroup %llu: %s %llu, its %s said %llu just "
 				      "before its rmdir (no task in it since)", (unsigned long long)r->id,
-				      x->c->names[k], (unsigned long long)r->values[k], x->c->name,
+				      x->c->names[k], (unsigned long long)r->values[k], x->c->classic,
 				      (unsigned long long)x->removed[i].want[k]);
 		if (r->nr_values != x->removed[i].nr_want)
-			FFAIL(x->f, "REMOVED cgroup %llu has %u values, its %s.stat %u",
-			      (unsigned long long)r->id, r->nr_values, x->c->name,
+			FFAIL(x->f, "REMOVED cgroup %llu has %u values, its %s %u",
+			      (unsigned long long)r->id, r->nr_values, x->c->classic,
 			      x->removed[i].nr_want);
 	}
 }
@@ -368,11 +368,10 @@ static void acct_burners(struct rng *rng, char (*children)[PATH_MAX], int n)
 /* removes child @path of the accounting parent, after reading its classic values */
 static void acct_remove(struct reader *rd, struct acct *x, const char *path, uint64_t id)
 {
-	char file[PATH_MAX + 32], why[160];
+	char why[160];
 	ssize_t n;
 
-	snprintf(file, sizeof(file), "%s/%s.stat", path, x->c->name);
-	n = read_file(file, rd->buf, TEXT_MAX);
+	n = classic_text(x->c, path, rd->buf, TEXT_MAX);
 	if (x->nr_removed < ACCT_CHILDREN && n >= 0 &&
 	    !parse_body(x->c, rd->buf, n, true, -1, rd->sample, why)) {
 		x->removed[x->nr_removed].id = id;
@@ -382,7 +381,7 @@ static void acct_remove(struct reader *rd, struct acct *x, const char *path, uin
 		memcpy(x->removed[x->nr_removed].want, rd->sample->values, 8 * rd->sample->nr_values);
 		x->removed[x->nr_removed++].seen = false;
 	} else {
-		FAIL("read %s: %s", file, n < 0 ? strerror(-n) : why);
+		FAIL("read %s/%s: %s", path, x->c->classic, n < 0 ? strerror(-n) : why);
 	}
 	remove_ours(path, id);
 }

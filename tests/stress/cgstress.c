@@ -1,26 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cgstress: randomized stress of the cgroup statistics streams, invariants
- * checked as it goes.  One table, ctrls[] below, says what each
- * controller's stream is (its files, its CGROUP_STAT_CTRL_*, the names of
- * its values, which of them never go back, how its load is made) and
- * drives every role: a fourth controller is a row.  For --seconds:
+ * checked as it goes.  One table, ctrls[] (ctrls.c), says what each
+ * stream is (its files, its controller if it has one, its
+ * CGROUP_STAT_CTRL_*, the names of its values, which of them never go
+ * back, how its load is made) and drives every role: a fourth stream is a
+ * row.  For --seconds:
  *
  *   churn (3)       nested mkdir/rmdir of small trees under a private
  *                   subtree, controllers on in some subtree_control, cpu.max
  *                   on some, some directories 0700; every rmdir timed
  *   migrator        moves 4 processes between leaves; each makes every
- *                   controller's load (cpu: burns; memory: maps, touches,
+ *                   stream's load (cpu: burns; memory: maps, touches,
  *                   drops up to 8 MiB, fills memfds; io: O_DIRECT I/O on two
  *                   loop devices, one removed and re-created every 1-4 s)
  *   poll (2), epoll, io_uring
- *                   ~10 text and subtree files each, of random controllers
+ *                   ~10 text and subtree files each, of random streams
  *                   and cgroups (removed ones too), replaced now and then,
  *                   waited on (POLLIN|POLLPRI; epoll level and edge
  *                   triggered; io_uring one-shot and multishot), read whole
  *                   or in pieces, full or change snapshots
  *   walker          full and change snapshots without waiting
- *   changes         per controller, change snapshots and full ones on one
+ *   changes         per stream, change snapshots and full ones on one
  *                   file: the changes and REMOVED records applied to a state
  *   accounting      (cpu) children of a parent without processes, burners
  *                   moved in and out, children removed: REMOVED accounting
@@ -30,13 +31,13 @@
  *                   removed
  *   quick           open/read/close of stream and classic *.stat files,
  *                   interval reads, opens closed unread
- *   interval, monitor (one each per controller)
+ *   interval, monitor (one each per stream)
  *                   valid, invalid and 0 intervals (streaming stops for a
  *                   moment); the root's text read at every publication: the
  *                   timeline the wake-up checks compare against
  *   unprivileged    a process as uid 65534 reading snapshots of the subtree
  *
- * Invariants, each against the controller's own publications, stops and
+ * Invariants, each against the stream's own publications, stops and
  * interval (a violation prints a FAIL line, the first three again at the
  * end; the run fails):
  *   - publication_seq never goes back for one open file (text, SNAPSHOT),
@@ -97,7 +98,7 @@
  *   - storms: every file of the removed cgroup reports EPOLLERR and reads
  *     ENODEV within 60 s (times --slow); at the end, rmdir with 500 and
  *     4,000 epolled files timed and printed with the ratio (no bound);
- *   - the migrants' I/O never fails; in 30 s or more each controller has
+ *   - the migrants' I/O never fails; in 30 s or more each stream has
  *     a value rising below the root, change states compared, unprivileged
  *     snapshots and pinning files, and the accounting checked;
  *   - intervals: valid ones read back, invalid ones EINVAL, value kept.
@@ -105,11 +106,11 @@
  * usage: cgstress [--seconds N] [--seed S] [--max-failures N] [--slow N]
  *                 [--storm-fds N] [--no-zero-interval] [--no-memory] [--no-io]
  * Exit: 0 pass, 1 fail, 77 skip (not root, no cgroup2, no cpu.stat.stream).
- * A controller the kernel or the root lacks, or whose load cannot be made
- * (io without loop devices), is left out with a message.  Everything runs
- * under <cgroup2>/cgstress.<pid>, removed at the end (also after a failure
- * or SIGINT/SIGTERM); intervals, the root's subtree_control and the loop
- * devices are restored.
+ * A stream the kernel lacks, whose controller the root lacks, or whose
+ * load cannot be made (io without loop devices), is left out with a
+ * message.  Everything runs under <cgroup2>/cgstress.<pid>, removed at
+ * the end (also after a failure or SIGINT/SIGTERM); the intervals it
+ * changed, the root's subtree_control and the loop devices are restored.
  */
 #include "cgstress.h"
 
@@ -218,22 +219,31 @@ out:
 		atomic_store(&stopping, true);
 }
 
-/* "<ctrl>.stat.stream[.subtree]" */
+/* "<stem>.stream[.subtree]" */
 const char *file_name(const struct ctrl *c, bool subtree)
 {
-	static char names[8][2][64];
+	static char names[CTRLS_MAX][2][64];
 	int i = c - ctrls;
 
 	if (!names[i][subtree][0])
-		snprintf(names[i][subtree], sizeof(names[i][subtree]), "%s%s", c->name,
+		snprintf(names[i][subtree], sizeof(names[i][subtree]), "%s%s", c->stem,
 			 subtree ? SUBTREE_SUFFIX : STREAM_SUFFIX);
 	return names[i][subtree];
 }
 
-/* "<cgroup>/<ctrl>.stat.stream[.subtree]" */
+/* "<cgroup>/<stem>.stream[.subtree]" */
 void ctrl_file(char *out, size_t len, const char *cg, const struct ctrl *c, bool subtree)
 {
 	path_join(out, len, cg, file_name(c, subtree));
+}
+
+/* @c's classic values of cgroup @cg, as text its parser takes: the length, or -errno */
+ssize_t classic_text(const struct ctrl *c, const char *cg, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	path_join(path, sizeof(path), cg, c->classic);
+	return read_file(path, buf, len);
 }
 
 /* whether @cg has @c's files */
@@ -371,7 +381,7 @@ uint64_t cg_mkdir(const char *path, uint64_t parent, unsigned int on, bool priva
 	return id;
 }
 
-/* +<ctrl> for each controller in @on: the ones that took */
+/* +<controller> for each controller in @on: the ones that took */
 unsigned int enable_children(const char *cg, unsigned int on)
 {
 	char path[PATH_MAX], plus[64];
@@ -380,9 +390,9 @@ unsigned int enable_children(const char *cg, unsigned int on)
 
 	path_join(path, sizeof(path), cg, "cgroup.subtree_control");
 	for_each_ctrl(c) {
-		if (!(on & CTRL_BIT(c)))
+		if (!(on & CTRL_BIT(c)) || !c->controller)
 			continue;
-		snprintf(plus, sizeof(plus), "+%s", c->name);
+		snprintf(plus, sizeof(plus), "+%s", c->controller);
 		err = write_file(path, plus);
 		if (err) {
 			FAIL("%s in %s: %s", plus, path, strerror(-err));
@@ -615,7 +625,7 @@ int64_t seq_now(struct ctrl *c)
 /* text: the controller's lines, then the publication's                */
 
 /*
- * @c's lines of a text file (@classic: of its classic *.stat), @want
+ * @c's lines of a text file (@classic: of its classic values), @want
  * values (-1: as many as a cgroup with or without its controller has).
  */
 int parse_body(const struct ctrl *c, const char *text, size_t len, bool classic, int want,
@@ -1748,23 +1758,22 @@ static void *walker(void *arg)
 	return NULL;
 }
 
-/* the classic <ctrl>.stat of a random cgroup: its own flush, the same lines as the stream's */
+/* the classic values of a random cgroup: its own flush, the same lines as the stream's */
 static void read_classic(struct reader *rd, struct ctrl *c)
 {
-	char path[PATH_MAX + 32], why[160];
+	char why[160];
 	struct cg_pick cg;
 	ssize_t n;
 
 	if (!pick_cg(&rd->rng, false, true, c, &cg))
 		return;
-	snprintf(path, sizeof(path), "%s/%s.stat", cg.path, c->name);
-	n = read_file(path, rd->buf, TEXT_MAX);
+	n = classic_text(c, cg.path, rd->buf, TEXT_MAX);
 	if (n < 0 && (n == -ENOENT || n == -ENODEV) && rm_started(cg.id, NULL, false))
 		return;
 	if (n < 0)
-		FAIL("read %s: %s", path, strerror(-n));
+		FAIL("read %s/%s: %s", cg.path, c->classic, strerror(-n));
 	else if (parse_body(c, rd->buf, n, true, values_for(c, &cg, true), rd->sample, why))
-		FAIL("%s: %s", path, why);
+		FAIL("%s/%s: %s", cg.path, c->classic, why);
 	else
 		CCOUNT(c, classic_reads);
 }
@@ -1802,9 +1811,9 @@ static void *quick(void *arg)
 			read_classic(&rd, c);
 			break;
 		default:
-			ms = interval_get(root, c->name);
+			ms = interval_get(root, c->stem);
 			if (ms < 0 || (ms && (ms < INTERVAL_MIN_MS || ms > INTERVAL_MAX_MS)))
-				FAIL("%s/%s%s reads %ld", root, c->name, INTERVAL_SUFFIX, ms);
+				FAIL("%s/%s%s reads %ld", root, c->stem, INTERVAL_SUFFIX, ms);
 			else
 				CCOUNT(c, interval_reads);
 			break;
@@ -1881,7 +1890,7 @@ static void interval_stopped(struct ctrl *c, struct rng *rng, long k)
 		CCOUNT(c, stop_checks);
 	}
 	stop_note(c, k, RESTART_BEGIN);
-	ret = interval_set(root, c->name, INTERVAL_MIN_MS);
+	ret = interval_set(root, c->stem, INTERVAL_MIN_MS);
 	stop_note(c, k, RESTART_DONE);
 	if (ret)
 		FAIL("setting the %s interval back: %s", c->name, strerror(-ret));
@@ -1899,10 +1908,10 @@ static void *interval_writer(void *arg)
 	struct role_arg *a = arg;
 	struct ctrl *c = a->c;
 	struct rng rng;
-	long cur = interval_get(root, c->name);
+	long cur = interval_get(root, c->stem);
 	char path[PATH_MAX], name[64];
 
-	snprintf(name, sizeof(name), "%s%s", c->name, INTERVAL_SUFFIX);
+	snprintf(name, sizeof(name), "%s%s", c->stem, INTERVAL_SUFFIX);
 	path_join(path, sizeof(path), root, name);
 	rng_seed(&rng, a->seed);
 	while (running()) {
@@ -1942,7 +1951,7 @@ static void *interval_writer(void *arg)
 		ret = write_file(path, text);
 		if (k >= 0)
 			stop_note(c, k, STOP_DONE);
-		got = interval_get(root, c->name);
+		got = interval_get(root, c->stem);
 		if (want >= 0) {
 			if (ret)
 				FAIL("writing '%s' to %s: %s", text, path, strerror(-ret));
@@ -2233,7 +2242,7 @@ static int __attribute__((format(printf, 2, 3))) ctrl_skip(struct ctrl *c, const
 	return c == ctrls ? -1 : 0;
 }
 
-/* each stream's controller on in the root's subtree_control: 0, or -1 */
+/* each stream's controller (where it has one) on in the root's subtree_control: 0, or -1 */
 static int setup_root(void)
 {
 	char path[PATH_MAX], ctl[512], sub[512], plus[64];
@@ -2246,11 +2255,13 @@ static int setup_root(void)
 	if (read_file(path, sub, sizeof(sub)) < 0)
 		sub[0] = '\0';
 	for_each_ctrl(c) {
-		if (!has_word(ctl, c->name) && ctrl_skip(c, "no %s controller", c->name))
-			return -1;
-		if (!c->on || has_word(sub, c->name))
+		if (!c->controller)
 			continue;
-		snprintf(plus, sizeof(plus), "+%s", c->name);
+		if (!has_word(ctl, c->controller) && ctrl_skip(c, "no %s controller", c->controller))
+			return -1;
+		if (!c->on || has_word(sub, c->controller))
+			continue;
+		snprintf(plus, sizeof(plus), "+%s", c->controller);
 		err = write_file(path, plus);
 		if (err && ctrl_skip(c, "%s in %s: %s", plus, path, strerror(-err)))
 			return -1;
@@ -2296,7 +2307,8 @@ static int setup_tree(void)
 	char path[PATH_MAX], name[64];
 
 	for_each_ctrl(c)
-		on |= CTRL_BIT(c);
+		if (c->controller)
+			on |= CTRL_BIT(c);
 	snprintf(name, sizeof(name), "cgstress.%d", getpid());
 	path_join(top, sizeof(top), root, name);
 	top_id = cg_mkdir(top, root_id, on, false);
@@ -2354,9 +2366,9 @@ static int setup_ctrls(void)
 		}
 		if (c->acct_value && c->acct_idx < 0)
 			c->acct_value = NULL;
-		c->interval_saved = interval_get(root, c->name);
+		c->interval_saved = interval_get(root, c->stem);
 		if (c->interval_saved < 0)
-			return fprintf(stderr, "cgstress: read %s%s: %s\n", c->name, INTERVAL_SUFFIX,
+			return fprintf(stderr, "cgstress: read %s%s: %s\n", c->stem, INTERVAL_SUFFIX,
 				       strerror(-c->interval_saved)), -1;
 		c->mon_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 		c->stop_t = xcalloc(MAX_STOPS, sizeof(*c->stop_t));
@@ -2376,7 +2388,7 @@ static int arm_streams(void)
 	for_each_ctrl(c) {
 		int64_t end = now_ns() + 10 * NSEC_PER_SEC * slow;
 		ssize_t n;
-		int err = interval_set(root, c->name, 20);
+		int err = interval_set(root, c->stem, 20);
 
 		if (err) {
 			FAIL("setting the %s interval to 20 ms: %s", c->name, strerror(-err));
@@ -2472,7 +2484,7 @@ static void disarm_checks(void)
 		int64_t end = now_ns() + 5 * NSEC_PER_SEC * slow;
 		ssize_t n = 0;
 
-		if (c->interval_saved || interval_set(root, c->name, 0))
+		if (c->interval_saved || interval_set(root, c->stem, 0))
 			continue;
 		for (bool subtree = false;; subtree = !subtree) {
 			ctrl_file(path, sizeof(path), root, c, subtree);
@@ -2499,16 +2511,17 @@ static void teardown(void)
 		fprintf(stderr, "cgstress: could not remove %s\n", top);
 	path_join(path, sizeof(path), root, "cgroup.subtree_control");
 	for (struct ctrl *c = ctrls; c < ctrls + nr_ctrls; c++) {
-		if (c->interval_saved >= 0 && interval_set(root, c->name, c->interval_saved))
+		if (c->interval_saved >= 0 && interval_set(root, c->stem, c->interval_saved))
 			fprintf(stderr, "cgstress: could not restore the %s interval %ld\n", c->name,
 				c->interval_saved);
 		/* the migrants, which did I/O on them, are gone */
 		if (c->on && c->teardown)
 			c->teardown(c);
 		/* busy if other cgroups use it meanwhile: then it stays */
-		snprintf(minus, sizeof(minus), "-%s", c->name);
-		if (c->enabled_by_us)
+		if (c->enabled_by_us) {
+			snprintf(minus, sizeof(minus), "-%s", c->controller);
 			write_file(path, minus);
+		}
 	}
 }
 
@@ -2661,7 +2674,7 @@ static void usage(int status)
 		"                      KCSAN: 3)\n"
 		"  --storm-fds N       files open on each cgroup the storm removes (2000)\n"
 		"  --no-zero-interval  never set an interval to 0 (streaming never stops)\n"
-		"  --no-<controller>   leave that stream out (memory, io), and its load\n"
+		"  --no-<stream>       leave that stream out (memory, io), and its load\n"
 		"exit: 0 pass, 1 fail, 77 skip (not root, no cgroup2, no cpu.stat.stream)\n");
 	exit(status);
 }
@@ -2689,8 +2702,10 @@ static long parse_options(int argc, char **argv)
 		opts[7 + i - 1] = (struct option){ name, no_argument, NULL, 0x100 + i };
 	}
 	seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	for (struct ctrl *x = ctrls; x < ctrls + nr_ctrls; x++)
+	for (struct ctrl *x = ctrls; x < ctrls + nr_ctrls; x++) {
 		x->on = true;
+		x->interval_saved = -1;
+	}
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *e;
 
@@ -2722,7 +2737,7 @@ static int preflight(void)
 		return printf("SKIP: no cgroup2 mount\n"), EXIT_SKIP;
 	root_id = dir_id(root);
 	for_each_ctrl(c) {
-		snprintf(name, sizeof(name), "%s%s", c->name, INTERVAL_SUFFIX);
+		snprintf(name, sizeof(name), "%s%s", c->stem, INTERVAL_SUFFIX);
 		path_join(path, sizeof(path), root, name);
 		if (access(path, W_OK) && ctrl_skip(c, "no %s: a kernel without it", path))
 			return printf("SKIP: not a cgstream kernel\n"), EXIT_SKIP;

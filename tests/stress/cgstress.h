@@ -170,9 +170,15 @@ enum { STOP_BEGIN, STOP_DONE, RESTART_BEGIN, RESTART_DONE, STOP_NR };
 
 struct ctrl {
 	/* the table */
-	const char *name;		/* the controller: "<name>.stat.stream" etc. */
+	const char *name;		/* the stream's: messages, counters, --no-<name> */
+	/* its files: "<stem>.stream", "<stem>.stream.subtree", "<stem>.stream_interval" */
+	const char *stem;
+	/* in cgroup.subtree_control; NULL: no controller, its files are cgroup core files */
+	const char *controller;
 	unsigned int id;		/* CGROUP_STAT_CTRL_* */
 	bool files_need_controller;	/* its files exist only where it is on */
+	/* the classic file of the values it streams */
+	const char *classic;
 	/* the values of a device (io.stat's keys, an oracle of our own); NULL: no devices */
 	const char *const *device_names;
 	/* cgroup values that never go back */
@@ -202,8 +208,8 @@ struct ctrl {
 	int mono[MONO_MAX];		/* indexes of the monotone values */
 	unsigned int nr_mono;
 	int acct_idx, limit_idx;
-	long interval_saved;
-	bool enabled_by_us;		/* +<name> in the root's subtree_control */
+	long interval_saved;		/* to restore at the end; -1: not read, nothing to restore */
+	bool enabled_by_us;		/* +<controller> in the root's subtree_control */
 	atomic_uint schema_size;	/* of the SCHEMA record, once seen */
 
 	/* the monitor's timeline, the interval writer's stops */
@@ -374,6 +380,7 @@ bool running(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 const char *file_name(const struct ctrl *c, bool subtree);
+ssize_t classic_text(const struct ctrl *c, const char *cg, char *buf, size_t len);
 void ctrl_file(char *out, size_t len, const char *cg, const struct ctrl *c, bool subtree);
 bool has_files(const struct ctrl *c, const struct cg_pick *cg);
 struct ctrl *pick_ctrl(struct rng *r);

@@ -132,13 +132,13 @@ ssize_t read_file(const char *path, char *buf, size_t len)
 	return n;
 }
 
-long interval_get(const char *root, const char *ctrl)
+long interval_get(const char *root, const char *stem)
 {
 	char path[PATH_MAX], name[64], buf[64], *end;
 	ssize_t n;
 	long ms;
 
-	snprintf(name, sizeof(name), "%s%s", ctrl, INTERVAL_SUFFIX);
+	snprintf(name, sizeof(name), "%s%s", stem, INTERVAL_SUFFIX);
 	path_join(path, sizeof(path), root, name);
 	n = read_file(path, buf, sizeof(buf));
 	if (n < 0)
@@ -150,11 +150,11 @@ long interval_get(const char *root, const char *ctrl)
 	return ms;
 }
 
-int interval_set(const char *root, const char *ctrl, long ms)
+int interval_set(const char *root, const char *stem, long ms)
 {
 	char path[PATH_MAX], name[64], text[32];
 
-	snprintf(name, sizeof(name), "%s%s", ctrl, INTERVAL_SUFFIX);
+	snprintf(name, sizeof(name), "%s%s", stem, INTERVAL_SUFFIX);
 	path_join(path, sizeof(path), root, name);
 	snprintf(text, sizeof(text), "%ld\n", ms);
 	return write_file(path, text);

@@ -26,10 +26,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* "<ctrl>" + these: cpu.stat.stream, cpu.stat.stream.subtree, ... */
-#define STREAM_SUFFIX	".stat.stream"
-#define SUBTREE_SUFFIX	".stat.stream.subtree"
-#define INTERVAL_SUFFIX	".stat.stream_interval"
+/*
+ * A stream's files are its stem + these: cpu.stat.stream,
+ * cpu.stat.stream.subtree, cpu.stat.stream_interval (the stems cpu.stat,
+ * memory.stat, io.stat: the classic file they stream).
+ */
+#define STREAM_SUFFIX	".stream"
+#define SUBTREE_SUFFIX	".stream.subtree"
+#define INTERVAL_SUFFIX	".stream_interval"
+#define CPU_STEM	"cpu.stat"
 
 /* the intervals the kernel takes: a policy of the kernel's, not of the uapi header */
 #define INTERVAL_MIN_MS	10
@@ -70,14 +75,14 @@ void path_join(char *out, size_t len, const char *dir, const char *name);
 int write_file(const char *path, const char *text);
 ssize_t read_file(const char *path, char *buf, size_t len);
 
-/* the root's <ctrl>.stat.stream_interval: ms, or -errno */
-long interval_get(const char *root, const char *ctrl);
-int interval_set(const char *root, const char *ctrl, long ms);
+/* the root's <stem>.stream_interval: ms, or -errno */
+long interval_get(const char *root, const char *stem);
+int interval_set(const char *root, const char *stem, long ms);
 
 /* a decimal number of [p, end): 0, or -1 (not one, or overflowing) */
 int parse_u64(const char *p, const char *end, uint64_t *v);
 
-/* the last three lines of every <ctrl>.stat.stream */
+/* the last three lines of every <stem>.stream */
 struct pub_tail {
 	uint64_t seq;		/* publication_seq */
 	uint64_t time_usec;	/* publication_time_usec */
@@ -85,7 +90,7 @@ struct pub_tail {
 };
 
 /*
- * Splits <ctrl>.stat.stream text: it ends in a newline and its last three
+ * Splits <stem>.stream text: it ends in a newline and its last three
  * lines are exactly "publication_seq N", "publication_time_usec T" and
  * "publications_skipped K".  *@body: the length of what comes before them
  * (the controller's own lines).  0, or -EINVAL with a reason in @why (at

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cgstress's table: a row per controller whose stream it stresses (cpu,
- * memory, io), and what only a row knows: the names of its values (from
- * its classic files), which of them never go back, its load (cpu: burn;
- * memory: charge and uncharge; io: O_DIRECT I/O on loop devices, one of
- * them removed and re-created now and then).  cgstress.c knows no
- * controller: a fourth is a row here.
+ * cgstress's table: a row per stream it stresses (cpu, memory, io), and
+ * what only a row knows: its files (a stem, its controller), the names of
+ * its values (from its classic files), which of them never go back, its
+ * load (cpu: burn; memory: charge and uncharge; io: O_DIRECT I/O on loop
+ * devices, one of them removed and re-created now and then).  cgstress.c
+ * knows no controller: a fourth is a row here.
  */
 #include "cgstress.h"
 
@@ -28,18 +28,22 @@ static const char *const cpu_limits[] = { "20000 100000", "5000 10000", NULL };
 
 struct ctrl ctrls[] = {
 	{
-		.name = "cpu", .id = CGROUP_STAT_CTRL_CPU, .monotone = cpu_monotone,
+		.name = "cpu", .stem = "cpu.stat", .controller = "cpu", .classic = "cpu.stat",
+		.id = CGROUP_STAT_CTRL_CPU, .monotone = cpu_monotone,
 		.setup = cpu_setup, .load = cpu_load, .load_pct = 100,
 		.limit_file = "cpu.max", .limits = cpu_limits, .limit_value = "nr_throttled",
 		.acct_value = "usage_usec",
 	},
 	{
-		.name = "memory", .id = CGROUP_STAT_CTRL_MEMORY, .files_need_controller = true,
+		.name = "memory", .stem = "memory.stat", .controller = "memory",
+		.classic = "memory.stat", .id = CGROUP_STAT_CTRL_MEMORY,
+		.files_need_controller = true,
 		.monotone = memory_monotone, .setup = memory_setup, .load = memory_load,
 		.load_pct = 5,
 	},
 	{
-		.name = "io", .id = CGROUP_STAT_CTRL_IO, .files_need_controller = true,
+		.name = "io", .stem = "io.stat", .controller = "io", .classic = "io.stat",
+		.id = CGROUP_STAT_CTRL_IO, .files_need_controller = true,
 		.device_names = io_device_names, .monotone = io_monotone, .setup = io_setup,
 		.teardown = io_teardown, .load = io_load, .load_pct = 2, .load_thread = loop_cycler,
 	},

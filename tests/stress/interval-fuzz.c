@@ -232,7 +232,7 @@ static void mismatch(const char *who, const unsigned char *in, size_t len, long 
 static void fuzz_root(int *fd, unsigned char *in)
 {
 	size_t len = make_input(in);
-	long before = interval_get(root, "cpu"), after, want_val = before, want, got;
+	long before = interval_get(root, CPU_STEM), after, want_val = before, want, got;
 
 	if (*fd < 0 || rng_pct(&rng, 30)) {
 		if (*fd >= 0)
@@ -247,7 +247,7 @@ static void fuzz_root(int *fd, unsigned char *in)
 	}
 	want = model(in, len, &want_val);
 	got = do_write(*fd, in, len);
-	after = interval_get(root, "cpu");
+	after = interval_get(root, CPU_STEM);
 	stats[S_WRITES]++;
 	if (got != want || after != want_val)
 		mismatch("root", in, len, got, want, before, after, want_val);
@@ -280,7 +280,7 @@ static int drop_cap_sys_admin(void)
  */
 static int unprivileged(bool nobody, int n, unsigned char *in)
 {
-	long before = interval_get(root, "cpu");
+	long before = interval_get(root, CPU_STEM);
 	int bad = 0, i, fd;
 
 	if (nobody) {
@@ -297,7 +297,7 @@ static int unprivileged(bool nobody, int n, unsigned char *in)
 			}
 			stats[S_EACCES]++;
 		}
-		if (interval_get(root, "cpu") != before) {
+		if (interval_get(root, CPU_STEM) != before) {
 			printf("FAIL: the interval changed under uid 65534's attempts\n");
 			bad++;
 		}
@@ -312,7 +312,7 @@ static int unprivileged(bool nobody, int n, unsigned char *in)
 	}
 	for (i = 0; i < n; i++) {
 		size_t len = make_input(in);
-		long got = do_write(fd, in, len), want, after = interval_get(root, "cpu");
+		long got = do_write(fd, in, len), want, after = interval_get(root, CPU_STEM);
 
 		want = !len ? 0 : (long)len > page_size ? -E2BIG : -EPERM;
 		if (got != want || after != before) {
@@ -378,12 +378,12 @@ int main(int argc, char **argv)
 		printf("SKIP: no cgroup2 mount\n");
 		return EXIT_SKIP;
 	}
-	path_join(path, sizeof(path), root, "cpu" INTERVAL_SUFFIX);
+	path_join(path, sizeof(path), root, CPU_STEM INTERVAL_SUFFIX);
 	if (access(path, F_OK)) {
 		printf("SKIP: no %s: not a cgstream kernel\n", path);
 		return EXIT_SKIP;
 	}
-	saved = interval_get(root, "cpu");
+	saved = interval_get(root, CPU_STEM);
 	if (saved < 0) {
 		printf("FAIL: read %s: %s\n", path, strerror(-saved));
 		return EXIT_FAIL;
@@ -400,7 +400,7 @@ int main(int argc, char **argv)
 	}
 	if (fd >= 0)
 		close(fd);
-	r = interval_set(root, "cpu", saved);
+	r = interval_set(root, CPU_STEM, saved);
 	if (r) {
 		printf("FAIL: restoring the interval %ld: %s\n", saved, strerror(-r));
 		failures++;

@@ -55,8 +55,8 @@
 
 #define MAX_ROUNDS	64
 #define SUBTREE_BUF	(256 * 1024)
-#define STREAM_FILE	"cpu" STREAM_SUFFIX
-#define SUBTREE_FILE	"cpu" SUBTREE_SUFFIX
+#define STREAM_FILE	CPU_STEM STREAM_SUFFIX
+#define SUBTREE_FILE	CPU_STEM SUBTREE_SUFFIX
 
 static char root[PATH_MAX], top[PATH_MAX];
 static long interval_saved = -1;
@@ -228,7 +228,7 @@ static int wake_rounds(struct file *files, long nf, int ep, long interval_ms, in
 		if (files[i].seq > base)
 			base = files[i].seq;
 	seen = base;
-	r = interval_set(root, "cpu", interval_ms);
+	r = interval_set(root, CPU_STEM, interval_ms);
 	if (r) {
 		fail("setting the interval to %ld ms: %s", interval_ms, strerror(-r));
 		goto out;
@@ -353,7 +353,7 @@ out:
 static int arm_and_stop(long interval_ms, char *buf)
 {
 	int64_t t0 = now_ns(), end = t0 + 30 * NSEC_PER_SEC;
-	int fd, r = interval_set(root, "cpu", interval_ms);
+	int fd, r = interval_set(root, CPU_STEM, interval_ms);
 	uint64_t seq = 0, t_usec = 0;
 	char path[PATH_MAX];
 	struct file f;
@@ -368,7 +368,7 @@ static int arm_and_stop(long interval_ms, char *buf)
 		sleep_ms(20);
 		r = 0;
 	}
-	if (r || fd < 0 || (int64_t)t_usec * 1000 <= t0 || interval_set(root, "cpu", 0)) {
+	if (r || fd < 0 || (int64_t)t_usec * 1000 <= t0 || interval_set(root, CPU_STEM, 0)) {
 		printf("FAIL: arming the stream, a publication, stopping it: %s\n",
 		       strerror(r ? -r : errno));
 		if (fd >= 0)
@@ -383,7 +383,7 @@ static void cleanup(void)
 	if (top[0] && remove_tree(top))
 		printf("scale: could not remove %s\n", top);
 	if (interval_saved >= 0)
-		interval_set(root, "cpu", interval_saved);
+		interval_set(root, CPU_STEM, interval_saved);
 }
 
 static void usage(void)
@@ -447,7 +447,7 @@ int main(int argc, char **argv)
 		printf("FAIL: RLIMIT_NOFILE to %ld: %s\n", nf + 256, strerror(-r));
 		return EXIT_FAIL;
 	}
-	interval_saved = interval_get(root, "cpu");
+	interval_saved = interval_get(root, CPU_STEM);
 	if (interval_saved < 0) {
 		printf("FAIL: read the interval: %s\n", strerror(-interval_saved));
 		return EXIT_FAIL;
