@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cgstress: randomized stress of the cgroup statistics streams, invariants
- * checked as it goes.  One table, ctrls[] (ctrls.c), says what each
- * stream is (its files, its controller if it has one, its
- * CGROUP_STAT_CTRL_*, the names of its values, which of them never go
- * back, how its load is made) and drives every role: a fourth stream is a
- * row.  For --seconds:
+ * cgstress: randomized stress of the cgroup statistics streams (cpu,
+ * memory, io, pressure), invariants checked as it goes.  One table,
+ * ctrls[] (ctrls.c), says what each stream is (its files, its controller
+ * if it has one, its CGROUP_STAT_CTRL_*, the names of its values and how
+ * its classic files give them, which of them never go back, how its load
+ * is made) and drives every role: a fifth stream is a row.  For --seconds:
  *
  *   churn (3)       nested mkdir/rmdir of small trees under a private
  *                   subtree, controllers on in some subtree_control, cpu.max
@@ -13,7 +13,8 @@
  *   migrator        moves 4 processes between leaves; each makes every
  *                   stream's load (cpu: burns; memory: maps, touches,
  *                   drops up to 8 MiB, fills memfds; io: O_DIRECT I/O on two
- *                   loop devices, one removed and re-created every 1-4 s)
+ *                   loop devices, one removed and re-created every 1-4 s;
+ *                   pressure: two threads busy on one CPU, one waiting)
  *   poll (2), epoll, io_uring
  *                   ~10 text and subtree files each, of random streams
  *                   and cgroups (removed ones too), replaced now and then,
@@ -29,7 +30,8 @@
  *                   while cgroups go, some resumed later
  *   storm           --storm-fds files on one cgroup, epolled, the cgroup
  *                   removed
- *   quick           open/read/close of stream and classic *.stat files,
+ *   quick           open/read/close of stream and classic files (*.stat,
+ *                   the four *.pressure read as one text),
  *                   interval reads, opens closed unread
  *   interval, monitor (one each per stream)
  *                   valid, invalid and 0 intervals (streaming stops for a
@@ -43,8 +45,8 @@
  *   - publication_seq never goes back for one open file (text, SNAPSHOT),
  *     nor publications_skipped, nor per cgroup the values the table calls
  *     monotone (cpu: usage, user, system, nice; memory: pgfault,
- *     pgmajfault, events.*; io: a device's, while it is one disk),
- *     REMOVED records' final values included;
+ *     pgmajfault, events.*; io: a device's, while it is one disk;
+ *     pressure: the *.total), REMOVED records' final values included;
  *   - no error but ENODEV / EPOLLERR / ENOENT once the cgroup's rmdir has
  *     started (EPOLLERR with ENODEV reads; io_uring: EINVAL); ENODATA only
  *     where there is nothing to read: a text file of a cgroup newer than
@@ -62,11 +64,14 @@
  *     under way at the stop);
  *   - snapshots: every record valid (common.c's decoder), whole records in
  *     each read, SCHEMA = the text's keys (cpu.stat's; memory.stat's, then
- *     current, swap.current, events.*; io.stat's device keys); full: the
- *     opened cgroup first with parent 0, parents before children, no
- *     cgroup twice, every cgroup of ours older than the publication and
- *     alive through the read, none without the controller's files, each
- *     with its controllers' values (cpu: bandwidth where cpu is on);
+ *     current, swap.current, events.*; io.stat's device keys; pressure:
+ *     <res>.<some|full>.avg10, .avg60, .avg300, .total of each line of the
+ *     *.pressure files); full: the opened cgroup first with parent 0,
+ *     parents before children, no cgroup twice, every cgroup of ours older
+ *     than the publication and alive through the read, none without the
+ *     controller's files, each with its controllers' values (cpu:
+ *     bandwidth where cpu is on; pressure: all on every cgroup of ours,
+ *     none allowed on one not ours: its cgroup.pressure may be 0);
  *     changes: base_seq = the file's last complete snapshot, parents known,
  *     NEW only there; REMOVED only for cgroups of ours being removed, with
  *     their parent, below the opened cgroup, once per file, never listed;
@@ -77,16 +82,21 @@
  *     at offset 0 never returns 0 bytes;
  *   - text: the controller's lines (cpu.stat's and memory.stat's keys in
  *     order, bandwidth keys where cpu is on; io: "MAJ:MIN" lines, each
- *     device once, no counters or rbytes= .. dios=), then exactly
- *     publication_seq, publication_time_usec, publications_skipped; the
- *     classic *.stat alike (io.stat: policies' fields and "(unknown)");
+ *     device once, no counters or rbytes= .. dios=; pressure: each
+ *     *.pressure file's lines behind its resource, "cpu some avg10=A.AA
+ *     avg60=A.AA avg300=A.AA total=T", averages at most 100.00), then
+ *     exactly publication_seq, publication_time_usec, publications_skipped;
+ *     the classic files alike (io.stat: policies' fields and "(unknown)";
+ *     pressure: cpu.pressure, memory.pressure, io.pressure and irq.pressure
+ *     where shown, each line behind its resource's name);
  *   - changes: the state of a file's snapshot, changes and REMOVED records
  *     applied, equals its next full snapshot of the same publication, but
  *     for cgroups removed, or made after the publication, between the two,
  *     and LATER records;
- *   - accounting: at every publication the parent's usage_usec = its live
- *     children's + its removed children's (REMOVED), at most one usec per
- *     child below (each child is floored on its own); a REMOVED record in
+ *   - accounting (cpu; not pressure: a parent's stall time is not its
+ *     children's sum): at every publication the parent's usage_usec = its
+ *     live children's + its removed children's (REMOVED), at most one usec
+ *     per child below (each child is floored on its own); a REMOVED record in
  *     the first snapshot after the rmdir, once, equal to the child's
  *     cpu.stat read before it (exact: the burners are moved out, never
  *     left to exit in it, so no last tick lands after the rmdir);
@@ -105,12 +115,14 @@
  *
  * usage: cgstress [--seconds N] [--seed S] [--max-failures N] [--slow N]
  *                 [--storm-fds N] [--no-zero-interval] [--no-memory] [--no-io]
+ *                 [--no-pressure]
  * Exit: 0 pass, 1 fail, 77 skip (not root, no cgroup2, no cpu.stat.stream).
- * A stream the kernel lacks, whose controller the root lacks, or whose
- * load cannot be made (io without loop devices), is left out with a
- * message.  Everything runs under <cgroup2>/cgstress.<pid>, removed at
- * the end (also after a failure or SIGINT/SIGTERM); the intervals it
- * changed, the root's subtree_control and the loop devices are restored.
+ * A stream the kernel lacks (pressure: also where psi=0), whose controller
+ * the root lacks, or whose load cannot be made (io without loop devices),
+ * is left out with a message.  Everything runs under
+ * <cgroup2>/cgstress.<pid>, removed at the end (also after a failure or
+ * SIGINT/SIGTERM); the intervals it changed, the root's subtree_control
+ * and the loop devices are restored.
  */
 #include "cgstress.h"
 
@@ -237,11 +249,16 @@ void ctrl_file(char *out, size_t len, const char *cg, const struct ctrl *c, bool
 	path_join(out, len, cg, file_name(c, subtree));
 }
 
-/* @c's classic values of cgroup @cg, as text its parser takes: the length, or -errno */
+/*
+ * @c's classic values of cgroup @cg, as text its parser takes (the row's
+ * reader, or its classic file): the length, or -errno
+ */
 ssize_t classic_text(const struct ctrl *c, const char *cg, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 
+	if (c->read_classic)
+		return c->read_classic(c, cg, buf, len);
 	path_join(path, sizeof(path), cg, c->classic);
 	return read_file(path, buf, len);
 }
@@ -254,11 +271,12 @@ bool has_files(const struct ctrl *c, const struct cg_pick *cg)
 
 /*
  * The values @c gives a cgroup (text: of them, the ones its text shows)
- * whose controllers are @on: -1 if that is not known.
+ * whose controllers are @on: -1 if that is not known (then those of a
+ * cgroup with or without the controller, or with its values off, are).
  */
 static int values_for(const struct ctrl *c, const struct cg_pick *cg, bool text)
 {
-	if (c->nr_short && !cg->known)
+	if ((c->nr_short || c->can_be_off) && !cg->known)
 		return -1;
 	if (c->nr_short && !(cg->on & CTRL_BIT(c)))
 		return c->nr_short;
@@ -631,7 +649,8 @@ int64_t seq_now(struct ctrl *c)
 int parse_body(const struct ctrl *c, const char *text, size_t len, bool classic, int want,
 	       struct stat_values *s, char *why)
 {
-	if (parse_stat_text(text, len, (const char *const *)c->names, c->nr_names, c->device_names,
+	if (c->parse ? c->parse(c, text, len, classic, s, why) :
+	    parse_stat_text(text, len, (const char *const *)c->names, c->nr_names, c->device_names,
 			    classic, s, why))
 		return -EINVAL;
 	COUNT_N(io_stat_unknown_lines, s->unknown);
@@ -1758,7 +1777,11 @@ static void *walker(void *arg)
 	return NULL;
 }
 
-/* the classic values of a random cgroup: its own flush, the same lines as the stream's */
+/*
+ * The classic values of a random cgroup (cpu.stat, ...: its own flush;
+ * the *.pressure files: their own aggregation), the same lines as the
+ * stream's
+ */
 static void read_classic(struct reader *rd, struct ctrl *c)
 {
 	char why[160];
@@ -2669,12 +2692,13 @@ static void usage(int status)
 {
 	fprintf(status ? stderr : stdout, "usage: cgstress [--seconds N] [--seed S] [--max-failures N] "
 		"[--slow N] [--storm-fds N] [--no-zero-interval] [--no-memory] [--no-io]\n"
+		"                [--no-pressure]\n"
 		"  --slow N            the kernel is about N (1-10) times slower than the lockdep\n"
 		"                      test kernel: its time bounds are N times longer (KASAN,\n"
 		"                      KCSAN: 3)\n"
 		"  --storm-fds N       files open on each cgroup the storm removes (2000)\n"
 		"  --no-zero-interval  never set an interval to 0 (streaming never stops)\n"
-		"  --no-<stream>       leave that stream out (memory, io), and its load\n"
+		"  --no-<stream>       leave that stream out (memory, io, pressure), and its load\n"
 		"exit: 0 pass, 1 fail, 77 skip (not root, no cgroup2, no cpu.stat.stream)\n");
 	exit(status);
 }

@@ -21,6 +21,7 @@
 #include <linux/loop.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -107,6 +108,7 @@ extern int64_t slow;
 	X(mem_maps) X(mem_touches) X(mem_dontneeds) X(mem_unmaps)	\
 	X(mem_memfd_fills) X(mem_memfd_closes) X(mem_touched_pages)	\
 	X(io_writes) X(io_reads) X(io_kib) X(io_errors) X(io_stat_unknown_lines) \
+	X(contended_bursts)						\
 	X(loop_removals) X(loop_recreates) X(loop_autoloaded) X(loop_busy)
 
 /* of each controller's stream: "count <ctrl>_<name>" */
@@ -177,8 +179,24 @@ struct ctrl {
 	const char *controller;
 	unsigned int id;		/* CGROUP_STAT_CTRL_* */
 	bool files_need_controller;	/* its files exist only where it is on */
-	/* the classic file of the values it streams */
+	/*
+	 * a cgroup may turn its values off (cgroup.pressure 0): none in its
+	 * text and records then.  cgstress never does; a cgroup not its own may.
+	 */
+	bool can_be_off;
+	/* the classic file(s) of the values it streams, as messages name them */
 	const char *classic;
+	/*
+	 * the classic values of cgroup @cg as text @parse takes, into @buf
+	 * (NUL-terminated): its length, or -errno; NULL: the file @classic
+	 */
+	ssize_t (*read_classic)(const struct ctrl *c, const char *cg, char *buf, size_t len);
+	/*
+	 * its lines of a text (@classic: as read_classic() gives them) into
+	 * @s: 0, or -EINVAL with why (160 bytes); NULL: parse_stat_text()
+	 */
+	int (*parse)(const struct ctrl *c, const char *text, size_t len, bool classic,
+		     struct stat_values *s, char *why);
 	/* the values of a device (io.stat's keys, an oracle of our own); NULL: no devices */
 	const char *const *device_names;
 	/* cgroup values that never go back */

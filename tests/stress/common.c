@@ -535,3 +535,79 @@ int parse_stat_text(const char *text, size_t len, const char *const *names, unsi
 	}
 	return 0;
 }
+
+/* is @want "<@res>.<@kind>.@field"? */
+static bool pressure_name_is(const char *res, size_t res_len, const char *kind, size_t kind_len,
+			     const char *field, const char *want)
+{
+	size_t field_len = strlen(field);
+
+	return strlen(want) == res_len + kind_len + field_len + 2 && !memcmp(want, res, res_len) &&
+	       want[res_len] == '.' && !memcmp(want + res_len + 1, kind, kind_len) &&
+	       want[res_len + 1 + kind_len] == '.' &&
+	       !memcmp(want + res_len + kind_len + 2, field, field_len);
+}
+
+/*
+ * "@field=value" of a pressure line, [@p, @end), into *@v: an @average
+ * "A.AA" as hundredths (PSI clamps each sample to its period: at most
+ * 100.00), else a decimal number.  0, or -1.
+ */
+static int parse_pressure_field(const char *field, const char *p, const char *end, bool average,
+				uint64_t *v)
+{
+	size_t len = strlen(field);
+	uint64_t whole, hundredths;
+
+	if ((size_t)(end - p) <= len || memcmp(p, field, len) || p[len] != '=')
+		return -1;
+	p += len + 1;
+	if (!average)
+		return parse_u64(p, end, v);
+	if (end - p < 4 || end[-3] != '.' || parse_u64(p, end - 3, &whole) ||
+	    parse_u64(end - 2, end, &hundredths) || whole > 100)
+		return -1;
+	*v = whole * 100 + hundredths;
+	return *v > 10000 ? -1 : 0;
+}
+
+int parse_pressure_text(const char *text, size_t len, const char *const *names,
+			unsigned int nr_names, struct stat_values *s, char *why)
+{
+	static const char *const fields[4] = { "avg10", "avg60", "avg300", "total" };
+	size_t pos = 0;
+
+	s->nr_values = s->nr_devices = s->unknown = 0;
+	while (pos < len) {
+		const char *line = text + pos, *nl = memchr(line, '\n', len - pos), *kind, *p, *end;
+		unsigned int i = s->nr_values, k;
+		size_t res_len, kind_len;
+
+		if (!nl)
+			return WHY("'%.40s' does not end in a newline", line);
+		pos = nl - text + 1;
+		/* "<res> <kind> ": the names of the line's four values */
+		kind = memchr(line, ' ', nl - line);
+		p = kind ? memchr(kind + 1, ' ', nl - kind - 1) : NULL;
+		if (!p || i + 4 > nr_names)
+			return WHY("line '%.*s' where %s belongs", (int)(nl - line), line,
+				   i < nr_names ? names[i] : "nothing");
+		res_len = kind - line;
+		kind++;
+		kind_len = p - kind;
+		for (k = 0, p++; k < 4; k++, p = end + 1) {
+			if (!pressure_name_is(line, res_len, kind, kind_len, fields[k], names[i + k]))
+				return WHY("line '%.*s' where %s belongs", (int)(nl - line), line,
+					   names[i + k]);
+			end = p < nl ? memchr(p, ' ', nl - p) : NULL;
+			end = end ? end : nl;
+			/* four fields, the last one ending the line */
+			if (p >= nl || (k < 3) != (end < nl) ||
+			    parse_pressure_field(fields[k], p, end, k < 3, &s->values[i + k]))
+				return WHY("no valid %s= where it belongs in '%.*s'", fields[k],
+					   (int)(nl - line), line);
+		}
+		s->nr_values += 4;
+	}
+	return 0;
+}

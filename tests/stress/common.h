@@ -3,9 +3,10 @@
  * Shared by the kernel stress programs in tests/stress (cgstress, scale,
  * interval-fuzz): clocks, a seeded random generator, cgroupfs file helpers,
  * and the formats: the lines of a <ctrl>.stat and <ctrl>.stat.stream text
- * (the controller's, then the publication's), and a decoder of the subtree
- * files' snapshots, format 2 (SNAPSHOT, SCHEMA, REMOVED, CGROUP records;
- * include/uapi/linux/cgroup_stat_stream.h).
+ * (the controller's, then the publication's), of pressure.stream (the
+ * *.pressure files' lines behind their resource's name), and a decoder of
+ * the subtree files' snapshots, format 2 (SNAPSHOT, SCHEMA, REMOVED,
+ * CGROUP records; include/uapi/linux/cgroup_stat_stream.h).
  *
  * The parsers are these programs' own on purpose: they check the kernel,
  * so they keep an oracle of the formats that does not move with the
@@ -29,7 +30,8 @@
 /*
  * A stream's files are its stem + these: cpu.stat.stream,
  * cpu.stat.stream.subtree, cpu.stat.stream_interval (the stems cpu.stat,
- * memory.stat, io.stat: the classic file they stream).
+ * memory.stat, io.stat: the classic file they stream), pressure.stream ...
+ * (the stem pressure: the *.pressure files are streamed together).
  */
 #define STREAM_SUFFIX	".stream"
 #define SUBTREE_SUFFIX	".stream.subtree"
@@ -188,5 +190,17 @@ struct stat_values {
  */
 int parse_stat_text(const char *text, size_t len, const char *const *names, unsigned int nr_names,
 		    const char *const *dev_names, bool classic, struct stat_values *s, char *why);
+
+/*
+ * The lines of pressure.stream before its publication lines (or of the
+ * *.pressure files, each line behind its resource's name) into @s:
+ * "<res> <some|full> avg10=A.AA avg60=A.AA avg300=A.AA total=T", each
+ * line the values @names[i] .. [i + 3] = "<res>.<some|full>.avg10", ...
+ * ".total" in order (at most @nr_names), the averages with exactly two
+ * decimals as hundredths of a percent (at most 100.00), the total in
+ * usec.  0, or -EINVAL with a reason in @why (at least 160 bytes).
+ */
+int parse_pressure_text(const char *text, size_t len, const char *const *names,
+			unsigned int nr_names, struct stat_values *s, char *why);
 
 #endif

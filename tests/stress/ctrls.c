@@ -1,25 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cgstress's table: a row per stream it stresses (cpu, memory, io), and
- * what only a row knows: its files (a stem, its controller), the names of
- * its values (from its classic files), which of them never go back, its
- * load (cpu: burn; memory: charge and uncharge; io: O_DIRECT I/O on loop
- * devices, one of them removed and re-created now and then).  cgstress.c
- * knows no controller: a fourth is a row here.
+ * cgstress's table: a row per stream it stresses (cpu, memory, io, and
+ * pressure, whose files are cgroup core files of every cgroup, no
+ * controller's), and what only a row knows: its files, the names of its
+ * values (from its classic files), how to read and parse those, which of
+ * the values never go back, its load (cpu: burn; memory: charge and
+ * uncharge; io: O_DIRECT I/O on loop devices, one of them removed and
+ * re-created now and then; pressure: two busy threads on one CPU).
+ * cgstress.c knows no controller: a fifth is a row here.
  */
 #include "cgstress.h"
 
 static bool cpu_monotone(const char *name);
 static bool memory_monotone(const char *name);
 static bool io_monotone(const char *name);
+static bool pressure_monotone(const char *name);
 static int cpu_setup(struct ctrl *c, const char *with, const char *without);
 static int memory_setup(struct ctrl *c, const char *with, const char *without);
 static int io_setup(struct ctrl *c, const char *with, const char *without);
+static int pressure_setup(struct ctrl *c, const char *with, const char *without);
+static ssize_t pressure_read_classic(const struct ctrl *c, const char *cg, char *buf, size_t len);
+static int pressure_parse(const struct ctrl *c, const char *text, size_t len, bool classic,
+			  struct stat_values *s, char *why);
 static void *loop_cycler(void *arg);
 static void io_teardown(struct ctrl *c);
 static void cpu_load(struct rng *r, struct migrant *m);
 static void memory_load(struct rng *r, struct migrant *m);
 static void io_load(struct rng *r, struct migrant *m);
+static void pressure_load(struct rng *r, struct migrant *m);
 
 static const char *const io_device_names[] = {
 	"rbytes", "wbytes", "rios", "wios", "dbytes", "dios", NULL,
@@ -46,6 +54,17 @@ struct ctrl ctrls[] = {
 		.id = CGROUP_STAT_CTRL_IO, .files_need_controller = true,
 		.device_names = io_device_names, .monotone = io_monotone, .setup = io_setup,
 		.teardown = io_teardown, .load = io_load, .load_pct = 2, .load_thread = loop_cycler,
+	},
+	/*
+	 * Not the REMOVED accounting: a parent's stall time is not its
+	 * children's sum (stalls of two children at once count once).
+	 */
+	{
+		.name = "pressure", .stem = "pressure", .classic = "{cpu,memory,io,irq}.pressure",
+		.id = CGROUP_STAT_CTRL_PRESSURE, .can_be_off = true,
+		.read_classic = pressure_read_classic, .parse = pressure_parse,
+		.monotone = pressure_monotone, .setup = pressure_setup, .load = pressure_load,
+		.load_pct = 10,
 	},
 };
 const int nr_ctrls = sizeof(ctrls) / sizeof(ctrls[0]);
@@ -226,6 +245,47 @@ static void io_load(struct rng *rng, struct migrant *m)
 	atomic_fetch_sub(&ls->loop[k].users, 1);
 }
 
+/* a thread of the pressure load: busy until *@arg (a CLOCK_MONOTONIC time) */
+static void *pressure_burn(void *arg)
+{
+	int64_t until = *(const int64_t *)arg;
+	volatile uint64_t x = 0;
+
+	while (now_ns() < until)
+		x++;
+	return NULL;
+}
+
+/*
+ * pressure: for 2-6 ms two threads of the migrant busy on the one CPU it
+ * runs on, so that one of them always waits: the cgroup it is in now
+ * stalls on cpu (its cpu.some.total grows by about that time) however
+ * many CPUs the other loads leave idle.  The thread moves with the
+ * migrant (cgroup.procs moves every thread of a process).
+ */
+static void pressure_load(struct rng *rng, struct migrant *m)
+{
+	int64_t until = now_ns() + rng_range(rng, 2, 6) * NSEC_PER_MSEC;
+	int cpu = sched_getcpu();
+	cpu_set_t all, one;
+	pthread_t t;
+
+	(void)m;
+	if (cpu < 0 || sched_getaffinity(0, sizeof(all), &all))
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	/* a thread inherits its creator's affinity */
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return;
+	if (!pthread_create(&t, NULL, pressure_burn, &until)) {
+		pressure_burn(&until);
+		pthread_join(t, NULL);
+		COUNT(contended_bursts);
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
 /* ------------------------------------------------------------------ */
 /* the controllers' setups: the names of their values, their load       */
 
@@ -298,6 +358,132 @@ static int memory_setup(struct ctrl *c, const char *with, const char *without)
 	return read_keys(c, path, "events.") <= 0 ? -1 : 0;
 }
 
+/* the resources of the *.pressure files, in pressure.stream's order */
+static const char *const pressure_res[] = { "cpu", "memory", "io", "irq" };
+/*
+ * irq.pressure is shown where irq time is accounted (else its reads fail
+ * with EOPNOTSUPP; without CONFIG_IRQ_TIME_ACCOUNTING there is no such
+ * file), and pressure.stream has irq's line where it is: the setup's
+ * read decides which, for the run (after it, a failing read of
+ * irq.pressure is a failure).
+ */
+static bool irq_known, irq_shown;
+
+/*
+ * pressure's classic values: the lines of cpu.pressure, memory.pressure,
+ * io.pressure and irq.pressure (where shown), each behind its resource's
+ * name and a space, as pressure.stream prints them; read as they are, so
+ * that the parser judges them
+ */
+static ssize_t pressure_read_classic(const struct ctrl *c, const char *cg, char *buf, size_t len)
+{
+	char path[PATH_MAX], name[32], file[1024];
+	size_t off = 0;
+
+	(void)c;
+	buf[0] = '\0';
+	for (int k = 0; k < 4; k++) {
+		const char *p, *next;
+		ssize_t n;
+
+		if (k == 3 && irq_known && !irq_shown)
+			break;
+		snprintf(name, sizeof(name), "%s.pressure", pressure_res[k]);
+		path_join(path, sizeof(path), cg, name);
+		n = read_file(path, file, sizeof(file));
+		if (k == 3 && !irq_known && (n == -EOPNOTSUPP || n == -ENOENT))
+			break;
+		if (n < 0)
+			return n;
+		for (p = file; *p; p = next) {
+			const char *nl = strchr(p, '\n');
+			int w;
+
+			next = nl ? nl + 1 : p + strlen(p);
+			w = snprintf(buf + off, len - off, "%s %.*s", pressure_res[k], (int)(next - p), p);
+			if (w < 0 || (size_t)w >= len - off)
+				return -EOVERFLOW;
+			off += w;
+		}
+	}
+	return off;
+}
+
+/* pressure.stream's lines (or the *.pressure files', as read_classic() gives them) */
+static int pressure_parse(const struct ctrl *c, const char *text, size_t len, bool classic,
+			  struct stat_values *s, char *why)
+{
+	(void)classic;
+	return parse_pressure_text(text, len, (const char *const *)c->names, c->nr_names, s, why);
+}
+
+/*
+ * @cg's *.pressure files: lines the parser of pressure.stream takes, with
+ * all of @c's values.  0, or -1 (said)
+ */
+static int pressure_check_lines(const struct ctrl *c, const char *cg, char *buf,
+				struct stat_values *s)
+{
+	ssize_t n = pressure_read_classic(c, cg, buf, TEXT_MAX);
+	char why[160] = "";
+
+	if (n < 0)
+		snprintf(why, sizeof(why), "%s", strerror(-n));
+	else if (!pressure_parse(c, buf, n, true, s, why) && s->nr_values != c->nr_names)
+		snprintf(why, sizeof(why), "%u values, not %u", s->nr_values, c->nr_names);
+	if (!why[0])
+		return 0;
+	fprintf(stderr, "cgstress: %s/%s: %s\n", cg, c->classic, why);
+	return -1;
+}
+
+/*
+ * pressure: a line "<res> <some|full> avg10=.. avg60=.. avg300=.. total=.."
+ * of @with's *.pressure files names the values <res>.<some|full>.avg10,
+ * .avg60, .avg300 and .total; its text shows them all (where a cgroup's
+ * pressure is on, as cgstress leaves it).  The files are cgroup core
+ * files: @without, without controllers, has the same lines.
+ */
+static int pressure_setup(struct ctrl *c, const char *with, const char *without)
+{
+	static const char *const fields[4] = { "avg10", "avg60", "avg300", "total" };
+	char *buf = xmalloc(TEXT_MAX);
+	struct stat_values *s = xmalloc(sizeof(*s));
+	ssize_t n = pressure_read_classic(c, with, buf, TEXT_MAX);
+	const char *p, *nl;
+	int ret = -1;
+
+	if (n < 0) {
+		fprintf(stderr, "cgstress: read %s/%s: %s\n", with, c->classic, strerror(-n));
+		goto out;
+	}
+	for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+		const char *sp = memchr(p, ' ', nl - p);
+		const char *sp2 = sp ? memchr(sp + 1, ' ', nl - sp - 1) : NULL;
+
+		if (!sp2 || sp == p || sp2 == sp + 1 || c->nr_names + 4 > SCHEMA_NAMES_MAX) {
+			fprintf(stderr, "cgstress: %s/%s: cannot take '%.*s'\n", with, c->classic,
+				(int)(nl - p), p);
+			goto out;
+		}
+		for (int k = 0; k < 4; k++)
+			if (asprintf(&c->names[c->nr_names++], "%.*s.%.*s.%s", (int)(sp - p), p,
+				     (int)(sp2 - sp - 1), sp + 1, fields[k]) < 0)
+				exit(EXIT_FAIL);
+	}
+	c->nr_text = c->nr_names;
+	irq_known = true;
+	irq_shown = c->nr_names && !strncmp(c->names[c->nr_names - 1], "irq.", 4);
+	if (!c->nr_names)
+		fprintf(stderr, "cgstress: %s/%s: no lines\n", with, c->classic);
+	else if (!pressure_check_lines(c, with, buf, s) && !pressure_check_lines(c, without, buf, s))
+		ret = 0;
+out:
+	free(buf);
+	free(s);
+	return ret;
+}
+
 static bool cpu_monotone(const char *name)
 {
 	return !strcmp(name, "usage_usec") || !strcmp(name, "user_usec") ||
@@ -314,6 +500,14 @@ static bool io_monotone(const char *name)
 {
 	(void)name;
 	return false;	/* no values of a cgroup's own; every device's are */
+}
+
+/* the totals (usec stalled); the averages go up and down */
+static bool pressure_monotone(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 6 && !strcmp(name + len - 6, ".total");
 }
 
 /*
