@@ -61,6 +61,7 @@
 #define CGROUP_STAT_CTRL_CPU		1	/* cpu.stat.stream.subtree */
 #define CGROUP_STAT_CTRL_MEMORY		2	/* memory.stat.stream.subtree */
 #define CGROUP_STAT_CTRL_IO		3	/* io.stat.stream.subtree */
+#define CGROUP_STAT_CTRL_PRESSURE	4	/* pressure.stream.subtree */
 
 /* the header of every record: 8 bytes */
 struct cgroup_stat_rec {
@@ -108,7 +109,9 @@ struct cgroup_stat_snapshot {
  * of each of its devices, in order.  The names are those of the
  * controller's *.stat file, in its units; memory adds "current",
  * "swap.current" (where swap is accounted) and "events.<key>" for each key
- * of memory.events.  Find a value by its name, never by its position:
+ * of memory.events; pressure's are "<resource>.<some|full>.<avg10|avg60|
+ * avg300|total>", averages in hundredths of a percent, totals in usec.
+ * Find a value by its name, never by its position:
  * statistics come and go with the kernel's version and configuration.
  */
 struct cgroup_stat_schema {
