@@ -491,7 +491,8 @@ int cgs_cg_open(const struct cgs_set *s, struct cgs_cg *m, uint64_t *id);
 void cgs_cg_close(struct cgs_cg *m);
 /*
  * A transient member's files opened for this cycle's reads (nothing to
- * do for one that keeps them): 0; -ENODEV once its cgroup is gone; -errno.
+ * do for one that keeps them): 0; -ENODEV once its cgroup is gone (its
+ * directory, or another cgroup made again under its path); -errno.
  * Closed again by cgs_cg_close_transient() once they are read.
  */
 int cgs_cg_open_transient(const struct cgs_set *s, struct cgs_cg *m);

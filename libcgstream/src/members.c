@@ -239,6 +239,7 @@ int cgs_cg_open(const struct cgs_set *s, struct cgs_cg *m, uint64_t *id)
 
 int cgs_cg_open_transient(const struct cgs_set *s, struct cgs_cg *m)
 {
+	struct stat st;
 	int dfd, r;
 
 	if (!m->transient || m->temp_open)
@@ -246,6 +247,11 @@ int cgs_cg_open_transient(const struct cgs_set *s, struct cgs_cg *m)
 	dfd = open(m->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? -ENODEV : -errno;
+	/* a cgroup made again under its path is another one: this one is gone */
+	if (fstat(dfd, &st) < 0 || (uint64_t)st.st_ino != m->id) {
+		close(dfd);
+		return -ENODEV;
+	}
 	r = cgs_cg_open_files(s, m, dfd);
 	close(dfd);
 	if (r < 0)

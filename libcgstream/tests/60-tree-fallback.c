@@ -13,9 +13,60 @@
  * Few fds (RLIMIT_NOFILE just above what the process has open): the tree
  * keeps some cgroups' files open and opens, reads and closes the rest's
  * each cycle (the fd budget), so every cgroup reports in every batch,
- * none with an ERROR, and the process keeps fds for itself.  In a child,
- * for the limit; with io_uring and with plain reads.
+ * none with an ERROR, and the process keeps fds for itself.  Then cgroups
+ * removed and made again under their paths: a cgroup whose files are
+ * opened by path at each cycle is not the new one at its path (REMOVED
+ * with the old id once, at most one sample of the old id after the
+ * remake, a cycle under way, none after its REMOVED; ADDED with the new
+ * id).  In a child, for the limit; with io_uring and with plain reads.
  */
+
+#define REMADE	10
+
+/* c0, c10, ... removed and made again under @top; their old ids into @ids */
+static void remake(const char *top, uint64_t ids[REMADE])
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	for (int i = 0; i < REMADE; i++) {
+		snprintf(p, sizeof(p), "%s/c%d", top, 10 * i);
+		T_EQ(stat(p, &st), 0);
+		ids[i] = st.st_ino;
+		T_EQ(t_cg_remove(p), 0);
+		T_EQ(mkdir(p, 0755), 0);
+	}
+}
+
+/* the batches after remake(): what they say of the old ids */
+static void check_remade(struct cgstream_tree *t, struct cgstream_event *ev, size_t max,
+			 const uint64_t ids[REMADE])
+{
+	int removed[REMADE] = { 0 }, late[REMADE] = { 0 }, added = 0;
+
+	for (int b = 0; b < 8; b++) {
+		int n = t_tree_batch(t, ev, max, sizeof(ev[0]));
+
+		for (int i = 0; i < n; i++) {
+			int k = 0;
+
+			added += ev[i].type == CGSTREAM_EVENT_ADDED;
+			while (k < REMADE && ev[i].sample.cgroup_id != ids[k])
+				k++;
+			if (k == REMADE)
+				continue;
+			if (ev[i].type == CGSTREAM_EVENT_REMOVED)
+				removed[k]++;
+			else if (ev[i].type == CGSTREAM_EVENT_SAMPLE && (removed[k] || ++late[k] > 1))
+				T_FAIL("%s: a sample of its old id %llu after it was made again%s",
+				       ev[i].path, (unsigned long long)ids[k],
+				       removed[k] ? " and REMOVED" : ", a cycle later");
+		}
+	}
+	for (int k = 0; k < REMADE; k++)
+		T_EQ(removed[k], 1);
+	T_EQ(added, REMADE);
+}
 static void few_fds(const char *top, bool plain)
 {
 	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_FALLBACK,
@@ -28,6 +79,7 @@ static void few_fds(const char *top, bool plain)
 	if (pid == 0) {
 		struct cgstream_tree *t;
 		struct rlimit low;
+		uint64_t ids[REMADE];
 		int fds[16], added = 0;
 
 		if (plain)
@@ -49,14 +101,17 @@ static void few_fds(const char *top, bool plain)
 			T_EQ(samples, 101);	/* every cgroup, every batch */
 		}
 		T_EQ(added, 101);
+		remake(top, ids);
+		check_remade(t, ev, 400, ids);
 		/* the caller still has fds of its own */
 		for (int i = 0; i < 16; i++)
 			T_ASSERT((fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0);
 		for (int i = 0; i < 16; i++)
 			close(fds[i]);
 		cgstream_tree_close(t);
-		t_log("few fds (%s): all 101 cgroups in each of 5 batches, no ERROR",
-		      plain ? "plain reads" : "io_uring");
+		t_log("few fds (%s): all 101 cgroups in each of 5 batches, no ERROR; %d made again "
+		      "under their paths: each old one REMOVED once", plain ? "plain reads" : "io_uring",
+		      REMADE);
 		fflush(stdout);
 		_exit(0);
 	}
