@@ -76,6 +76,11 @@ def oracle(rows: Sequence[Sample], every_stat: bool, openmetrics: bool, mount: s
             for s in rows:
                 for name, dev in (s.io or {}).items():
                     fam.add_metric([label[s.cgroup_id], name], getattr(dev, m.source))
+    for m in export.PRESSURE_METRICS:
+        fam = family(m)
+        for s in rows:
+            if s.pressure is not None and m.source in s.pressure:
+                fam.add_metric([label[s.cgroup_id]], s.pressure[m.source] / m.divisor)
     fams = [f for f in fams if f.samples]
 
     class Collector:

@@ -1,5 +1,5 @@
-"""pycgstream: cgroup v2 cpu, memory and io statistics once per kernel flush,
-from Python.
+"""pycgstream: cgroup v2 cpu, memory and io statistics and pressure stall
+information once per kernel flush, from Python.
 
 A binding of libcgstream (ctypes, no compiler needed).  The C library is
 loaded on first use: from $CGSTREAM_LIBRARY when set, else the one that
@@ -18,6 +18,10 @@ LibraryNotFoundError (an ImportError) says how to get it otherwise.
     with pycgstream.Tree("system.slice", controllers=("cpu", "memory", "io")) as tree:
         for batch in tree:               # Added/Removed/Failed, then a Sample per cgroup
             ...                          # sample.memory["anon"], sample.io["7:0"].wbytes
+
+    with pycgstream.Tree("/", controllers=("cpu", "pressure")) as tree:
+        for batch in tree:               # sample.pressure["memory.some.total"] (usec),
+            ...                          # pycgstream.pressure_percent(before, after, "io.full")
 
     with pycgstream.Tree("/", controllers=("memory",)) as tree:
         batch = tree.sync()              # now: the latest completed flush, no waiting
@@ -44,6 +48,7 @@ from ._stream import (
     Io,
     IoDevice,
     Memory,
+    Pressure,
     Probe,
     Publication,
     Removed,
@@ -56,6 +61,7 @@ from ._stream import (
     get_interval,
     library_version,
     parse,
+    pressure_percent,
     probe,
     resolve_path,
     set_interval,
@@ -74,6 +80,7 @@ __all__ = [
     "IoDevice",
     "LibraryNotFoundError",
     "Memory",
+    "Pressure",
     "Probe",
     "Publication",
     "Removed",
@@ -87,10 +94,11 @@ __all__ = [
     "library_version",
     "load_library",
     "parse",
+    "pressure_percent",
     "probe",
     "resolve_path",
     "set_interval",
     "shown_path",
 ]
 
-__version__ = "1.3.0"
+__version__ = "1.4.0"

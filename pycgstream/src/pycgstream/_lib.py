@@ -57,10 +57,12 @@ F_CGROUP_ID = 1 << 12
 CTRL_CPU = 1 << 0
 CTRL_MEMORY = 1 << 1
 CTRL_IO = 1 << 2
+CTRL_PRESSURE = 1 << 3  # (since 1.4) pressure stall information
 CONTROLLERS: tuple[tuple[str, int], ...] = (("cpu", CTRL_CPU), ("memory", CTRL_MEMORY),
-                                           ("io", CTRL_IO))
-# (since 1.3) cpu, and memory and io where enabled: the front ends' default
-CTRL_DEFAULT = 1 << 31
+                                           ("io", CTRL_IO), ("pressure", CTRL_PRESSURE))
+# (since 1.4) cpu, and memory, io and pressure where the cgroup has them: the
+# front ends' default (1.3's value, 1 << 31, means 1.3's set: no pressure)
+CTRL_DEFAULT = 1 << 30
 CTRL_SLOTS = 8
 
 # enum cgstream_what (since 1.3): what cgstream_explain() explains
@@ -279,6 +281,7 @@ class EventStruct(Structure):
         ("cpu", POINTER(ValuesStruct)),
         ("flags", c_uint32),
         ("reserved2", c_uint32),
+        ("pressure", POINTER(ValuesStruct)),
     ]
 
 
@@ -330,8 +333,8 @@ TreePtr = POINTER(TreeHandle)
 # (the decode of a whole batch in one pass): type, error, path, userdata,
 # the sample's present and its fields in SAMPLE_FIELDS order, parent_id,
 # controllers, reserved, the memory and io pointers, then (1.3) changed,
-# final, the cpu pointer, flags, reserved2
-EVENT_LAYOUT = struct.Struct("@iiPP" + "Q" * len(SampleStruct._fields_) + "QIIPP" + "IIPII")
+# final, the cpu pointer, flags, reserved2, then (1.4) the pressure pointer
+EVENT_LAYOUT = struct.Struct("@iiPP" + "Q" * len(SampleStruct._fields_) + "QIIPP" + "IIPII" + "P")
 # struct cgstream_memory (and cgstream_values) and struct cgstream_io read
 # the same way: seq, flush_time_usec, nr, reserved, names, values /
 # devices, and io's nr_values, reserved2, names, values
@@ -440,6 +443,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any], Any]] = {
     "cgstream_memory_get": (c_int, [POINTER(MemoryStruct), c_char_p, POINTER(c_uint64)], None),
     "cgstream_values_get": (c_int, [POINTER(ValuesStruct), c_char_p, POINTER(c_uint64)], None),
     "cgstream_controller_name": (c_char_p, [ctypes.c_uint], _RAW),
+    "cgstream_controller_file": (c_char_p, [ctypes.c_uint, ctypes.c_uint], _RAW),
     "cgstream_sample_field": (
         c_int,
         [ctypes.c_uint, POINTER(FieldInfoStruct), c_size_t],

@@ -113,6 +113,24 @@ class Memory(Values):
     __slots__ = ()
 
 
+class Pressure(Values):
+    """A cgroup's pressure stall information (a :class:`Values`), named as
+    the kernel's SCHEMA names it: ``<resource>.<kind>.<key>`` for the
+    resources cpu, memory, io and (where the kernel has irq.pressure) irq,
+    the kinds ``some`` (some task waited) and ``full`` (all non-idle tasks
+    did; irq has only full), the keys ``avg10``, ``avg60``, ``avg300`` in
+    hundredths of a percent (the kernel's ``avg10=1.23`` is 123) and
+    ``total`` in microseconds: ``pressure["memory.full.total"]``.  Find the
+    values by name; a kernel may add some."""
+
+    __slots__ = ()
+
+    def stalled_usec(self, stall: str) -> Optional[int]:
+        """The total of @stall ("cpu.some", "io.full", ...) in
+        microseconds, None where this kernel or cgroup has none."""
+        return self.get(stall + ".total")
+
+
 _U64_AT = struct.Struct("@Q").unpack_from
 _U64S: dict[int, struct.Struct] = {}
 
@@ -209,7 +227,8 @@ class Io(Mapping[str, IoDevice]):
 @dataclass(frozen=True, slots=True)
 class Sample:
     """A cgroup's statistics as of one cycle: cpu.stat's fields, and with
-    the memory and io controllers asked for, ``memory`` and ``io``.
+    the memory, io and pressure controllers asked for, ``memory``, ``io``
+    and ``pressure``.
 
     Every field the kernel did not report is None (``nr_periods`` and the
     other bandwidth fields exist only where the cpu controller is enabled),
@@ -225,10 +244,12 @@ class Sample:
     (0 for the tree's root), None elsewhere.  Both are keyword-only.
 
     Without the cpu controller asked for, the cpu fields are None.
-    ``memory`` (a :class:`Memory`) and ``io`` (an :class:`Io`) are None
-    unless their controller was asked for and the cgroup has it (a cgroup
-    without ``memory.stat`` because the controller is not enabled for it
-    carries no memory values); keyword-only too.  ``cpu`` (a
+    ``memory`` (a :class:`Memory`), ``io`` (an :class:`Io`) and
+    ``pressure`` (a :class:`Pressure`) are None unless their controller
+    was asked for and the cgroup has it (a cgroup without ``memory.stat``
+    because the controller is not enabled for it carries no memory values;
+    one whose cgroup.pressure is 0 no pressure, not zeros); keyword-only
+    too.  ``cpu`` (a
     :class:`Values`) has every cpu value by the kernel's names, those the
     fields above lack included.  ``changed`` names the controllers whose
     values changed since the cgroup's previous sample (all of them in its
@@ -254,6 +275,7 @@ class Sample:
     io: Optional[Io] = field(default=None, kw_only=True)
     cpu: Optional[Values] = field(default=None, kw_only=True)
     changed: frozenset[str] = field(default=frozenset(), kw_only=True)
+    pressure: Optional[Pressure] = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +345,22 @@ def cpu_percent(previous: Sample, current: Sample, field: str = "usage_usec") ->
     return 100.0 * (after - before) / dt if after >= before else 0.0
 
 
+def pressure_percent(previous: Sample, current: Sample, stall: str = "cpu.some") -> Optional[float]:
+    """The share of the time between two samples of one cgroup in which
+    @stall ("cpu.some", "memory.full", ...) held, in percent (below's
+    pressure columns): 100 * delta total / delta of pressure's publication
+    time.  None when a sample has no pressure or lacks @stall, or no time
+    passed; 0.0 when the total went backwards."""
+    before, after = previous.pressure, current.pressure
+    if before is None or after is None:
+        return None
+    a, b = before.stalled_usec(stall), after.stalled_usec(stall)
+    dt = after.flush_time_usec - before.flush_time_usec
+    if a is None or b is None or dt <= 0:
+        return None
+    return min(100.0, 100.0 * (b - a) / dt) if b >= a else 0.0
+
+
 def _mode_number(mode: str, allowed: Iterable[str]) -> int:
     if not isinstance(mode, str) or mode not in allowed:
         raise ValueError(f"mode must be one of {', '.join(allowed)}, not {mode!r}")
@@ -348,7 +386,7 @@ CONTROLLERS = tuple(name for name, _ in _lib.CONTROLLERS)
 
 def _controller_bits(controllers: Optional[Iterable[str]]) -> int:
     """The library's bits of @controllers; None: its default set (cpu, and
-    memory and io where enabled)."""
+    memory, io and pressure where the cgroup has them)."""
     if controllers is None:
         return _lib.CTRL_DEFAULT
     if isinstance(controllers, (str, bytes)):
@@ -396,7 +434,7 @@ def _make_sample_filler() -> Any:
     env: dict[str, Any] = {"_new": object.__new__, "_Sample": Sample,
                            "_none": frozenset()}
     lines = ["def _sample(path, values, present, parent_id=None, memory=None, io=None,",
-             "            cpu=None, changed=_none, cls=_Sample):",
+             "            cpu=None, changed=_none, cls=_Sample, pressure=None):",
              "    s = _new(cls)"]
     for f in fields(Sample):
         env[f"_set_{f.name}"] = Sample.__dict__[f.name].__set__
@@ -417,17 +455,19 @@ _sample_filler = _make_sample_filler()
 def _sample(path: str, values: Sequence[int], present: int,
             parent_id: Optional[int] = None, memory: Optional[Memory] = None,
             io: Optional[Io] = None, cpu: Optional[Values] = None,
-            changed: frozenset[str] = frozenset(), cls: type = Sample) -> Sample:
+            changed: frozenset[str] = frozenset(), cls: type = Sample,
+            pressure: Optional[Pressure] = None) -> Sample:
     """A Sample (or a Changed: @cls) from the fields of a struct
     cgstream_sample after ``present``, in SAMPLE_FIELDS order (absent ones
     None)."""
     return _sample_filler(path, values, present, parent_id, memory, io, cpu,  # type: ignore[no-any-return]
-                          changed, cls)
+                          changed, cls, pressure)
 
 
 class _Decoder:
-    """struct cgstream_memory and struct cgstream_io (behind an event's
-    pointers, valid until the next process or read call) as Memory and Io.
+    """struct cgstream_memory, struct cgstream_io and struct cgstream_values
+    (behind an event's pointers, valid until the next process or read
+    call) as Memory, Io, Values and Pressure.
     A decoder lives for one batch: it reads each array of names once (in
     subtree mode every cgroup's values share the snapshot's names)."""
 
@@ -453,6 +493,9 @@ class _Decoder:
     def memory(self, address: int) -> Memory:
         return self.values(address, Memory)  # type: ignore[return-value]
 
+    def pressure(self, address: int) -> Pressure:
+        return self.values(address, Pressure)  # type: ignore[return-value]
+
     def io(self, address: int) -> Io:
         seq, flush_time, nr, _, devices_at, *_ = _lib.IO_LAYOUT.unpack(
             ctypes.string_at(address, _lib.IO_LAYOUT.size))
@@ -467,7 +510,8 @@ def _decode_events(raw: Union[bytes, memoryview], tree: bool) -> list[Event]:
     out: list[Event] = []
     decoder = _Decoder()
     for (etype, error, path_ptr, _userdata, present, *values, parent_id, controllers, _,
-         memory_at, io_at, changed, final, cpu_at, _flags, _) in _lib.EVENT_LAYOUT.iter_unpack(raw):
+         memory_at, io_at, changed, final, cpu_at, _flags, _,
+         pressure_at) in _lib.EVENT_LAYOUT.iter_unpack(raw):
         path = os.fsdecode(ctypes.string_at(path_ptr)) if path_ptr else ""
         parent = parent_id if tree else None
         if etype in (_lib.EVENT_SAMPLE, _lib.EVENT_CHANGED) or (
@@ -477,7 +521,8 @@ def _decode_events(raw: Union[bytes, memoryview], tree: bool) -> list[Event]:
                              decoder.io(io_at) if io_at else None,
                              decoder.values(cpu_at) if cpu_at else None,
                              _controller_set(changed),
-                             Changed if etype == _lib.EVENT_CHANGED else Sample)
+                             Changed if etype == _lib.EVENT_CHANGED else Sample,
+                             decoder.pressure(pressure_at) if pressure_at else None)
             if etype != _lib.EVENT_REMOVED:
                 out.append(sample)
                 continue
@@ -576,7 +621,7 @@ class _Pollable(Generic[_Item]):
 
     @property
     def controllers(self) -> tuple[str, ...]:
-        """The controllers read ("cpu", "memory", "io"), in that order."""
+        """The controllers read ("cpu", "memory", "io", "pressure"), in that order."""
         return tuple(self._modes)
 
     def _check_open(self) -> ctypes._Pointer:  # type: ignore[type-arg]
@@ -796,11 +841,12 @@ class Stream(_Rooted, _Pollable[Sample]):
     kernel's interval if set, else 1000).
 
     ``controllers`` names what to read: "cpu", "memory"
-    (:attr:`Sample.memory`), "io" (:attr:`Sample.io`), any of them; None
-    (the default) is every cgstream front end's default set: cpu, and
-    memory and io where they are enabled for the cgroup (a Group: in the
-    cgroup2 hierarchy; :attr:`controllers` says which).  OSError
-    ENOMEDIUM when a controller named is not enabled for the cgroup,
+    (:attr:`Sample.memory`), "io" (:attr:`Sample.io`), "pressure"
+    (:attr:`Sample.pressure`), any of them; None (the default) is every
+    cgstream front end's default set: cpu, and memory, io and pressure
+    where the cgroup has them (a Group: the cgroup2 hierarchy;
+    :attr:`controllers` says which).  OSError ENOMEDIUM when a controller
+    named is not enabled for the cgroup (pressure: its cgroup.pressure is 0),
     EOPNOTSUPP when a mode other than "auto" is not there for one of them,
     FileNotFoundError... as for a missing cgroup.
 
@@ -1204,9 +1250,10 @@ def probe(cgroup: StrPath, mode: str = "auto", controllers: Optional[Iterable[st
 
 
 def get_interval(cgroup_root: Optional[StrPath] = None, controller: str = "cpu") -> int:
-    """The kernel's flush interval of @controller ("cpu", "memory", "io";
-    the root's <controller>.stat.stream_interval) in ms (0: streaming
-    off).  OSError with errno EOPNOTSUPP on kernels that do not stream it."""
+    """The kernel's flush interval of @controller ("cpu", "memory", "io",
+    "pressure"; the root's <controller>.stat.stream_interval,
+    pressure.stream_interval) in ms (0: streaming off).  OSError with
+    errno EOPNOTSUPP on kernels that do not stream it."""
     lib = _lib.load()
     opts = _make_opts("auto", 0, cgroup_root)
     ms = ctypes.c_uint32()

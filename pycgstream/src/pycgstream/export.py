@@ -1,5 +1,5 @@
-"""pycgstream export: the cpu, memory and io statistics of every cgroup of
-some subtrees, served to Prometheus.
+"""pycgstream export: the cpu, memory and io statistics and the pressure
+stall information of every cgroup of some subtrees, served to Prometheus.
 
 The exporter works at Prometheus' pace, not the kernel's.  A scrape asks
 each subtree's :class:`~pycgstream.Tree` for the latest completed flush
@@ -247,6 +247,25 @@ IO_METRICS = tuple(
     for name, what, unit, default in [_IO_NAMES[field]])
 
 
+# Pressure stall information: the kernel's totals (usec) of the time some of
+# a cgroup's tasks waited for a resource ("some": waiting) and all of its
+# non-idle tasks did at once ("full": stalled), as counters in seconds, named
+# beside cAdvisor's container_pressure_<resource>_{waiting,stalled}_seconds_total.
+# The kernel's averages (avg10, ...) are not served: rate() of the totals is
+# the share of time over any window.  irq has only "full" (and only where
+# the kernel has irq.pressure).
+_PSI_RESOURCES = (("cpu", "the CPU"), ("memory", "memory"), ("io", "io"),
+                  ("irq", "IRQ handling"))
+PRESSURE_METRICS = tuple(
+    Metric(f"cgroup_pressure_{res}_{'waiting' if kind == 'some' else 'stalled'}_seconds",
+           (f"Time in which at least one of the cgroup's tasks was stalled on {what}"
+            if kind == "some" else
+            f"Time in which all of the cgroup's non-idle tasks were stalled on {what} at once") +
+           f" ({res}.pressure {kind} total)", "seconds", True, f"{res}.{kind}.total", 1_000_000)
+    for res, what in _PSI_RESOURCES for kind in ("some", "full")
+    if (res, kind) != ("irq", "some"))
+
+
 # The working set as cAdvisor computes it (container_memory_working_set_bytes):
 # memory.current less the inactive page cache, which reclaim takes first;
 # 0 rather than negative when inactive_file runs ahead of current (they are
@@ -325,6 +344,7 @@ class Render:
         self._memory_keys: Optional[tuple[str, ...]] = None if every_stat else MEMORY_DEFAULT
         self._cpu_metrics = tuple(m for m in CPU_METRICS if every_stat or m.default)
         self._io_metrics = tuple(m for m in IO_METRICS if every_stat or m.default)
+        self._pressure_keys = tuple(m.source for m in PRESSURE_METRICS)
         self._memory_metrics: dict[str, Metric] = {}
         self._headers: dict[Metric, tuple[str, str]] = {}
         self._lock = threading.Lock()
@@ -336,6 +356,7 @@ class Render:
             self.families.update(dict.fromkeys(map(self._memory_metric, self._memory_keys)))
         self.families[WORKING_SET] = None
         self.families.update(dict.fromkeys(self._io_metrics))
+        self.families.update(dict.fromkeys(PRESSURE_METRICS))
 
     def _memory_metric(self, key: str) -> Metric:
         m = self._memory_metrics.get(key)
@@ -381,6 +402,10 @@ class Render:
                 attr, name = m.source, m.sample
                 out[m] = "".join(f"{name}{{{labels}{fmt(getattr(dev, attr))}\n"
                                  for labels, dev in devices)
+        if s.pressure is not None:
+            for m, value in zip(PRESSURE_METRICS, s.pressure.pick(self._pressure_keys)):
+                if value is not None:
+                    out[m] = f"{m.sample}{{{label}}} {fmt(value / m.divisor)}\n"
         if not out.keys() <= self.families.keys():
             with self._lock:
                 self.families.update(dict.fromkeys(out))
@@ -408,12 +433,13 @@ class _Row:
 
 def _values(s: Sample) -> tuple[Any, ...]:
     """What a sample's lines are made of, to compare two samples: the cpu
-    fields, the memory values' names and bytes, io's devices."""
-    memory = s.memory
+    fields, the memory and pressure values' names and bytes, io's devices."""
+    memory, pressure = s.memory, s.pressure
     return (s.usage_usec, s.user_usec, s.system_usec, s.nice_usec, s.nr_periods,
             s.nr_throttled, s.throttled_usec, s.nr_bursts, s.burst_usec,
             None if memory is None else (memory.names, memory._raw),
-            None if s.io is None else tuple(s.io.values()))
+            None if s.io is None else tuple(s.io.values()),
+            None if pressure is None else (pressure.names, pressure._raw))
 
 
 class Subtree:
@@ -823,7 +849,7 @@ def bind(listen: Listen, app: Callable[..., Any]) -> WSGIServer:
 
 
 LANDING = (b"<html><head><title>cgstream exporter</title></head><body>"
-           b"<h1>cgstream exporter</h1><p>cgroup cpu, memory and io statistics: "
+           b"<h1>cgstream exporter</h1><p>cgroup cpu, memory, io and pressure statistics: "
            b"<a href=\"metrics\">metrics</a></p></body></html>\n")
 
 
@@ -1058,7 +1084,7 @@ def open_trees(args: argparse.Namespace) -> list[Tree]:
     """A tree for each argument not inside another one's; closed again on
     failure.  Each reads the controllers asked for (each must be enabled
     there: the cgstream command's rule), else the default set (cpu, and
-    memory and io where enabled)."""
+    memory, io and pressure where the cgroup has them)."""
     paths = []
     for arg in args.cgroups:
         try:
@@ -1213,8 +1239,10 @@ def parser() -> argparse.ArgumentParser:
         "'cgstream' command (cgstream watch, cgstream interval).")
     sub = p.add_subparsers(dest="command", required=True, metavar="export")
     e = sub.add_parser(
-        "export", help="serve the cpu, memory and io statistics of every cgroup to Prometheus",
-        description="Serve the cpu, memory and io statistics of every cgroup of each "
+        "export", help="serve the cpu, memory, io and pressure statistics of every cgroup to "
+        "Prometheus",
+        description="Serve the cpu, memory and io statistics and the pressure stall "
+        "information of every cgroup of each "
         "CGROUP's subtree at http://LISTEN/metrics, in the Prometheus text format or "
         "OpenMetrics (as the scraper asks). A scrape takes the latest completed flush of "
         "each subtree, in one read per controller where the kernel has the subtree files; "
@@ -1226,13 +1254,14 @@ def parser() -> argparse.ArgumentParser:
                    f":{DEFAULT_PORT} for every address; port 0 picks a free one)")
     e.add_argument("--controllers", type=_controllers, default=None,
                    metavar="LIST", help=f"what to serve, of {','.join(CONTROLLERS)} (or "
-                   "all); each must be enabled for every CGROUP (default: cpu, and memory "
-                   "and io where they are enabled)")
+                   "all); each must be there for every CGROUP (default: cpu, and memory, "
+                   "io and pressure where the cgroups have them)")
     e.add_argument("--stats", choices=("default", "all"), default="default",
                    help="default: the set for a fleet (cpu usage and throttling; memory "
                    "usage, anon, file, inactive_file, swap, OOM kills and limit events, page "
-                   "faults; io bytes and operations); all: every cpu.stat field, every "
-                   "memory value the kernel names, discards")
+                   "faults; io bytes and operations; pressure's waiting and stalled "
+                   "seconds); all: every cpu.stat field, every memory value the kernel "
+                   "names, discards")
     e.add_argument("--mode", type=_mode, default="auto",
                    metavar="auto|subtree|kernel|fallback",
                    help="auto (default): per controller, the subtree file, else a stream per "

@@ -99,7 +99,7 @@ def test_controllers_option() -> None:
     args = export.parser().parse_args(["export", "--controllers", "memory,cpu,memory", "/"])
     assert args.controllers == ("cpu", "memory")
     assert export.parser().parse_args(["export", "--controllers", "all", "/"]).controllers == (
-        "cpu", "memory", "io")
+        "cpu", "memory", "io", "pressure")
 
 
 # --- subtrees and the scrape, from made-up cycles ----------------------------
@@ -900,8 +900,8 @@ def test_errors_as_cgstream_says_them(capsys: pytest.CaptureFixture[str]) -> Non
 @pytest.mark.parametrize("option, value, message", [
     ("--fallback-interval", "5", "--fallback-interval wants 10..3600000 ms, not '5'"),
     ("--fallback-interval", "3600001", "not '3600001'"),
-    ("--controllers", "cpu,,io", "--controllers is a comma-separated list of cpu, memory and io "
-     "(or all), not 'cpu,,io'"),
+    ("--controllers", "cpu,,io", "--controllers is a comma-separated list of cpu, memory, io and "
+     "pressure (or all), not 'cpu,,io'"),
     ("--mode", "streams", "--mode is auto, subtree, kernel or fallback, not 'streams'"),
 ])
 def test_shared_options_are_the_libraries(option: str, value: str, message: str,

@@ -37,9 +37,11 @@ def test_prometheus_scrapes_the_exporter(cgroups: Cgroups, mount: Path, tmp_path
     try:
         prom.start()
         # the controllers the subtree's root has (on a host with them on v1
-        # only, cpu alone); the emulation for every one
+        # only, cpu alone; pressure where the kernel has PSI); the emulation
+        # for every one
         modes = {c: "fallback" for c in pycgstream.CONTROLLERS
-                 if c == "cpu" or (top / f"{c}.stat").exists()}
+                 if c == "cpu" or (top / ("cpu.pressure" if c == "pressure" else
+                                          f"{c}.stat")).exists()}
         scenario(prom, exporter.url, mount, cgroups, modes, busy, burner.pid, idle, doomed,
                  RATE_WINDOW)
     finally:

@@ -18,7 +18,8 @@ import pytest
 prometheus_client = pytest.importorskip("prometheus_client")
 from prometheus_client.parser import text_string_to_metric_families as parse_text  # noqa: E402
 
-from pycgstream import Added, Failed, Io, IoDevice, Memory, Removed, Sample, export  # noqa: E402
+from pycgstream import (Added, Failed, Io, IoDevice, Memory, Pressure, Removed, Sample,  # noqa: E402
+                        export)
 from rendercheck import blocks, check_render, oracle  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("library")
@@ -27,6 +28,10 @@ MOUNT = "/sys/fs/cgroup"
 MEMORY_NAMES = ("anon", "file", "inactive_file", "pgfault", "pgmajfault", "workingset_refault_anon",
                 "current", "swap.current", "events.low", "events.high", "events.max",
                 "events.oom", "events.oom_kill")
+# the kernel's SCHEMA names of pressure (irq's where the kernel has irq.pressure)
+PRESSURE_NAMES = tuple(f"{r}.{k}.{v}" for r in ("cpu", "memory", "io") for k in ("some", "full")
+                       for v in ("avg10", "avg60", "avg300", "total"))
+IRQ_NAMES = tuple(f"irq.full.{v}" for v in ("avg10", "avg60", "avg300", "total"))
 # names as data: what a cgroup may be called (bytes), escaped by the
 # library's rule, then by Prometheus' label escaping
 NAMES = [b"a.service", b'quo"te', b"back\\slash", b"bad\xff", b"cut\xe2\x82", b"tab\tbed",
@@ -36,7 +41,8 @@ NAMES = [b"a.service", b'quo"te', b"back\\slash", b"bad\xff", b"cut\xe2\x82", b"
 class FakeTree:
     def __init__(self, path: str) -> None:
         self.path = path
-        self.modes = {"cpu": "fallback", "memory": "fallback", "io": "fallback"}
+        self.modes = {"cpu": "fallback", "memory": "fallback", "io": "fallback",
+                      "pressure": "fallback"}
 
     def publications(self) -> dict[str, Any]:
         return {}
@@ -46,8 +52,10 @@ class FakeTree:
 
 
 def make_sample(rng: random.Random, path: str, cid: int, seq: int) -> Sample:
-    """Values of any size; the bandwidth fields, memory and io only
-    sometimes (as where the controllers are off)."""
+    """Values of any size; the bandwidth fields, memory, io and pressure
+    only sometimes (as where the controllers are off), pressure's irq
+    values sometimes (a kernel with irq.pressure), a cpu.pressure without
+    its full line sometimes (a kernel before 5.13)."""
     def big() -> int:
         return rng.choice([0, 1, rng.randrange(1 << 20), rng.randrange(1 << 40),
                            rng.randrange(1 << 64)])
@@ -64,12 +72,18 @@ def make_sample(rng: random.Random, path: str, cid: int, seq: int) -> Sample:
     if rng.random() < 0.5:
         io = Io([IoDevice(rng.choice([7, 8, 259]), minor, *(big() for _ in range(6)))
                  for minor in range(rng.randrange(1, 3))], seq, 1000 + seq)
+    pressure = None
+    if rng.random() < 0.6:
+        names = PRESSURE_NAMES + (IRQ_NAMES if rng.random() < 0.5 else ())
+        if rng.random() < 0.2:
+            names = PRESSURE_NAMES[:4] + PRESSURE_NAMES[8:]
+        pressure = Pressure(names, [big() for _ in names], seq, 1000 + seq)
     return Sample(path, cgroup_id=cid, parent_id=1, seq=seq, flush_time_usec=1000 + seq,
                   usage_usec=big(), user_usec=big(), system_usec=big(), nice_usec=big(),
                   nr_periods=big() if capped else None, nr_throttled=big() if capped else None,
                   throttled_usec=big() if capped else None,
                   nr_bursts=big() if capped else None, burst_usec=big() if capped else None,
-                  flush_missed=0, memory=memory, io=io)
+                  flush_missed=0, memory=memory, io=io, pressure=pressure)
 
 
 class Model:

@@ -173,8 +173,9 @@ def enable(cgroups: Cgroups, controller: str) -> Path:
 @pytest.mark.usefixtures("library")
 def test_a_cgroup_without_the_controllers_files(cgroups: Cgroups) -> None:
     """memory and io asked of a cgroup without memory.stat and io.stat (the
-    controllers not enabled for it): ENOMEDIUM, never made-up zeros; cpu
-    alone (the default) carries no memory or io."""
+    controllers not enabled for it): ENOMEDIUM, never made-up zeros; the
+    default (cpu, and pressure where the kernel has PSI) carries no memory
+    or io."""
     top = cgroups.make("plain")
     child = cgroups.make("child", parent=top)
     if has_controller(top, "memory") or has_controller(top, "io"):
@@ -183,8 +184,9 @@ def test_a_cgroup_without_the_controllers_files(cgroups: Cgroups) -> None:
         with pytest.raises(OSError) as e:
             make(top, mode="fallback", controllers=pycgstream.CONTROLLERS)
         assert e.value.errno == errno.ENOMEDIUM
+    psi = ("pressure",) if (top / "cpu.pressure").exists() else ()
     with pycgstream.Tree(top, mode="fallback", fallback_interval_ms=50) as tree:
-        assert tree.controllers == ("cpu",)
+        assert tree.controllers == ("cpu", *psi)
         samples = [ev for ev in next(tree) if isinstance(ev, Sample)]
         assert {s.cgroup for s in samples} == {str(top), str(child)}
         assert all(s.usage_usec is not None and s.memory is None and s.io is None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import pycgstream
 from conftest import PACKAGE_DIR
 
 
@@ -104,7 +105,7 @@ def test_make_install_destdir_for_the_system_python(tmp_path: Path) -> None:
                       staged)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(staged / "pycgstream" / "__init__.py"), "/usr/local/lib",
-                                "1.3.0"]
+                                pycgstream.__version__]
     # again: replaced, not doubled
     make_install(tmp_path, f"DESTDIR={tmp_path}")
     assert len(list(staged.glob("pycgstream-*.dist-info"))) == 1

@@ -34,7 +34,7 @@ from pycgstream import export  # noqa: E402
 from conftest import Cgroups  # noqa: E402
 from rendercheck import check_render  # noqa: E402
 from promcheck import Prometheus, in_process, scenario, tool  # noqa: E402,F401 (a fixture)
-from vmfixtures import (all_streaming, interval, patched_kernel,  # noqa: E402,F401 (fixtures)
+from vmfixtures import (STREAMED, all_streaming, interval, patched_kernel,  # noqa: E402,F401 (fixtures)
                         time_limit)
 
 RATE_WINDOW = 30        # seconds (promcheck.check_rate: the tolerance)
@@ -131,9 +131,9 @@ def test_prometheus_scrapes_subtree_mode(all_streaming: int, cgroups: Cgroups, m
     # O_DIRECT: the bytes reach the loop device from this cgroup, not from writeback
     run_in(writer, "dd", "if=/dev/zero", f"of={loop_device}", "bs=1M", f"count={WRITTEN_MIB}",
            "oflag=direct")
-    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS,
+    tree = pycgstream.Tree(str(top), mode="subtree", controllers=STREAMED,
                            changes=True)
-    assert tree.modes == {"cpu": "subtree", "memory": "subtree", "io": "subtree"}
+    assert tree.modes == {c: "subtree" for c in STREAMED}
     e = in_process([tree], mount)
     e.wait("six cgroups", lambda u: len(u) == 6)
     prom = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{e.port}")
@@ -195,7 +195,7 @@ def test_kernel_mode(all_streaming: int, cgroups: Cgroups, mount: Path, in_proce
     busy = cgroups.make("busy", parent=top)
     cgroups.make("idle", parent=top)
     cgroups.burn(busy)
-    tree = pycgstream.Tree(str(top), mode="kernel", controllers=pycgstream.CONTROLLERS,
+    tree = pycgstream.Tree(str(top), mode="kernel", controllers=STREAMED,
                            changes=True)
     e = in_process([tree], mount)
     first = e.wait("three cgroups", lambda u: len(u) == 3)
@@ -215,7 +215,7 @@ def test_a_sync_per_scrape_and_nothing_between(all_streaming: int, cgroups: Cgro
     between scrapes nothing is read while the flusher runs on."""
     top = cgroups.make("still")
     cgroups.burn(cgroups.make("busy", parent=top))
-    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS,
+    tree = pycgstream.Tree(str(top), mode="subtree", controllers=STREAMED,
                            changes=True)
     syncs, reads = [], []
     real_sync, real_read = tree.sync, tree.read
@@ -250,7 +250,7 @@ def test_a_scrape_of_many_cgroups(all_streaming: int, mount: Path, cgroups: Cgro
     for i in range(n - 1):
         (top / f"c{i}").mkdir()
     try:
-        tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS,
+        tree = pycgstream.Tree(str(top), mode="subtree", controllers=STREAMED,
                            changes=True)
         e = in_process([tree], mount)
         times = []
@@ -279,7 +279,7 @@ def test_the_emulation_keeps_its_timer(all_streaming: int, cgroups: Cgroups, mou
     (top / "cgroup.subtree_control").write_text("+memory +io")
     cgroups.make("leaf", parent=top)
     tree = pycgstream.Tree(str(top), mode="fallback", fallback_interval_ms=200,
-                           controllers=pycgstream.CONTROLLERS, changes=True)
+                           controllers=STREAMED, changes=True)
     e = in_process([tree], mount)
     assert not e.exporter.subtrees[0].on_scrape
     e.wait("two cgroups", lambda u: len(u) == 2)
@@ -343,7 +343,7 @@ def test_incremental_render_on_the_kernel(mode: str, every_stat: bool, all_strea
     held = cgroups.make("held", parent=top)
     run_in(held, "dd", "if=/dev/zero", f"of={tmpfs / 'held'}", "bs=1M", "count=16")
     burners = [cgroups.burn(kids[1])]
-    tree = pycgstream.Tree(str(top), mode=mode, controllers=pycgstream.CONTROLLERS,
+    tree = pycgstream.Tree(str(top), mode=mode, controllers=STREAMED,
                            changes=True)
     st = export.Subtree(tree, str(mount))
     assert st.on_scrape, "read at scrapes"
@@ -418,7 +418,7 @@ def test_filters_on_the_kernel(all_streaming: int, cgroups: Cgroups, mount: Path
     b = cgroups.make("b", parent=a)
     c = cgroups.make("c", parent=b)
     scope = cgroups.make("run-1.scope", parent=top)
-    tree = pycgstream.Tree(str(top), mode="subtree", controllers=pycgstream.CONTROLLERS,
+    tree = pycgstream.Tree(str(top), mode="subtree", controllers=STREAMED,
                            changes=True)
     st = export.Subtree(tree, str(mount),
                         export.Filters(max_depth=2, exclude=("*run-*.scope",)))
@@ -460,7 +460,7 @@ def test_flush_age_of_an_idle_subtree(mode: str, all_streaming: int, cgroups: Cg
     top = cgroups.make(f"idle-{mode}")
     for i in range(3):
         cgroups.make(f"i{i}", parent=top)
-    tree = pycgstream.Tree(str(top), mode=mode, controllers=pycgstream.CONTROLLERS,
+    tree = pycgstream.Tree(str(top), mode=mode, controllers=STREAMED,
                            changes=True)
     e = in_process([tree], mount)
     e.wait("four cgroups", lambda u: len(u) == 4)
@@ -482,3 +482,44 @@ def test_flush_age_of_an_idle_subtree(mode: str, all_streaming: int, cgroups: Cg
     for c in ("cpu", "memory", "io"):
         assert all(b[c] > a[c] for a, b in zip(seqs, seqs[1:])), (c, seqs)
     assert cycles == list(range(int(cycles[0]), int(cycles[0]) + 7)), "a cycle per scrape"
+
+
+@pytest.mark.time_limit(300)
+@pytest.mark.parametrize("mode", ["subtree", "kernel"])
+def test_pressure_served_on_the_kernel(mode: str, all_streaming: int, cgroups: Cgroups,
+                                       mount: Path, in_process: Any) -> None:
+    """Where the kernel streams pressure: the exporter serves a busy
+    cgroup's cpu.some total (its tasks wait for the CPUs) as
+    cgroup_pressure_cpu_waiting_seconds_total, in seconds, growing, never
+    above its file's; every pressure family of the default set; none of a
+    cgroup whose cgroup.pressure is 0."""
+    if "pressure" not in STREAMED:
+        pytest.skip("this kernel has no pressure.stream")
+    top = cgroups.make("psi")
+    busy, off = cgroups.make("busy", parent=top), cgroups.make("off", parent=top)
+    (off / "cgroup.pressure").write_text("0")
+    for _ in range((os.cpu_count() or 1) + 1):
+        cgroups.burn(busy)
+    tree = pycgstream.Tree(str(top), mode=mode, controllers=STREAMED, changes=True)
+    e = in_process([tree], mount)
+    e.wait("three cgroups", lambda u: len(u) == 3)
+    served: list[float] = []
+    deadline = time.monotonic() + 60
+    while len(served) < 3 and time.monotonic() < deadline:
+        got = e.scrape()
+        family = got.get("cgroup_pressure_cpu_waiting_seconds")
+        waiting = {s.labels["cgroup"]: s.value for s in (family.samples if family else [])}
+        file_total = int((busy / "cpu.pressure").read_text().split("total=")[1].split()[0])
+        if label(mount, busy) in waiting:
+            assert waiting[label(mount, busy)] <= file_total / 1e6
+            assert label(mount, off) not in waiting
+            served.append(waiting[label(mount, busy)])
+        time.sleep(3 * all_streaming / 1000)
+    assert len(served) == 3 and served == sorted(served) and served[-1] > served[0], served
+    assert {f for f in got if f.startswith("cgroup_pressure_")} >= {
+        "cgroup_pressure_cpu_waiting_seconds", "cgroup_pressure_cpu_stalled_seconds",
+        "cgroup_pressure_memory_waiting_seconds", "cgroup_pressure_memory_stalled_seconds",
+        "cgroup_pressure_io_waiting_seconds", "cgroup_pressure_io_stalled_seconds"}
+    assert {s.labels["mode"] for s in got["cgstream_exporter_mode"].samples
+            if s.labels["controller"] == "pressure"} == {mode}
+

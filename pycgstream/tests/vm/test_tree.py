@@ -21,7 +21,7 @@ from conftest import Cgroups
 from treecheck import (TreeModel, check_no_growth, churn, fd_count, io_uring_fds,
                        model_fixture, populate, raise_fd_limit, read_until_settled,
                        remove_all)
-from vmfixtures import all_streaming, interval, patched_kernel, time_limit  # noqa: F401 (fixtures)
+from vmfixtures import STREAMED, all_streaming, interval, patched_kernel, time_limit  # noqa: F401 (fixtures)
 
 # trees of cpu (the library's default set would add memory and io where the
 # VM's cgroups have them: more files per cgroup than these tests are about)
@@ -204,8 +204,8 @@ def test_memory_and_io_in_every_mode(all_streaming: int, mount: Path, cgroups: C
     (top / "cgroup.subtree_control").write_text("+memory +io")
     child = cgroups.make("leaf", parent=top)
     with pycgstream.Tree(top, mode=mode, fallback_interval_ms=100,
-                         controllers=pycgstream.CONTROLLERS) as tree:
-        assert tree.modes == {c: mode for c in pycgstream.CONTROLLERS}
+                         controllers=STREAMED) as tree:
+        assert tree.modes == {c: mode for c in STREAMED}
         # cgroups newer than a controller's publication have none of its
         # values until the next one: sync until each has them all
         samples: dict[str, Sample] = {}

@@ -12,9 +12,21 @@ from typing import Iterator
 import pytest
 
 import pycgstream
-from conftest import kernel_has_stream
+from conftest import cgroup2_mount, kernel_has_stream
 
 INTERVAL_MS = 100
+
+
+def streamed_controllers() -> tuple[str, ...]:
+    """The controllers this kernel streams: cpu, memory and io (the
+    series' first patches) and pressure where it has pressure.stream (its
+    own patches; on a kernel with PSI, without them, pressure is emulated)."""
+    mount = cgroup2_mount()
+    return tuple(c for c in pycgstream.CONTROLLERS
+                 if c != "pressure" or (mount is not None and (mount / "pressure.stream").exists()))
+
+
+STREAMED = streamed_controllers()
 TEST_TIME_LIMIT = 150       # seconds; @pytest.mark.time_limit(N) for more
 
 
@@ -62,8 +74,9 @@ def interval(patched_kernel: None) -> Iterator[int]:
 @pytest.fixture
 def all_streaming(interval: int) -> Iterator[int]:
     """Every controller streaming at INTERVAL_MS (cpu's from the interval
-    fixture); the memory and io settings back afterwards."""
-    old = {c: pycgstream.get_interval(controller=c) for c in ("memory", "io")}
+    fixture; pressure's where the kernel streams it); the others' settings
+    back afterwards."""
+    old = {c: pycgstream.get_interval(controller=c) for c in STREAMED if c != "cpu"}
     for c in old:
         pycgstream.set_interval(interval, controller=c)
     yield interval
