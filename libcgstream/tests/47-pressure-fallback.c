@@ -21,25 +21,6 @@
 
 #define INTERVAL_MS	50
 
-/* "total=" of @dir/@resource.pressure's @kind line; false: no such line */
-static bool file_total(const char *dir, const char *resource, const char *kind, uint64_t *v)
-{
-	char p[PATH_MAX], buf[512], *line;
-
-	snprintf(p, sizeof(p), "%s/%s.pressure", dir, resource);
-	if (t_read_file(p, buf, sizeof(buf)) < 0)
-		return false;
-	for (line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-		char *total = strstr(line, "total=");
-
-		if (!strncmp(line, kind, strlen(kind)) && total) {
-			*v = strtoull(total + 6, NULL, 10);
-			return true;
-		}
-	}
-	return false;
-}
-
 /* the values' names SPEC.md gives, in order: those of this kernel */
 static unsigned int schema_names(const char *dir, const char *names[28])
 {
@@ -52,7 +33,7 @@ static unsigned int schema_names(const char *dir, const char *names[28])
 
 	for (int r = 0; r < 4; r++)
 		for (int k = 0; k < 2; k++) {
-			if (!file_total(dir, res[r], kinds[k], &v))
+			if (!t_pressure_total(dir, res[r], kinds[k], &v))
 				continue;	/* irq: full only, where it exists */
 			for (int j = 0; j < 4; j++) {
 				snprintf(buf[n], sizeof(buf[n]), "%s.%s.%s", res[r], kinds[k], keys[j]);
@@ -119,10 +100,10 @@ static void test_stream(const char *busy)
 	T_EQ(cgstream_ctrl_mode(st, CGSTREAM_CTRL_PRESSURE), CGSTREAM_MODE_FALLBACK);
 	T_EQ(cgstream_ctrl_mode(st, CGSTREAM_CTRL_MEMORY), -ENOENT);
 	for (int i = 0; i < 10; i++) {
-		T_ASSERT(file_total(busy, "cpu", "some", &before));
+		T_ASSERT(t_pressure_total(busy, "cpu", "some", &before));
 		T_EQ(cgstream_wait(st, 5000), 1);
 		T_EQ(cgstream_read_event(st, &e, sizeof(e)), 0);
-		T_ASSERT(file_total(busy, "cpu", "some", &after));
+		T_ASSERT(t_pressure_total(busy, "cpu", "some", &after));
 		T_EQ(e.type, CGSTREAM_EVENT_SAMPLE);
 		T_EQ(e.controllers, CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_PRESSURE);
 		T_ASSERT(e.pressure && e.cpu);

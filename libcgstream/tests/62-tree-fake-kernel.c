@@ -236,13 +236,10 @@ static void test_publication_and_recovery(int mode)
 /* "total=" of @dir/cpu.pressure's some line */
 static uint64_t cpu_some_total(const char *dir)
 {
-	char p[PATH_MAX + 16], buf[512], *total;
+	uint64_t v;
 
-	snprintf(p, sizeof(p), "%s/cpu.pressure", dir);
-	T_ASSERT(t_read_file(p, buf, sizeof(buf)) > 0);
-	total = strstr(buf, "total=");
-	T_ASSERT(total && !strncmp(buf, "some", 4));
-	return strtoull(total + 6, NULL, 10);
+	T_ASSERT(t_pressure_total(dir, "cpu", "some", &v));
+	return v;
 }
 
 static const struct cgstream_event *event_of(const struct cgstream_event *ev, int n, int type,

@@ -373,6 +373,29 @@ static inline bool t_has_pressure(const char *dir)
 	return access(p, F_OK) == 0;
 }
 
+/* "total=" of @dir/@resource.pressure's @kind ("some", "full") line, read
+ * now: true, or false without that file or line */
+static inline bool t_pressure_total(const char *dir, const char *resource, const char *kind,
+				    uint64_t *total)
+{
+	char p[PATH_MAX + 32], buf[512];
+	const char *line = buf, *t;
+
+	snprintf(p, sizeof(p), "%s/%s.pressure", dir, resource);
+	if (t_read_file(p, buf, sizeof(buf)) < 0)
+		return false;
+	for (; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (strncmp(line, kind, strlen(kind)) || line[strlen(kind)] != ' ')
+			continue;
+		t = strstr(line, "total=");
+		if (!t)
+			return false;
+		*total = strtoull(t + 6, NULL, 10);
+		return true;
+	}
+	return false;
+}
+
 static inline void t_require_kernel_stream(void)
 {
 	if (!t_cgroup_root())

@@ -45,13 +45,10 @@ static bool has_file(const char *dir, const char *name)
 /* the busy cgroup's cpu.pressure "some" total, now */
 static uint64_t file_total(void)
 {
-	char p[PATH_MAX + 16], buf[512], *total;
+	uint64_t v;
 
-	snprintf(p, sizeof(p), "%s/cpu.pressure", busy);
-	T_ASSERT(t_read_file(p, buf, sizeof(buf)) > 0);
-	total = strstr(buf, "total=");
-	T_ASSERT(total && !strncmp(buf, "some", 4));
-	return strtoull(total + 6, NULL, 10);
+	T_ASSERT(t_pressure_total(busy, "cpu", "some", &v));
+	return v;
 }
 
 /* SPEC.md's SCHEMA names, in order */
