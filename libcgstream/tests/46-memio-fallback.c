@@ -49,7 +49,7 @@ static void stream_current(const char *cg)
 int main(void)
 {
 	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_FALLBACK,
-				   .controllers = CGSTREAM_CTRL_ALL };
+				   .controllers = T_CTRL_MEMIO };
 	const char *e = getenv("CGSTREAM_TEST_CGROUPS");
 	int n = e && *e ? atoi(e) : getenv("CGSTREAM_TEST_FAST") ? 100 : 500;
 	struct cgstream_group *g = NULL;
@@ -72,7 +72,7 @@ int main(void)
 	}
 	if (geteuid() != 0)
 		t_skip("needs root to enable memory and io below the root");
-	tc_controllers = CGSTREAM_CTRL_ALL;
+	tc_controllers = T_CTRL_MEMIO;
 	tc_setup(CGSTREAM_MODE_FALLBACK, n, 20, "memio");
 	tc_open_and_batches(5);
 	tc_churn();

@@ -364,6 +364,10 @@ static inline void t_use_intervals(uint32_t ms)
 }
 #endif
 
+/* what the memory and io tests read: cpu, memory and io (1.2's and 1.3's
+ * CGSTREAM_CTRL_ALL; pressure has tests of its own) */
+#define T_CTRL_MEMIO	(CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_MEMORY | CGSTREAM_CTRL_IO)
+
 /* the cgroup at @dir has pressure files (PSI on, its cgroup.pressure 1) */
 static inline bool t_has_pressure(const char *dir)
 {

@@ -46,7 +46,7 @@ int main(void)
 	 * read the same way in either), else cpu */
 	snprintf(sub, sizeof(sub), "%s/memory.stat.stream.subtree", t_cgroup_root());
 	if (access(sub, F_OK) == 0)
-		tc_controllers = CGSTREAM_CTRL_ALL;
+		tc_controllers = T_CTRL_MEMIO;
 	tc_run(CGSTREAM_MODE_FALLBACK, 300, 100, 50, "nouring-fb");
 	snprintf(sub, sizeof(sub), "%s/cpu.stat.stream.subtree", t_cgroup_root());
 	if (access(sub, F_OK) == 0)

@@ -35,7 +35,7 @@ int main(void)
 	t_require_kernel_stream();
 	if (!has("memory.stat.stream.subtree") || !has("io.stat.stream.subtree"))
 		t_skip("this kernel has no memory and io streams");
-	tc_controllers = CGSTREAM_CTRL_ALL;
+	tc_controllers = T_CTRL_MEMIO;
 	big = tc_big();
 	tc_run(CGSTREAM_MODE_SUBTREE, 1000, 20, big ? 1000 : 200, "msub1k");
 	tc_run(CGSTREAM_MODE_KERNEL, big ? 1000 : 300, 100, big ? 100 : 50, "mker");

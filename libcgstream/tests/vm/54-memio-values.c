@@ -220,7 +220,7 @@ static bool check_io(const struct cgstream_event *e, const char *how)
 static void tree_values(int mode)
 {
 	struct cgstream_opts o = { .sz = sizeof(o), .mode = mode, .fallback_interval_ms = 100,
-				   .controllers = CGSTREAM_CTRL_ALL };
+				   .controllers = T_CTRL_MEMIO };
 	static struct cgstream_event ev[64];
 	bool mem_ok = false, io_ok = loop_nr < 0;
 	struct cgstream_tree *t;
@@ -270,7 +270,7 @@ static void tree_values(int mode)
 static void stream_values(int mode)
 {
 	struct cgstream_opts o = { .sz = sizeof(o), .mode = mode, .fallback_interval_ms = 100,
-				   .controllers = CGSTREAM_CTRL_ALL };
+				   .controllers = T_CTRL_MEMIO };
 	struct cgstream_event e;
 	struct cgstream *st;
 	char how[64];
@@ -314,7 +314,7 @@ static void stream_values(int mode)
 static void group_values(void)
 {
 	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_FALLBACK,
-				   .fallback_interval_ms = 100, .controllers = CGSTREAM_CTRL_ALL };
+				   .fallback_interval_ms = 100, .controllers = T_CTRL_MEMIO };
 	struct cgstream_event ev[8];
 	struct cgstream_group *g;
 	bool mem_ok = false, nomem_seen = false;
@@ -352,10 +352,10 @@ static void group_values(void)
 static void late_cgroup_values(void)
 {
 	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_SUBTREE,
-				   .controllers = CGSTREAM_CTRL_ALL,
+				   .controllers = T_CTRL_MEMIO,
 				   .report = CGSTREAM_REPORT_CHANGES };
 	static struct cgstream_event ev[64];
-	uint32_t want = CGSTREAM_CTRL_ALL, got = 0;
+	uint32_t want = T_CTRL_MEMIO, got = 0;
 	char late[PATH_MAX], cpu_file[PATH_MAX + 32], buf[4096];
 	struct cgstream_tree *t;
 	struct pollfd p;
