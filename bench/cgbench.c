@@ -80,17 +80,21 @@
  * nothing: its kworker_ns is the background the others are measured on.
  *
  * --controllers cpu,memory,io: what an agent reads, per cgroup and cycle
- * (classic, stream, subtree, changes, bpfmap, bpfshared only).  classic: cpu.stat,
- * memory.stat, memory.current, memory.events, io.stat; stream: cpu.stat.stream (the
- * polled ones), memory.stat.stream, io.stat.stream, memory.current,
+ * (classic, stream, subtree, changes, bpfmap, bpfshared only), each
+ * controller through its row of agent_ctrls[].  classic: cpu.stat,
+ * memory.stat, memory.current, memory.events, io.stat; stream:
+ * cpu.stat.stream, memory.stat.stream, io.stat.stream, memory.current,
  * memory.events (the text stream carries memory.stat's keys only);
- * subtree: one snapshot of each controller's *.stat.stream.subtree per
- * wake of the cpu one; changes: the same with change snapshots; bpfmap:
- * bpf/agent.bpf.c (cpu and every memory.stat
- * item, usage and events through the memcg kfuncs), io.stat per cgroup
- * from userspace when io is wanted; bpfshared: the same records, the
- * collector's (started with the same --controllers, without io), io.stat
- * per cgroup from userspace when io is wanted.  Every value parsed or
+ * subtree: one snapshot of each controller's subtree file per wake of the
+ * first one's; changes: the same with change snapshots
+ * (per_reader.records: each controller's records in the window,
+ * records_max: the most in one cycle); the polled ways are paced by the
+ * first controller asked.  bpfmap: bpf/agent.bpf.c (cpu and every
+ * memory.stat item, usage and events through the memcg kfuncs), io.stat
+ * per cgroup from userspace when io is wanted; bpfshared: the same
+ * records, the collector's (started with the same --controllers, without
+ * io), io.stat per cgroup from userspace when io is wanted; the BPF ways
+ * need cpu.  Every value parsed or
  * decoded is summed into a sink and counted (per_reader.values).
  */
 #define _GNU_SOURCE
@@ -104,6 +108,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,8 +232,12 @@ static int parse_stat(const char *buf, size_t len, struct stat_vals *v)
  */
 static volatile uint64_t sink;	/* what a consumer would do with the values */
 
+/* the stream texts' publication line */
+#define PUB_SEQ "publication_seq"
+#define IS_PUB_SEQ(k, kl) ((kl) == sizeof(PUB_SEQ) - 1 && !memcmp(k, PUB_SEQ, kl))
+
 static int parse_kv(const char *buf, size_t len, const char *want, uint64_t *got,
-		    uint64_t *nvals)
+		    uint64_t *seq, uint64_t *nvals)
 {
 	const char *p = buf, *end = buf + len, *k;
 	size_t wl = want ? strlen(want) : 0, kl;
@@ -239,6 +248,8 @@ static int parse_kv(const char *buf, size_t len, const char *want, uint64_t *got
 			continue;
 		if (want && kl == wl && !memcmp(k, want, kl))
 			*got = x;
+		else if (IS_PUB_SEQ(k, kl))
+			*seq = x;
 		sum += x;
 		n++;
 	}
@@ -248,7 +259,7 @@ static int parse_kv(const char *buf, size_t len, const char *want, uint64_t *got
 }
 
 /* io.stat(.stream): "MAJ:MIN rbytes=N wbytes=N ..." lines (and "publication_seq N", ...) */
-static int parse_io(const char *buf, size_t len, uint64_t *wbytes, uint64_t *nvals)
+static int parse_io(const char *buf, size_t len, uint64_t *wbytes, uint64_t *seq, uint64_t *nvals)
 {
 	const char *p = buf, *end = buf + len;
 	uint64_t n = 0, sum = 0, wb = 0;
@@ -257,12 +268,16 @@ static int parse_io(const char *buf, size_t len, uint64_t *wbytes, uint64_t *nva
 		const char *k = p;
 		while (p < end && *p != ' ' && *p != '\n')
 			p++;
-		bool dev = memchr(k, ':', p - k) != NULL;
+		size_t kl = p - k;
+		bool dev = memchr(k, ':', kl) != NULL;
 		while (p < end && *p != '\n') {
 			while (p < end && *p == ' ')
 				p++;
 			if (!dev) {	/* "publication_seq N" and the like */
-				sum += parse_u64(&p, end);
+				uint64_t x = parse_u64(&p, end);
+				if (IS_PUB_SEQ(k, kl))
+					*seq = x;
+				sum += x;
 				n++;
 				break;
 			}
@@ -284,6 +299,20 @@ static int parse_io(const char *buf, size_t len, uint64_t *wbytes, uint64_t *nva
 	sink += sum;
 	*nvals += n;
 	*wbytes = wb;
+	return 0;
+}
+
+/* a stream text's publication (0: none), found without parsing the rest */
+static uint64_t text_pub_seq(const char *buf, size_t len)
+{
+	for (const char *p = buf, *end = buf + len; p < end;) {
+		const char *nl = memchr(p, '\n', end - p);
+		if ((size_t)(end - p) > sizeof(PUB_SEQ) && !memcmp(p, PUB_SEQ " ", sizeof(PUB_SEQ))) {
+			p += sizeof(PUB_SEQ);
+			return parse_u64(&p, end);
+		}
+		p = nl ? nl + 1 : end;
+	}
 	return 0;
 }
 
@@ -371,11 +400,11 @@ static void pstat_read(struct pstat *p)
 	fclose(f);
 }
 
-/* the publication's number and skipped count from the root's stream file (stream runs only) */
-static int root_seq(const char *root, uint64_t *seq, uint64_t *missed)
+/* the publication's number and skipped count from the root's stream @file (stream runs only) */
+static int root_seq(const char *root, const char *file, uint64_t *seq, uint64_t *missed)
 {
 	char path[4096], buf[4096];
-	snprintf(path, sizeof(path), "%s/%s", root, stream_file());
+	snprintf(path, sizeof(path), "%s/%s", root, file);
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -errno;
@@ -390,6 +419,65 @@ static int root_seq(const char *root, uint64_t *seq, uint64_t *missed)
 	return 0;
 }
 
+/* --controllers: what each cycle takes of every cgroup (libcgstream's bits) */
+enum {
+	CTRL_CPU = CGSTREAM_CTRL_CPU,
+	CTRL_MEM = CGSTREAM_CTRL_MEMORY,
+	CTRL_IO = CGSTREAM_CTRL_IO,
+};
+
+/*
+ * The agent's controllers, one row each: what every way reads of a
+ * controller comes from its row (the files the classic and stream ways
+ * read of each cgroup, and how each is parsed; how the BPF ways read it),
+ * its names and subtree file from libcgstream
+ * (cgstream_controller_name(), cgstream_controller_file()), so that a
+ * controller is a row.  The first row an agent reads paces its polled
+ * ways (o->pace).
+ */
+enum text_fmt {
+	TXT_CPU,	/* cpu.stat(.stream): key value lines, usage_usec checked */
+	TXT_MEMSTAT,	/* memory.stat(.stream): key value lines, anon checked */
+	TXT_KV,		/* key value lines (memory.events) */
+	TXT_ONE,	/* one number (memory.current) */
+	TXT_IO,		/* io.stat(.stream): a line per device of key=value fields */
+};
+struct text_file {
+	const char *name;
+	enum text_fmt fmt;
+};
+enum bpf_has {
+	BPF_PROG,	/* the BPF ways' programs read it */
+	BPF_TEXT,	/* the BPF ways read its text per cgroup, as below does */
+};
+#define CTRL_FILES 3
+#define TXT(n, f) { .name = (n), .fmt = (f) }
+static const struct agent_ctrl {
+	unsigned int bit;			/* CTRL_* */
+	struct text_file classic[CTRL_FILES];	/* each cgroup's files, the classic way's */
+	struct text_file stream[CTRL_FILES];	/* the stream way's */
+	enum bpf_has bpf;
+	size_t rec_room;	/* bytes a cgroup's subtree record may take, with growth */
+} agent_ctrls[] = {
+	{ CTRL_CPU, { TXT("cpu.stat", TXT_CPU) }, { TXT("cpu.stat.stream", TXT_CPU) }, BPF_PROG,
+	  2 * (sizeof(struct cgroup_stat_cgroup) + 12 * sizeof(__u64)) },
+	/* memory.stat.stream carries memory.stat's keys only */
+	{ CTRL_MEM,
+	  { TXT("memory.stat", TXT_MEMSTAT), TXT("memory.current", TXT_ONE),
+	    TXT("memory.events", TXT_KV) },
+	  { TXT("memory.stat.stream", TXT_MEMSTAT), TXT("memory.current", TXT_ONE),
+	    TXT("memory.events", TXT_KV) }, BPF_PROG, 1024 },
+	{ CTRL_IO, { TXT("io.stat", TXT_IO) }, { TXT("io.stat.stream", TXT_IO) }, BPF_TEXT,
+	  2 * (sizeof(struct cgroup_stat_cgroup) + 12 * sizeof(__u64)) },
+};
+#undef TXT
+#define NCTRL (sizeof(agent_ctrls) / sizeof(agent_ctrls[0]))
+
+static const char *ctrl_name(size_t c)
+{
+	return cgstream_controller_name(agent_ctrls[c].bit);
+}
+
 /* ---- shared state between the parent and the forked readers ---------- */
 struct reader_res {
 	uint64_t samples, cpu_ns, utime_us, stime_us, wall_ns;
@@ -399,6 +487,9 @@ struct reader_res {
 	uint64_t retries;	/* bpfshared: reads taken again (a pass began during them) */
 	uint64_t held;		/* changes: the cgroups its table held at the window's end */
 	uint64_t fulls;		/* changes: full snapshots read in the window (after LOST) */
+	/* subtree, changes: each agent_ctrls[] row's CGROUP records in the
+	 * window, and the most one cycle's snapshot held */
+	uint64_t recs[NCTRL], recs_max[NCTRL];
 	int open_errno;
 	int fail_errno;	/* the last error a pass failed with */
 };
@@ -421,8 +512,6 @@ static uint64_t rusage_us(int user)
 /* ---- options ---------------------------------------------------------- */
 enum way { WAY_CLASSIC, WAY_STREAM, WAY_STREAM1, WAY_SUBTREE, WAY_BPF, WAY_BPFMAP, WAY_BPFSHARED,
 	   WAY_CHANGES, WAY_IDLE };
-/* --controllers: what each cycle takes of every cgroup */
-enum { CTRL_CPU = 1, CTRL_MEM = 2, CTRL_IO = 4 };
 
 struct opts {
 	const char *mode, *list, *root, *subtree;
@@ -434,6 +523,7 @@ struct opts {
 	uint64_t io_period_us;	/* churn: a write every this long (default: --period-us) */
 	unsigned int ctrl;	/* CTRL_*; cpu alone unless --controllers */
 	const char *ctrl_name;
+	size_t pace;		/* the first of agent_ctrls[] read: it paces the polled ways */
 	const char *io_dev;	/* churn, fill: O_DIRECT writes to this block device */
 	const char *shm_dir;	/* fill: the tmpfs its files go to */
 	int io_kb, hold_kb;
@@ -493,6 +583,18 @@ static int *open_named(const struct opts *o, const char *name, int *err)
 static int *open_all(const struct opts *o, int *err)
 {
 	return open_named(o, o->stream ? stream_file() : "cpu.stat", err);
+}
+
+/* a controller's file as this run names it: stream_file() for cpu's stream */
+static const char *file_name(const char *name)
+{
+	return strcmp(name, "cpu.stat.stream") ? name : stream_file();
+}
+
+/* row @c's stream file at the root (its publications) */
+static const char *root_stream_file(size_t c)
+{
+	return file_name(cgstream_controller_file(agent_ctrls[c].bit, CGSTREAM_FILE_STREAM));
 }
 
 static void raise_nofile(void)
@@ -563,6 +665,40 @@ struct agent_vals {
 	unsigned int seen;	/* CTRL_* of the values taken */
 };
 
+/*
+ * The values the checks compare, each found in a snapshot by its SCHEMA
+ * name (a device's value: summed over the devices) and parsed from the text files by their
+ * format (text_parse())
+ */
+static const struct probe_field {
+	const char *name;	/* agentcheck's */
+	unsigned int ctrl;
+	const char *schema;
+	bool device;
+	size_t off;		/* in struct agent_vals */
+} probe_fields[] = {
+	{ "usage_usec", CTRL_CPU, "usage_usec", false, offsetof(struct agent_vals, usage_usec) },
+	{ "anon", CTRL_MEM, "anon", false, offsetof(struct agent_vals, anon) },
+	{ "current", CTRL_MEM, "current", false, offsetof(struct agent_vals, current) },
+	{ "wbytes", CTRL_IO, "wbytes", true, offsetof(struct agent_vals, wbytes) },
+};
+#define NPROBE (sizeof(probe_fields) / sizeof(probe_fields[0]))
+#define PROBE_AT 4	/* the SCHEMA positions a checked value sums, at most */
+
+static uint64_t *probe_val(struct agent_vals *v, size_t f)
+{
+	return (uint64_t *)((char *)v + probe_fields[f].off);
+}
+
+/* the checked values of the controllers @v took, into @pv */
+static void pv_merge(struct agent_vals *pv, struct agent_vals *v)
+{
+	for (size_t f = 0; f < NPROBE; f++)
+		if (v->seen & probe_fields[f].ctrl)
+			*probe_val(pv, f) = *probe_val(v, f);
+	pv->seen |= v->seen;
+}
+
 struct pass_buf { char *p; size_t cap; };
 
 /*
@@ -594,8 +730,10 @@ struct snap {
 	bool full_next;		/* changes: the next read is a full snapshot (none read yet) */
 	uint64_t fulls;		/* changes: full snapshots read */
 	uint64_t probe_changed;	/* change snapshots that carried the probe's record */
-	/* the SCHEMA's positions of the values the checks compare (-1: none) */
-	int usage_i, anon_i, cur_i, wbytes_i;
+	unsigned int ctrl;	/* its snapshots' controller (CTRL_*) */
+	/* the SCHEMA's positions of each value the checks compare */
+	uint16_t at[NPROBE][PROBE_AT];
+	uint8_t nat[NPROBE];
 	/* the SCHEMA record they were found in, as the kernel wrote it: the
 	 * same bytes again (every snapshot of a controller, as a rule) are not
 	 * searched again */
@@ -706,21 +844,17 @@ static uint64_t state_dev_sum(const struct cg_state *s, int i)
 }
 
 /* the changes way: the probe's values from the state it holds */
-static void snap_probe(const struct snap *sn, unsigned int ctrl, const struct cg_state *s,
-		       struct agent_vals *pv)
+static void snap_probe(const struct snap *sn, const struct cg_state *s, struct agent_vals *pv)
 {
-	if (ctrl == CGSTREAM_CTRL_CPU && sn->usage_i >= 0 && (uint32_t)sn->usage_i < s->nvals) {
-		pv->usage_usec = s->v[sn->usage_i];
-		pv->seen |= CTRL_CPU;
-	} else if (ctrl == CGSTREAM_CTRL_MEMORY) {
-		if (sn->anon_i >= 0 && (uint32_t)sn->anon_i < s->nvals)
-			pv->anon = s->v[sn->anon_i];
-		if (sn->cur_i >= 0 && (uint32_t)sn->cur_i < s->nvals)
-			pv->current = s->v[sn->cur_i];
-		pv->seen |= CTRL_MEM;
-	} else if (ctrl == CGSTREAM_CTRL_IO) {
-		pv->wbytes = state_dev_sum(s, sn->wbytes_i);
-		pv->seen |= CTRL_IO;
+	for (size_t f = 0; f < NPROBE; f++) {
+		uint64_t sum = 0;
+		if (probe_fields[f].ctrl != sn->ctrl)
+			continue;
+		for (unsigned int k = 0; k < sn->nat[f]; k++)
+			sum += probe_fields[f].device ? state_dev_sum(s, sn->at[f][k]) :
+			       sn->at[f][k] < s->nvals ? s->v[sn->at[f][k]] : 0;
+		*probe_val(pv, f) = sum;
+		pv->seen |= sn->ctrl;
 	}
 }
 
@@ -744,28 +878,29 @@ static uint64_t rec_take(const struct cgstream_rec *rec)
 	return n;
 }
 
+/* value @i of every device of @rec, summed */
+static uint64_t rec_dev_sum(const struct cgstream_rec *rec, unsigned int i)
+{
+	uint64_t dv[64], sum = 0;
+	uint32_t maj, min, nd = rec->device_values < 64 ? rec->device_values : 64;
+	for (uint32_t d = 0; i < nd && !cgstream_rec_device(rec, d, &maj, &min, dv, nd); d++)
+		sum += dv[i];
+	return sum;
+}
+
 /* the subtree way: the probe's values from its record, at the positions
  * snap_schema() found */
-static void rec_probe(const struct snap *sn, const struct cgstream_rec *rec, unsigned int ctrl,
-		      struct agent_vals *pv)
+static void rec_probe(const struct snap *sn, const struct cgstream_rec *rec, struct agent_vals *pv)
 {
-	if (ctrl == CGSTREAM_CTRL_CPU && sn->usage_i >= 0 &&
-	    !cgstream_rec_value(rec, (unsigned int)sn->usage_i, &pv->usage_usec)) {
-		pv->seen |= CTRL_CPU;
-	} else if (ctrl == CGSTREAM_CTRL_MEMORY) {
-		if (sn->anon_i >= 0)
-			cgstream_rec_value(rec, (unsigned int)sn->anon_i, &pv->anon);
-		if (sn->cur_i >= 0)
-			cgstream_rec_value(rec, (unsigned int)sn->cur_i, &pv->current);
-		pv->seen |= CTRL_MEM;
-	} else if (ctrl == CGSTREAM_CTRL_IO) {
-		uint64_t dv[64];
-		uint32_t maj, min, nd = rec->device_values < 64 ? rec->device_values : 64;
-		pv->wbytes = 0;
-		if (sn->wbytes_i >= 0 && (uint32_t)sn->wbytes_i < nd)
-			for (uint32_t i = 0; !cgstream_rec_device(rec, i, &maj, &min, dv, nd); i++)
-				pv->wbytes += dv[sn->wbytes_i];
-		pv->seen |= CTRL_IO;
+	for (size_t f = 0; f < NPROBE; f++) {
+		uint64_t sum = 0, v;
+		if (probe_fields[f].ctrl != rec->controller)
+			continue;
+		for (unsigned int k = 0; k < sn->nat[f]; k++)
+			sum += probe_fields[f].device ? rec_dev_sum(rec, sn->at[f][k]) :
+			       !cgstream_rec_value(rec, sn->at[f][k], &v) ? v : 0;
+		*probe_val(pv, f) = sum;
+		pv->seen |= rec->controller;
 	}
 }
 
@@ -775,19 +910,15 @@ static void snap_schema(struct snap *sn, const struct cgstream_rec *rec)
 {
 	if (sn->schema && rec->size == sn->schema_len && !memcmp(sn->schema, rec->data, rec->size))
 		return;
-	sn->usage_i = sn->anon_i = sn->cur_i = sn->wbytes_i = -1;
-	for (uint32_t i = 0; i < rec->schema_values; i++) {
-		const char *nm = rec->names[i];
-		if (!strcmp(nm, "usage_usec"))
-			sn->usage_i = (int)i;
-		else if (!strcmp(nm, "anon"))
-			sn->anon_i = (int)i;
-		else if (!strcmp(nm, "current"))
-			sn->cur_i = (int)i;
+	memset(sn->nat, 0, sizeof(sn->nat));
+	for (size_t f = 0; f < NPROBE; f++) {
+		const struct probe_field *p = &probe_fields[f];
+		uint32_t n = p->device ? rec->device_values : rec->schema_values;
+		const char *const *names = p->device ? rec->device_names : rec->names;
+		for (uint32_t i = 0; p->ctrl == rec->controller && i < n && sn->nat[f] < PROBE_AT; i++)
+			if (!strcmp(p->schema, names[i]))
+				sn->at[f][sn->nat[f]++] = (uint16_t)i;
 	}
-	for (uint32_t i = 0; i < rec->device_values; i++)
-		if (!strcmp(rec->device_names[i], "wbytes"))
-			sn->wbytes_i = (int)i;
 	unsigned char *copy = realloc(sn->schema, rec->size);
 	if (!copy)
 		die("a SCHEMA's copy: %s", strerror(ENOMEM));
@@ -829,7 +960,6 @@ struct pass_ctx {
 	struct snap *sn;
 	int64_t recs;
 	uint64_t nv, *seq, probe_id;
-	unsigned int ctrl;
 	bool probe_seen, *lost;
 	struct agent_vals *pv;
 };
@@ -838,7 +968,7 @@ static void pass_rec(void *arg, const struct cgstream_rec *rec)
 {
 	struct pass_ctx *c = arg;
 	struct snap *sn = c->sn;
-	c->ctrl = rec->controller;
+	sn->ctrl = rec->controller;
 	if (rec->type == CGSTREAM_REC_SNAPSHOT) {
 		*c->seq = rec->seq;
 		*c->lost |= !!(rec->snapshot_flags & CGSTREAM_SNAPSHOT_F_LOST);
@@ -865,7 +995,7 @@ static void pass_rec(void *arg, const struct cgstream_rec *rec)
 	}
 	c->recs++;
 	if (c->probe_id && rec->id == c->probe_id)
-		rec_probe(sn, rec, c->ctrl, c->pv);
+		rec_probe(sn, rec, c->pv);
 }
 
 /*
@@ -900,7 +1030,7 @@ static int64_t snap_pass(struct snap *sn, struct pass_buf *b, bool changes, uint
 			sn->probe_changed += c.probe_seen;
 		struct cg_state *s = probe_id ? tab_slot(sn->tab, probe_id, false) : NULL;
 		if (s)
-			snap_probe(sn, c.ctrl, s, pv);
+			snap_probe(sn, s, pv);
 	}
 	*nvals += c.nv;
 	return c.recs;
@@ -911,7 +1041,6 @@ static int snap_open(struct snap *sn, const char *dir, const char *file, bool ch
 {
 	char path[4096];
 	memset(sn, 0, sizeof(*sn));
-	sn->usage_i = sn->anon_i = sn->cur_i = sn->wbytes_i = -1;
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	sn->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (sn->fd < 0) {
@@ -1634,11 +1763,14 @@ static int64_t shared_pass(struct shared_view *v, uint64_t *nvals, uint64_t prob
 
 struct tele {
 	const struct opts *o;
-	int *fds;		/* classic, stream, stream1: cpu.stat(.stream), one per cgroup */
-	/* the agent's other files per cgroup (--controllers): memory.stat(.stream),
-	 * memory.current, memory.events, io.stat(.stream) */
-	int *mfds, *cfds, *efds, *iofds;
-	struct snap sub[3];	/* subtree, changes: cpu, memory, io (the CTRL_* bits' order) */
+	/* classic, stream, stream1 (and the BPF ways' BPF_TEXT rows): each
+	 * row's files (tfiles[c], its classic or stream list), one fd per
+	 * cgroup; NULL where not read */
+	const struct text_file *tfiles[NCTRL];
+	int *fds[NCTRL][CTRL_FILES];
+	bool texts;		/* some are read */
+	struct snap sub[NCTRL];	/* subtree, changes: one per row read */
+	uint64_t recs[NCTRL], recs_max[NCTRL];	/* subtree, changes: CGROUP records per row */
 	struct bpfway bpf;	/* bpf, bpfmap */
 	struct shared_view shared;	/* bpfshared */
 	struct pass_buf buf;
@@ -1652,68 +1784,78 @@ struct tele {
 	struct agent_vals pv;
 };
 
-/* cgroup @i's cpu.stat(.stream) text, parsed and consumed; false on an error */
-static bool cpu_text(struct tele *t, int i, struct stat_vals *v)
+/*
+ * @k bytes of a text file (t->text) in format @fmt, parsed and consumed:
+ * its checked values to @v, a stream text's publication to *@seq; false
+ * on an error
+ */
+static bool text_parse(struct tele *t, enum text_fmt fmt, ssize_t k, struct agent_vals *v,
+		       uint64_t *seq)
 {
-	ssize_t k = pread(t->fds[i], t->text, 4096, 0);
-	t->samples++;
-	if (k <= 0 || parse_stat(t->text, k, v)) {
-		t->errors++;
-		return false;
+	const char *p = t->text;
+	struct stat_vals sv;
+	switch (fmt) {
+	case TXT_CPU:
+		if (k <= 0 || parse_stat(t->text, k, &sv))
+			return false;
+		sink += sv.usage + sv.user + sv.system;
+		t->values += sv.nkeys;
+		v->usage_usec = sv.usage;
+		*seq = sv.seq;
+		return true;
+	case TXT_MEMSTAT:
+		return k > 0 && !parse_kv(t->text, k, "anon", &v->anon, seq, &t->values);
+	case TXT_KV:
+		return k > 0 && !parse_kv(t->text, k, NULL, NULL, seq, &t->values);
+	case TXT_ONE:
+		if (k <= 0)
+			return false;
+		v->current = parse_u64(&p, t->text + k);
+		sink += v->current;
+		t->values++;
+		return true;
+	case TXT_IO:	/* empty for a cgroup that did no I/O */
+		return k >= 0 && !parse_io(t->text, k, &v->wbytes, seq, &t->values);
 	}
-	sink += v->usage + v->user + v->system;
-	t->values += v->nkeys;
-	if (i == t->probe) {
-		t->pv.usage_usec = v->usage;
-		t->pv.seen |= CTRL_CPU;
-	}
-	return true;
+	return false;
 }
 
-/* cgroup @i's memory and io text files (classic, stream; bpfmap: io.stat) */
-static void agent_text(struct tele *t, int i)
+/*
+ * Cgroup @i's text files of every row the way reads so, parsed and
+ * consumed; the pacing row's publication (its first file's) to *@seq;
+ * false on an error (counted)
+ */
+static bool cgroup_texts(struct tele *t, int i, uint64_t *seq)
 {
-	unsigned int ctrl = t->o->ctrl;
 	struct agent_vals v = {};
-	ssize_t k;
 	bool ok = true;
-	if (t->mfds) {
-		k = pread(t->mfds[i], t->text, TEXT_CAP, 0);
-		ok &= k > 0 && !parse_kv(t->text, k, "anon", &v.anon, &t->values);
-		k = pread(t->cfds[i], t->text, TEXT_CAP, 0);
-		if (k > 0) {
-			const char *p = t->text;
-			v.current = parse_u64(&p, t->text + k);
-			sink += v.current;
-			t->values++;
+	for (size_t c = 0; c < NCTRL; c++) {
+		for (int f = 0; f < CTRL_FILES; f++) {
+			uint64_t s = 0;
+			if (!t->fds[c][f])
+				continue;
+			ssize_t k = pread(t->fds[c][f][i], t->text, TEXT_CAP, 0);
+			if (!text_parse(t, t->tfiles[c][f].fmt, k, &v, &s))
+				ok = false;
+			else if (c == t->o->pace && !f)
+				*seq = s;
+			v.seen |= agent_ctrls[c].bit;
 		}
-		ok &= k > 0;
-		k = pread(t->efds[i], t->text, TEXT_CAP, 0);
-		ok &= k > 0 && !parse_kv(t->text, k, NULL, NULL, &t->values);
-	}
-	if (ctrl & CTRL_IO) {
-		/* empty for a cgroup that did no I/O */
-		k = pread(t->iofds[i], t->text, TEXT_CAP, 0);
-		ok &= k >= 0 && !parse_io(t->text, k, &v.wbytes, &t->values);
 	}
 	if (!ok)
 		t->errors++;
-	if (i == t->probe) {
-		if (t->mfds) {
-			t->pv.anon = v.anon;
-			t->pv.current = v.current;
-		}
-		t->pv.wbytes = v.wbytes;
-		t->pv.seen |= (t->mfds ? CTRL_MEM : 0) | (ctrl & CTRL_IO);
-	}
+	if (i == t->probe)
+		pv_merge(&t->pv, &v);
+	return ok;
 }
 
-/* io.stat per cgroup from user space, as below does (the BPF ways); false: the window ended */
-static bool io_texts(struct tele *t)
+/* the BPF ways' BPF_TEXT rows (io.stat) per cgroup from user space, as
+ * below does; false: the window ended */
+static bool bpf_texts(struct tele *t)
 {
 	int i;
 	for (i = 0; i < t->o->ncg && !shm->stop; i++)
-		agent_text(t, i);
+		cgroup_texts(t, i, &(uint64_t){ 0 });
 	return i == t->o->ncg;
 }
 
@@ -1721,14 +1863,12 @@ static bool io_texts(struct tele *t)
 static bool grid_pass(struct tele *t)
 {
 	const struct opts *o = t->o;
-	struct stat_vals v;
 	if (o->way == WAY_CLASSIC) {
 		int i;
 		/* the window's end cuts a cycle short: slow VMs stay on time */
 		for (i = 0; i < o->ncg && !shm->stop; i++) {
-			cpu_text(t, i, &v);
-			if (o->ctrl != CTRL_CPU)
-				agent_text(t, i);
+			t->samples++;
+			cgroup_texts(t, i, &(uint64_t){ 0 });
 		}
 		return i == o->ncg;
 	}
@@ -1739,7 +1879,7 @@ static bool grid_pass(struct tele *t)
 		return true;
 	}
 	t->samples += n;
-	return o->ctrl & CTRL_IO ? io_texts(t) : true;
+	return t->texts ? bpf_texts(t) : true;
 }
 
 /*
@@ -1769,7 +1909,7 @@ static bool shared_cycle(struct tele *t)
 		return true;
 	}
 	t->samples += (uint64_t)n;
-	return t->o->ctrl & CTRL_IO ? io_texts(t) : true;
+	return t->texts ? bpf_texts(t) : true;
 }
 
 /*
@@ -1794,30 +1934,36 @@ static int64_t changes_pass(struct tele *t, struct snap *sn, uint64_t *seq)
 
 /*
  * The subtree and changes ways: one snapshot of each controller's subtree
- * file; samples: the cpu snapshot's records (subtree: every cgroup;
- * changes: the changed ones)
+ * file; samples: the pacing controller's snapshot's records (subtree:
+ * every cgroup; changes: the changed ones); each controller's in
+ * recs[] (and the most in one cycle, recs_max[])
  */
 static void subtree_cycle(struct tele *t)
 {
 	const struct opts *o = t->o;
 	bool changes = o->way == WAY_CHANGES, lost;
-	uint64_t seq = 0, other = 0, cpu = 0;
+	uint64_t seq = 0, other = 0, paced = 0;
 	int64_t k = 0;
-	for (unsigned int c = 0; c < 3 && k >= 0; c++) {
-		if (!(o->ctrl & (1u << c)))
+	for (size_t c = 0; c < NCTRL && k >= 0; c++) {
+		if (!(o->ctrl & agent_ctrls[c].bit))
 			continue;
-		uint64_t *s = c ? &other : &seq;
+		uint64_t *s = c == o->pace ? &seq : &other;
 		k = changes ? changes_pass(t, &t->sub[c], s) :
 			snap_pass(&t->sub[c], &t->buf, false, s, &lost, &t->values, t->probe_id, &t->pv);
-		if (!c)
-			cpu = (uint64_t)k;
+		if (k < 0)
+			break;
+		t->recs[c] += (uint64_t)k;
+		if ((uint64_t)k > t->recs_max[c])
+			t->recs_max[c] = (uint64_t)k;
+		if (c == o->pace)
+			paced = (uint64_t)k;
 	}
 	if (k < 0) {
 		t->errors++;
 		t->fail_errno = (int)-k;
 		return;
 	}
-	t->samples += cpu;
+	t->samples += paced;
 	t->cycles++;
 	if (seq == t->last_seq)
 		t->dups++;
@@ -1826,19 +1972,30 @@ static void subtree_cycle(struct tele *t)
 	t->last_seq = seq;
 }
 
-/* the stream ways: cgroup @i's stream file(s) */
+/* the stream ways: cgroup @i's stream file(s); its pacing file's publication against the last */
 static void stream_one(struct tele *t, int i)
 {
-	struct stat_vals v;
-	if (!cpu_text(t, i, &v))
+	uint64_t seq = 0;
+	t->samples++;
+	if (!cgroup_texts(t, i, &seq))
 		return;
-	if (v.seq == t->last[i])
+	if (seq == t->last[i])
 		t->dups++;
-	else if (t->last[i] && v.seq > t->last[i] + 1)
-		t->gaps += v.seq - t->last[i] - 1;
-	t->last[i] = v.seq;
-	if (t->o->ctrl != CTRL_CPU)
-		agent_text(t, i);
+	else if (t->last[i] && seq > t->last[i] + 1)
+		t->gaps += seq - t->last[i] - 1;
+	t->last[i] = seq;
+}
+
+/* a telemetry reader of @o before tele_open(): @probe the cgroup (index,
+ * -1: none) and @probe_id the id whose values go to .pv */
+static void tele_init(struct tele *t, const struct opts *o, int probe, uint64_t probe_id)
+{
+	memset(t, 0, sizeof(*t));
+	t->o = o;
+	t->probe = probe;
+	t->probe_id = probe_id;
+	for (size_t c = 0; c < NCTRL; c++)
+		t->sub[c].fd = -1;
 }
 
 /* one wake of a polled way */
@@ -1879,10 +2036,76 @@ static int tele_shared_open(struct tele *t)
 	return 0;
 }
 
+/*
+ * The text files the way reads of each cgroup: every row's classic or
+ * stream files; the BPF ways, those of the rows their programs do not
+ * read (BPF_TEXT).  0 or errno
+ */
+static int texts_open(struct tele *t)
+{
+	const struct opts *o = t->o;
+	bool bpf = o->way == WAY_BPF || o->way == WAY_BPFMAP || o->way == WAY_BPFSHARED;
+	int err = 0;
+	if (o->way == WAY_SUBTREE || o->way == WAY_CHANGES || o->way == WAY_IDLE)
+		return 0;
+	for (size_t c = 0; c < NCTRL; c++) {
+		const struct agent_ctrl *row = &agent_ctrls[c];
+		if (!(o->ctrl & row->bit) || (bpf && row->bpf != BPF_TEXT))
+			continue;
+		t->tfiles[c] = o->stream ? row->stream : row->classic;
+		for (int f = 0; f < CTRL_FILES && t->tfiles[c][f].name; f++) {
+			const char *name = file_name(t->tfiles[c][f].name);
+			if (!(t->fds[c][f] = open_named(o, name, &err)))
+				return err;
+			t->texts = true;
+		}
+	}
+	return 0;
+}
+
+/* the subtree and changes ways: each row's subtree file; what is there now marked as seen */
+static int subtrees_open(struct tele *t, int ep)
+{
+	const struct opts *o = t->o;
+	bool changes = o->way == WAY_CHANGES, lost;
+	int err;
+	for (size_t c = 0; c < NCTRL; c++)
+		if ((o->ctrl & agent_ctrls[c].bit) &&
+		    (err = -snap_open(&t->sub[c], o->subtree,
+				      cgstream_controller_file(agent_ctrls[c].bit, CGSTREAM_FILE_SUBTREE),
+				      changes)))
+			return err;
+	struct epoll_event e = { .events = EPOLLIN };
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, t->sub[o->pace].fd, &e))
+		die("epoll_ctl: %s", strerror(errno));
+	/*
+	 * Mark what is there now as seen; the changes way's state is
+	 * built here, from a full snapshot of each controller, as an
+	 * agent does once at its start (not counted in the window)
+	 */
+	for (size_t c = 0; c < NCTRL; c++) {
+		uint64_t seq = 0, nv = 0;
+		struct agent_vals pv = {};
+		if (!(o->ctrl & agent_ctrls[c].bit) || (c != o->pace && !changes))
+			continue;
+		int64_t k = snap_pass(&t->sub[c], &t->buf, false, &seq, &lost, &nv, 0, &pv);
+		/* ENODATA: nothing published yet; the first cycle reads it in full */
+		if (k < 0 && changes && k != -ENODATA) {
+			fprintf(stderr, "cgbench: %s/%s: %s\n", o->subtree,
+				cgstream_controller_file(agent_ctrls[c].bit, CGSTREAM_FILE_SUBTREE),
+				strerror((int)-k));
+			return (int)-k;
+		}
+		t->sub[c].full_next = k < 0;
+		if (c == o->pace && k >= 0)
+			t->last_seq = seq;
+	}
+	return 0;
+}
+
 static int tele_open(struct tele *t, int ep)
 {
 	const struct opts *o = t->o;
-	bool stream = o->way == WAY_STREAM;
 	int err = 0;
 	t->buf.cap = 4096;
 	if (o->way == WAY_SUBTREE || o->way == WAY_CHANGES || o->way == WAY_BPF ||
@@ -1891,71 +2114,32 @@ static int tele_open(struct tele *t, int ep)
 			die("--mode %s needs --subtree DIR", o->mode);
 		/*
 		 * The whole subtree in one read, with room for growth: a
-		 * memory record holds memory.stat's 60-70 values, a cpu one
-		 * cpu.stat's 6-11 (format 2's CGROUP record: a header and
+		 * cgroup's record in the largest of the rows read (a memory
+		 * record holds memory.stat's 60-70 values, a cpu one
+		 * cpu.stat's 6-11; format 2's CGROUP record: a header and
 		 * the values)
 		 */
-		size_t per = (o->ctrl & CTRL_MEM) ? 1024 :
-			     2 * (sizeof(struct cgroup_stat_cgroup) + 12 * sizeof(__u64));
+		size_t per = 0;
+		for (size_t c = 0; c < NCTRL; c++)
+			if ((o->ctrl & agent_ctrls[c].bit) && agent_ctrls[c].rec_room > per)
+				per = agent_ctrls[c].rec_room;
 		t->buf.cap = (size_t)(o->ncg + 1) * per + 65536;
 	}
 	t->buf.p = malloc(t->buf.cap);
 	t->text = malloc(TEXT_CAP);
 	if (!t->buf.p || !t->text)
 		return ENOMEM;
-	/* the agent's text files */
-	if ((o->ctrl & CTRL_MEM) && (o->way == WAY_CLASSIC || stream)) {
-		if (!(t->mfds = open_named(o, stream ? "memory.stat.stream" : "memory.stat", &err)) ||
-		    !(t->cfds = open_named(o, "memory.current", &err)) ||
-		    !(t->efds = open_named(o, "memory.events", &err)))
-			return err;
-	}
-	if ((o->ctrl & CTRL_IO) && o->way != WAY_SUBTREE && o->way != WAY_CHANGES &&
-	    !(t->iofds = open_named(o, stream ? "io.stat.stream" : "io.stat", &err)))
+	if ((err = texts_open(t)))
 		return err;
 	switch (o->way) {
 	case WAY_CLASSIC:
+		return 0;
 	case WAY_STREAM:
 	case WAY_STREAM1:
-		t->fds = open_all(o, &err);
-		if (!t->fds)
-			return err;
 		break;
 	case WAY_SUBTREE:
-	case WAY_CHANGES: {
-		static const char *const files[] = { "cpu.stat.stream.subtree",
-			"memory.stat.stream.subtree", "io.stat.stream.subtree" };
-		bool changes = o->way == WAY_CHANGES, lost;
-		for (unsigned int c = 0; c < 3; c++)
-			if ((o->ctrl & (1u << c)) &&
-			    (err = -snap_open(&t->sub[c], o->subtree, files[c], changes)))
-				return err;
-		struct epoll_event e = { .events = EPOLLIN };
-		if (epoll_ctl(ep, EPOLL_CTL_ADD, t->sub[0].fd, &e))
-			die("epoll_ctl: %s", strerror(errno));
-		/*
-		 * Mark what is there now as seen; the changes way's state is
-		 * built here, from a full snapshot of each controller, as an
-		 * agent does once at its start (not counted in the window)
-		 */
-		for (unsigned int c = 0; c < 3; c++) {
-			uint64_t seq = 0, nv = 0;
-			struct agent_vals pv = {};
-			if (!(o->ctrl & (1u << c)) || (c && !changes))
-				continue;
-			int64_t k = snap_pass(&t->sub[c], &t->buf, false, &seq, &lost, &nv, 0, &pv);
-			/* ENODATA: nothing published yet; the first cycle reads it in full */
-			if (k < 0 && changes && k != -ENODATA) {
-				fprintf(stderr, "cgbench: %s/%s: %s\n", o->subtree, files[c],
-					strerror((int)-k));
-				return (int)-k;
-			}
-			t->sub[c].full_next = k < 0;
-			if (!c && k >= 0)
-				t->last_seq = seq;
-		}
-		return 0;
-	}
+	case WAY_CHANGES:
+		return subtrees_open(t, ep);
 	case WAY_BPF:
 	case WAY_BPFMAP:
 		err = -bpfway_open(&t->bpf, o->subtree, o->way == WAY_BPFMAP, o->ncg, o->ctrl, false);
@@ -1967,22 +2151,21 @@ static int tele_open(struct tele *t, int ep)
 	case WAY_IDLE:		/* opens nothing: reader_idle() */
 		return 0;
 	}
-	if (o->way == WAY_CLASSIC)
-		return 0;
 	t->last = calloc(o->ncg, sizeof(uint64_t));
 	for (int i = 0; i < o->ncg; i++) {
+		int fd = t->fds[o->pace][0][i];
 		struct epoll_event e = { .events = EPOLLIN, .data.u32 = i };
-		struct stat_vals v;
 		/*
-		 * The sequence is global: a flush makes every stream
-		 * readable at once, so one polled fd paces them all.
+		 * The sequence is global: a publication makes every stream
+		 * of the controller readable at once, so one polled fd
+		 * paces them all.
 		 */
-		if ((o->way == WAY_STREAM || i == 0) && epoll_ctl(ep, EPOLL_CTL_ADD, t->fds[i], &e))
+		if ((o->way == WAY_STREAM || i == 0) && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e))
 			die("epoll_ctl: %s", strerror(errno));
 		/* mark what is there now as seen */
-		ssize_t k = pread(t->fds[i], t->buf.p, 4096, 0);
-		if (k > 0 && !parse_stat(t->buf.p, k, &v))
-			t->last[i] = v.seq;
+		ssize_t k = pread(fd, t->buf.p, 4096, 0);
+		if (k > 0)
+			t->last[i] = text_pub_seq(t->buf.p, (size_t)k);
 	}
 	return 0;
 }
@@ -2059,7 +2242,8 @@ static void reader_telemetry(const struct opts *o, int id)
 		reader_idle(r);
 		return;
 	}
-	struct tele t = { .o = o, .sub = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } }, .probe = -1 };
+	struct tele t;
+	tele_init(&t, o, -1, 0);
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	int err = tele_open(&t, ep);
 	if (err) {
@@ -2093,10 +2277,13 @@ static void reader_telemetry(const struct opts *o, int id)
 	r->bpf_items = t.bpf.nitems;
 	r->bpf_missing = t.bpf.nmissing;
 	r->retries = t.shared.retries;
-	if (t.sub[0].tab)
-		r->held = t.sub[0].tab->live;
-	for (unsigned int c = 0; c < 3; c++)
+	if (t.sub[o->pace].tab)
+		r->held = t.sub[o->pace].tab->live;
+	for (size_t c = 0; c < NCTRL; c++) {
 		r->fulls += t.sub[c].fulls;
+		r->recs[c] = t.recs[c];
+		r->recs_max[c] = t.recs_max[c];
+	}
 }
 
 static void json_str(const char *k, const char *v, int comma)
@@ -2137,6 +2324,19 @@ static void collector_json(const struct collector_snap *a, const struct collecto
 	       ", \"flags\": %u}, ", b->pid, b->cpu_ns - a->cpu_ns, b->seq / 2 - a->seq / 2, b->flags);
 }
 
+/* subtree, changes: each controller's records in the window, and the most in one cycle */
+static void recs_json(const struct opts *o, const struct reader_res *r)
+{
+	for (int max = 0; max < 2; max++) {
+		printf(", \"%s\": {", max ? "records_max" : "records");
+		for (size_t c = 0, n = 0; c < NCTRL; c++)
+			if (o->ctrl & agent_ctrls[c].bit)
+				printf("%s\"%s\": %" PRIu64, n++ ? ", " : "", ctrl_name(c),
+				       max ? r->recs_max[c] : r->recs[c]);
+		printf("}");
+	}
+}
+
 static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int))
 {
 	if (o->readers < 1 || o->readers > MAX_READERS)
@@ -2172,7 +2372,7 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	/* the ways that run the kernel's flusher */
 	bool flusher = o->way == WAY_STREAM || o->way == WAY_STREAM1 || o->way == WAY_SUBTREE ||
 		       o->way == WAY_CHANGES;
-	int seq_ok = flusher && !root_seq(o->root, &seq0, &fm0);
+	int seq_ok = flusher && !root_seq(o->root, root_stream_file(o->pace), &seq0, &fm0);
 	bool shared = o->way == WAY_BPFSHARED;
 	struct collector_snap cs0 = {}, cs1 = {};
 	if (shared)
@@ -2206,7 +2406,7 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 	if (shared)
 		collector_snap(o->pin, &cs1);
 	if (seq_ok)
-		seq_ok = !root_seq(o->root, &seq1, &fm1);
+		seq_ok = !root_seq(o->root, root_stream_file(o->pace), &seq1, &fm1);
 	int lost;
 	uint64_t kw = kw_delta(&k0, &k1, &lost);
 
@@ -2241,11 +2441,14 @@ static int run_readers(const struct opts *o, void (*fn)(const struct opts *, int
 		       ", \"dups\": %" PRIu64 ", \"wakes\": %" PRIu64 ", \"late_ns_max\": %" PRIu64
 		       ", \"fail_errno\": %d, \"values\": %" PRIu64 ", \"bpf_items\": %d"
 		       ", \"bpf_missing\": %d, \"retries\": %" PRIu64 ", \"held\": %" PRIu64
-		       ", \"full_snapshots\": %" PRIu64 "}",
+		       ", \"full_snapshots\": %" PRIu64,
 		       i ? ", " : "", r->samples, r->cpu_ns, r->utime_us, r->stime_us, r->wall_ns,
 		       r->errors, r->cycles, r->missed, r->gaps, r->dups, r->wakes, r->late_ns_max,
 		       r->fail_errno, r->values, r->bpf_items, r->bpf_missing, r->retries, r->held,
 		       r->fulls);
+		if (o->way == WAY_SUBTREE || o->way == WAY_CHANGES)
+			recs_json(o, r);
+		printf("}");
 	}
 	printf("]}\n");
 	return open_errno ? 1 : 0;
@@ -2521,7 +2724,7 @@ static int run_hop(const struct opts *o)
 		usleep(1000);
 	struct kwsnap k0, k1;
 	uint64_t seq0 = 0, seq1 = 0, fm0 = 0, fm1 = 0;
-	int seq_ok = !root_seq(o->root, &seq0, &fm0);
+	int seq_ok = !root_seq(o->root, stream_file(), &seq0, &fm0);
 	kw_snap(&k0);
 	shm->start = 1;
 	uint64_t w0 = mono_ns();
@@ -2531,7 +2734,7 @@ static int run_hop(const struct opts *o)
 		hops += shm->work_iters[c];
 	uint64_t wall = mono_ns() - w0;
 	kw_snap(&k1);
-	seq_ok = seq_ok && !root_seq(o->root, &seq1, &fm1);
+	seq_ok = seq_ok && !root_seq(o->root, stream_file(), &seq1, &fm1);
 	shm->stop = 1;
 	for (int c = 0; c < ncpu; c++)
 		waitpid(pids[c], NULL, 0);
@@ -2809,11 +3012,12 @@ static int run_fill(const struct opts *o)
  * cgbench agentcheck --controllers C --mode W,W,... --subtree DIR --list FILE:
  * one cycle of each way (classic first, as the reference) over the listed
  * cgroups, with the telemetry code, and the first cgroup's values as each
- * got them: cpu usage_usec, memory.stat anon, memory.current, io.stat
- * wbytes (summed over devices).  Fails (exit 1) when a way has zero or
- * misses a value classic has, or is more than 25% off it (the stream ways
- * are as of their flusher's last cycle); a value classic reads as 0 fails
- * too: the first cgroup must hold anon memory and have written.  The
+ * got them (probe_fields[], of the controllers asked): cpu usage_usec,
+ * memory.stat anon, memory.current, io.stat wbytes (summed over devices).
+ * Fails (exit 1) when a way has zero or misses a value classic has, or is
+ * more than 25% off it (the stream ways are as of their flusher's last
+ * cycle); a value classic reads as 0 fails too: the first cgroup must hold
+ * anon memory and have written.  The
  * changes way runs CHANGES_CHECK_CYCLES cycles, each on a publication
  * (its state: the full snapshot at its open, then change snapshots), and
  * is compared with a classic cycle taken after them ("classic_after");
@@ -2838,6 +3042,17 @@ static int changes_check_cycles(struct tele *t, int ep)
 	return 0;
 }
 
+/* the checked values of the controllers @o reads, as JSON members (@lead: after others) */
+static void probes_json(const struct opts *o, struct agent_vals *v, bool lead)
+{
+	for (size_t f = 0; f < NPROBE; f++)
+		if (o->ctrl & probe_fields[f].ctrl) {
+			printf("%s\"%s\": %" PRIu64, lead ? ", " : "", probe_fields[f].name,
+			       *probe_val(v, f));
+			lead = true;
+		}
+}
+
 /* one classic cycle's values of the first cgroup, as the reference; errno */
 static int classic_ref(const struct opts *o, struct agent_vals *ref)
 {
@@ -2845,13 +3060,29 @@ static int classic_ref(const struct opts *o, struct agent_vals *ref)
 	oo.way = WAY_CLASSIC;
 	oo.mode = "classic";
 	oo.stream = false;
-	struct tele t = { .o = &oo, .sub = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } }, .probe = 0 };
+	struct tele t;
+	tele_init(&t, &oo, 0, 0);
 	int err = tele_open(&t, -1);
 	if (!err)
 		grid_pass(&t);
 	*ref = t.pv;
 	return err ? err : t.errors ? EIO : 0;
 }
+/* @name is one of the comma-separated @modes */
+static bool mode_listed(const char *modes, const char *name)
+{
+	size_t l = strlen(name);
+	for (const char *p = modes; *p;) {
+		size_t k = strcspn(p, ",");
+		if (k == l && !strncmp(p, name, l))
+			return true;
+		p += k + (p[k] == ',');
+	}
+	return false;
+}
+
+static void bpf_controllers(const struct opts *o, const char *what);
+
 static int run_agentcheck(const struct opts *o)
 {
 	static const char *const names[] = { "classic", "stream", "subtree", "bpfmap", "bpfshared",
@@ -2866,19 +3097,22 @@ static int run_agentcheck(const struct opts *o)
 	if (stat(o->cg[0], &st))
 		die("%s: %s", o->cg[0], strerror(errno));
 	raise_nofile();
+	for (size_t w = 0; w < sizeof(ways) / sizeof(*ways); w++)
+		if (mode_listed(o->mode, names[w]) &&
+		    (ways[w] == WAY_BPFMAP || ways[w] == WAY_BPFSHARED))
+			bpf_controllers(o, names[w]);
 	printf("{\"cgroup\": \"%s\", \"controllers\": \"%s\", \"ways\": {", o->cg[0], o->ctrl_name);
 	for (size_t w = 0; w < sizeof(ways) / sizeof(*ways); w++) {
-		const char *m = strstr(o->mode, names[w]);
-		if (w && !(m && (m == o->mode || m[-1] == ',')))
+		if (w && !mode_listed(o->mode, names[w]))
 			continue;
 		struct opts oo = *o;
 		oo.way = ways[w];
 		oo.mode = names[w];
 		oo.stream = oo.way == WAY_STREAM;
-		struct tele t = { .o = &oo, .sub = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } },
-				  .probe = 0, .probe_id = st.st_ino };
+		struct tele t;
 		struct agent_vals after = {};
 		int ep = epoll_create1(EPOLL_CLOEXEC);
+		tele_init(&t, &oo, 0, st.st_ino);
 		int err = tele_open(&t, ep);
 		if (!err) {
 			if (oo.way == WAY_STREAM)
@@ -2897,44 +3131,39 @@ static int run_agentcheck(const struct opts *o)
 		}
 		close(ep);
 		struct agent_vals *v = &t.pv;
-		printf("%s\"%s\": {\"errno\": %d, \"errors\": %" PRIu64 ", \"values\": %" PRIu64
-		       ", \"usage_usec\": %" PRIu64 ", \"anon\": %" PRIu64 ", \"current\": %" PRIu64
-		       ", \"wbytes\": %" PRIu64, w ? ", " : "", names[w], err, t.errors, t.values,
-		       v->usage_usec, v->anon, v->current, v->wbytes);
-		if (oo.way == WAY_CHANGES)
+		const struct snap *paced = &t.sub[o->pace];
+		printf("%s\"%s\": {\"errno\": %d, \"errors\": %" PRIu64 ", \"values\": %" PRIu64,
+		       w ? ", " : "", names[w], err, t.errors, t.values);
+		probes_json(o, v, true);
+		if (oo.way == WAY_CHANGES) {
 			printf(", \"changes\": {\"cycles\": %" PRIu64 ", \"probe_changed\": %" PRIu64
-			       ", \"held\": %zu, \"classic_after\": {\"usage_usec\": %" PRIu64
-			       ", \"anon\": %" PRIu64 ", \"current\": %" PRIu64 ", \"wbytes\": %"
-			       PRIu64 "}}", t.cycles, t.sub[0].probe_changed,
-			       t.sub[0].tab ? t.sub[0].tab->live : 0, after.usage_usec, after.anon,
-			       after.current, after.wbytes);
+			       ", \"held\": %zu, \"classic_after\": {", t.cycles, paced->probe_changed,
+			       paced->tab ? paced->tab->live : 0);
+			probes_json(o, &after, false);
+			printf("}}");
+		}
 		printf("}");
 		if (!w)
 			ref = *v;
 		/* the changes way's state is compared with classic after its cycles */
 		const struct agent_vals *want = oo.way == WAY_CHANGES ? &after : &ref;
-		const struct { const char *f; unsigned int c; uint64_t got, want; } f[] = {
-			{ "usage_usec", CTRL_CPU, v->usage_usec, want->usage_usec },
-			{ "anon", CTRL_MEM, v->anon, want->anon },
-			{ "current", CTRL_MEM, v->current, want->current },
-			{ "wbytes", CTRL_IO, v->wbytes, want->wbytes },
-		};
 		if (err || t.errors) {
 			fprintf(stderr, "cgbench: agentcheck: %s: %s, %" PRIu64 " read errors\n",
 				names[w], strerror(err), t.errors);
 			failed++;
 			continue;
 		}
-		for (size_t i = 0; i < sizeof(f) / sizeof(*f); i++) {
-			if (!(o->ctrl & f[i].c))
+		for (size_t f = 0; f < NPROBE; f++) {
+			uint64_t got = *probe_val(v, f), ok = *probe_val((struct agent_vals *)want, f);
+			if (!(o->ctrl & probe_fields[f].ctrl))
 				continue;
-			const char *why = !(v->seen & f[i].c) ? "not read" : !f[i].got ? "zero" :
-				(f[i].got > f[i].want ? f[i].got - f[i].want : f[i].want - f[i].got) >
-				f[i].want / 4 ? "more than 25% off classic" : NULL;
+			const char *why = !(v->seen & probe_fields[f].ctrl) ? "not read" : !got ? "zero" :
+				(got > ok ? got - ok : ok - got) > ok / 4 ? "more than 25% off classic" :
+				NULL;
 			if (why) {
 				fprintf(stderr, "cgbench: agentcheck: %s %s of %s: %s (%" PRIu64
-					", classic %" PRIu64 ")\n", names[w], f[i].f, o->cg[0], why,
-					f[i].got, f[i].want);
+					", classic %" PRIu64 ")\n", names[w], probe_fields[f].name,
+					o->cg[0], why, got, ok);
 				failed++;
 			}
 		}
@@ -3165,7 +3394,7 @@ static int cg_usage_wbytes(const char *dir, uint64_t *usage, uint64_t *wbytes, b
 		return 0;	/* the cgroup is there, the io controller is not on for it */
 	if (n < 0)
 		return (int)n;
-	return parse_io(buf, (size_t)n, wbytes, &nv);
+	return parse_io(buf, (size_t)n, wbytes, &(uint64_t){ 0 }, &nv);
 }
 
 static int run_churnrm(const struct opts *o)
@@ -3596,6 +3825,38 @@ static int run_memloop(const struct opts *o)
 	return 0;
 }
 
+/* --controllers cpu[,memory][,io]: agent_ctrls[]' rows, by libcgstream's names */
+static void parse_controllers(struct opts *o)
+{
+	char names[128] = "";
+	if (!o->ctrl_name)
+		o->ctrl_name = "cpu";
+	for (size_t c = 0; c < NCTRL; c++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", c ? ", " : "",
+			 ctrl_name(c));
+	for (const char *p = o->ctrl_name; *p;) {
+		size_t l = strcspn(p, ","), c;
+		for (c = 0; c < NCTRL; c++)
+			if (strlen(ctrl_name(c)) == l && !strncmp(p, ctrl_name(c), l))
+				break;
+		if (c == NCTRL)
+			die("--controllers: %s (comma-separated), not %.*s", names, (int)l, p);
+		o->ctrl |= agent_ctrls[c].bit;
+		p += l + (p[l] == ',');
+	}
+	if (!o->ctrl)
+		die("--controllers: %s (comma-separated), at least one", names);
+	while (!(o->ctrl & agent_ctrls[o->pace].bit))
+		o->pace++;
+}
+
+/* the BPF ways (@what) read cpu, and what their programs or user space can */
+static void bpf_controllers(const struct opts *o, const char *what)
+{
+	if (!(o->ctrl & CTRL_CPU))
+		die("%s: --controllers must include cpu (its programs read it)", what);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -3648,23 +3909,7 @@ int main(int argc, char **argv)
 		default: exit(2);
 		}
 	}
-	/* --controllers cpu[,memory][,io] */
-	if (!o.ctrl_name)
-		o.ctrl_name = "cpu";
-	for (const char *p = o.ctrl_name; *p;) {
-		size_t l = strcspn(p, ",");
-		if (l == 3 && !strncmp(p, "cpu", 3))
-			o.ctrl |= CTRL_CPU;
-		else if (l == 6 && !strncmp(p, "memory", 6))
-			o.ctrl |= CTRL_MEM;
-		else if (l == 2 && !strncmp(p, "io", 2))
-			o.ctrl |= CTRL_IO;
-		else
-			die("--controllers: cpu, memory, io (comma-separated), not %.*s", (int)l, p);
-		p += l + (p[l] == ',');
-	}
-	if (!(o.ctrl & CTRL_CPU))
-		die("--controllers must include cpu (the ways are paced by it)");
+	parse_controllers(&o);
 	if (o.io_kb < 0 || o.io_kb % 4 || (o.io_dev && !o.io_kb))
 		die("--io-kb: a multiple of 4 (O_DIRECT), with --io-dev");
 	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -3679,8 +3924,10 @@ int main(int argc, char **argv)
 		load_cgroups(&o, argc, argv, optind);
 		return run_agentcheck(&o);
 	}
-	if (!strcmp(cmd, "collect"))
+	if (!strcmp(cmd, "collect")) {
+		bpf_controllers(&o, "collect");
 		return run_collect(&o);
+	}
 	if (!strcmp(cmd, "churnrm"))
 		return run_churnrm(&o);
 	if (!strcmp(cmd, "account"))
@@ -3701,8 +3948,10 @@ int main(int argc, char **argv)
 	if (o.way > WAY_STREAM && strcmp(cmd, "telemetry"))
 		die("--mode %s is for telemetry", o.mode);
 	if (o.ctrl != CTRL_CPU && (o.way == WAY_STREAM1 || o.way == WAY_BPF || strcmp(cmd, "telemetry")))
-		die("--controllers beyond cpu: telemetry --mode classic|stream|subtree|bpfmap|bpfshared|"
-		    "changes|idle");
+		die("--controllers other than cpu: telemetry --mode classic|stream|subtree|bpfmap|"
+		    "bpfshared|changes|idle");
+	if (o.way == WAY_BPF || o.way == WAY_BPFMAP || o.way == WAY_BPFSHARED)
+		bpf_controllers(&o, o.mode);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 
 	if (!strcmp(cmd, "read")) {
