@@ -41,7 +41,7 @@
  *   cgbench hop       --list FILE        (forever: one process per CPU
  *                     moves itself through its share of the cgroups)
  *   cgbench change    --list FILE --period-us P --work-us W --mem-kb K
- *                     [--io-dev DEV --io-kb 4]   (until SIGTERM: the listed
+ *                     [--io-dev DEV --io-kb 4] [--stall-us S]   (until SIGTERM: the listed
  *                     cgroups, and no others, change every period; SIGUSR1
  *                     prints the visits made so far)
  *   cgbench latency   --seconds S CGROUP_DIR...|--list FILE   (poll loop)
@@ -104,6 +104,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -119,6 +120,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -126,6 +128,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/futex.h>
 #include <linux/loop.h>
 #include <linux/cgroup_stat_stream.h>
 #include "cgstream.h"
@@ -524,6 +527,7 @@ struct opts {
 	unsigned int ctrl;	/* CTRL_*; cpu alone unless --controllers */
 	const char *ctrl_name;
 	size_t pace;		/* the first of agent_ctrls[] read: it paces the polled ways */
+	uint64_t stall_us;	/* change: each visit stalls this long on its CPU (pressure) */
 	const char *io_dev;	/* churn, fill: O_DIRECT writes to this block device */
 	const char *shm_dir;	/* fill: the tmpfs its files go to */
 	int io_kb, hold_kb;
@@ -2755,18 +2759,30 @@ static int run_hop(const struct opts *o)
 /* ---- change: exactly the listed cgroups change, every period ------------- */
 /*
  * cgbench change --list FILE --period-us P --work-us W --mem-kb K
- *                [--io-dev DEV --io-kb 4]   (until SIGTERM)
+ *                [--io-dev DEV --io-kb 4] [--stall-us S]   (until SIGTERM)
  * The agent scenario's change share: the listed cgroups (the share of the
- * tree that is to change) change every period, in cpu, memory and io, and
- * nothing else of the tree does.  One process per CPU (fewer with fewer
- * cgroups), pinned, takes every ncpu-th listed cgroup, as hop does; each
- * period, on a fixed grid shared by all of them, it visits each of its
- * cgroups: joins it (cgroup.procs), spins W µs there (cpu.stat's usage),
+ * tree that is to change) change every period, in cpu, memory and io (and
+ * with --stall-us in pressure), and nothing else of the tree does.  One
+ * process per CPU (fewer with fewer cgroups), pinned, takes every
+ * ncpu-th listed cgroup, as hop does; each period, on a fixed grid
+ * shared by all of them, it visits each of its cgroups: joins it
+ * (cgroup.procs), spins W µs there (cpu.stat's usage),
  * touches and frees K KiB of anon memory there (memory.stat's fault and
  * charge counters; the charge is gone again at munmap), and with --io-dev
  * writes --io-kb with O_DIRECT (io.stat), then goes back to the cgroup it
- * was started in and sleeps to the next period.  Kernel memory it holds
- * (its task, stack, page tables of the long-lived mappings) stays charged
+ * was started in and sleeps to the next period.  --stall-us S: after its
+ * spin the visit spins S µs more while a second thread of the process,
+ * on the same CPU, woken then, waits for the CPU (it gives the CPU back,
+ * sched_yield(), while that spin lasts): the cgroup's cpu pressure
+ * ("some") grows by about S every visit.  S must be over a jiffy: PSI
+ * weights each CPU's stall in a sampling window by the cgroup's non-idle
+ * time there in whole jiffies (collect_percpu_times()), so a cgroup busy
+ * for less than a jiffy between two samples (a read of a *.pressure
+ * file, a publication of the pressure stream, PSI's own every 2 s) keeps
+ * none of its stall: a short visit a cycle, sampled every cycle, leaves
+ * pressure as it was (on the host, 5 µs spins with the second thread left
+ * cpu.pressure's total at 0 in most runs).  Kernel memory it holds (its
+ * task, stack, page tables of the long-lived mappings) stays charged
  * where it was started.  SIGUSR1: one JSON line of the counts so far on
  * stdout (the driver takes one before and after each measurement: the
  * visits per period are the share achieved); SIGTERM: a last line, then
@@ -2778,6 +2794,32 @@ static int run_hop(const struct opts *o)
  */
 static volatile sig_atomic_t dump_counts;
 static void on_dump(int s) { (void)s; dump_counts = 1; }
+
+/* --stall-us: while set, the visitor's second thread is runnable on its CPU */
+static int contend;
+
+static void *contender(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		syscall(SYS_futex, &contend, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+		while (__atomic_load_n(&contend, __ATOMIC_RELAXED))
+			sched_yield();	/* the CPU back to the visitor: it waits, runnable */
+	}
+	return NULL;
+}
+
+/* the visitor's spin, then (--stall-us) its spin with its second thread waiting for the CPU */
+static void visit_spin(const struct opts *o)
+{
+	spin_ns(o->work_us * 1000);
+	if (!o->stall_us)
+		return;
+	__atomic_store_n(&contend, 1, __ATOMIC_RELAXED);
+	syscall(SYS_futex, &contend, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	spin_ns(o->stall_us * 1000);
+	__atomic_store_n(&contend, 0, __ATOMIC_RELAXED);
+}
 
 static void change_visitor(const struct opts *o, int c, int nproc, const char *home)
 {
@@ -2802,6 +2844,10 @@ static void change_visitor(const struct opts *o, int c, int nproc, const char *h
 		die("%s: %s", path, strerror(errno));
 	if (o->io_dev)
 		dio_open(&d, o->io_dev, o->io_kb);
+	pthread_t th;
+	int err = o->stall_us ? pthread_create(&th, NULL, contender, NULL) : 0;
+	if (err)
+		die("--stall-us: a second thread: %s", strerror(err));
 	__sync_fetch_and_add(&shm->ready, 1);
 	while (!shm->start)
 		usleep(500);
@@ -2813,7 +2859,7 @@ static void change_visitor(const struct opts *o, int c, int nproc, const char *h
 		for (int i = 0; i < n && !quit; i++) {
 			if (write(fds[i], "0", 1) != 1)
 				die("joining %s: %s", o->cg[c + i * nproc], strerror(errno));
-			spin_ns(o->work_us * 1000);
+			visit_spin(o);
 			/*
 			 * Reading the thread's CPU clock runs the scheduler's
 			 * update_curr(): the spin is charged to this cgroup now,
@@ -3877,7 +3923,7 @@ int main(int argc, char **argv)
 		{ "subtree", 1, 0, 'S' }, { "controllers", 1, 0, 'C' }, { "io-dev", 1, 0, 'D' },
 		{ "io-kb", 1, 0, 'I' }, { "hold-kb", 1, 0, 'H' }, { "count", 1, 0, 'n' },
 		{ "shm-dir", 1, 0, 'F' }, { "io-period-us", 1, 0, 'Q' }, { "pin", 1, 0, 'B' },
-		{ "slots", 1, 0, 'L' }, { "dwell-us", 1, 0, 'U' },
+		{ "slots", 1, 0, 'L' }, { "dwell-us", 1, 0, 'U' }, { "stall-us", 1, 0, 'Y' },
 		{ 0 }
 	};
 	int c;
@@ -3906,6 +3952,7 @@ int main(int argc, char **argv)
 		case 'B': o.pin = optarg; break;
 		case 'L': o.slots = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'U': o.dwell_us = strtoull(optarg, NULL, 10); break;
+		case 'Y': o.stall_us = strtoull(optarg, NULL, 10); break;
 		default: exit(2);
 		}
 	}
