@@ -17,7 +17,7 @@
  *                     [--max-samples X] CGROUP_DIR...|--list FILE
  *   cgbench telemetry --mode classic|stream|stream1|subtree|changes|bpf|bpfmap|bpfshared
  *                     --readers R --period-ms T --seconds S
- *                     [--controllers cpu[,memory][,io]]
+ *                     [--controllers cpu[,memory][,io][,pressure]]
  *                     [--subtree DIR] [--pin PATH] CGROUP_DIR...|--list FILE
  *   cgbench agentcheck --controllers C --mode WAY,... --subtree DIR [--pin PATH]
  *                     CGROUP_DIR...|--list FILE   (each way's values of the
@@ -79,22 +79,24 @@
  * listed cgroups (plus DIR itself) for the ways to read the same cgroups.  "idle" reads
  * nothing: its kworker_ns is the background the others are measured on.
  *
- * --controllers cpu,memory,io: what an agent reads, per cgroup and cycle
- * (classic, stream, subtree, changes, bpfmap, bpfshared only), each
- * controller through its row of agent_ctrls[].  classic: cpu.stat,
- * memory.stat, memory.current, memory.events, io.stat; stream:
- * cpu.stat.stream, memory.stat.stream, io.stat.stream, memory.current,
- * memory.events (the text stream carries memory.stat's keys only);
- * subtree: one snapshot of each controller's subtree file per wake of the
- * first one's; changes: the same with change snapshots
- * (per_reader.records: each controller's records in the window,
+ * --controllers cpu,memory,io,pressure: what an agent reads, per cgroup
+ * and cycle (classic, stream, subtree, changes, bpfmap, bpfshared only),
+ * each controller through its row of agent_ctrls[].  classic: cpu.stat,
+ * memory.stat, memory.current, memory.events, io.stat, cpu.pressure,
+ * memory.pressure, io.pressure (and irq.pressure where the kernel shows
+ * it); stream: cpu.stat.stream, memory.stat.stream, io.stat.stream,
+ * memory.current, memory.events (the text stream carries memory.stat's
+ * keys only), pressure.stream; subtree: one snapshot of each controller's
+ * subtree file per wake of the first one's; changes: the same with change
+ * snapshots (per_reader.records: each controller's records in the window,
  * records_max: the most in one cycle); the polled ways are paced by the
- * first controller asked.  bpfmap: bpf/agent.bpf.c (cpu and every
- * memory.stat item, usage and events through the memcg kfuncs), io.stat
- * per cgroup from userspace when io is wanted; bpfshared: the same
- * records, the collector's (started with the same --controllers, without
- * io), io.stat per cgroup from userspace when io is wanted; the BPF ways
- * need cpu.  Every value parsed or
+ * first controller asked (cpu's files; pressure's when it is asked
+ * alone).  bpfmap: bpf/agent.bpf.c (cpu and every memory.stat item, usage
+ * and events through the memcg kfuncs), io.stat per cgroup from userspace
+ * when io is wanted; bpfshared: the same records, the collector's (started
+ * with the same --controllers, without io), io.stat per cgroup from
+ * userspace when io is wanted; the BPF ways need cpu and have no pressure
+ * (the kernel has no PSI kfuncs: they refuse it).  Every value parsed or
  * decoded is summed into a sink and counted (per_reader.values).
  */
 #define _GNU_SOURCE
@@ -319,6 +321,71 @@ static uint64_t text_pub_seq(const char *buf, size_t len)
 	return 0;
 }
 
+/* "N.DD" as hundredths (the SCHEMA's unit of pressure's averages), or "N" */
+static uint64_t parse_centi(const char **p, const char *end)
+{
+	uint64_t x = parse_u64(p, end);
+	if (*p >= end || **p != '.')
+		return x;
+	(*p)++;
+	for (int d = 0; d < 2; d++) {
+		x *= 10;
+		if (*p < end && **p >= '0' && **p <= '9')
+			x += (uint64_t)(*(*p)++ - '0');
+	}
+	parse_u64(p, end);	/* digits past the hundredths */
+	return x;
+}
+
+/*
+ * cpu.pressure, memory.pressure, io.pressure, irq.pressure and
+ * pressure.stream: "[resource] some|full avg10=X.YY avg60=X.YY
+ * avg300=X.YY total=N" lines (averages in hundredths of a percent, as the
+ * SCHEMA has them), and the stream's "publication_seq N" and the like.
+ * The totals (usec) added to *@total (a cgroup's four files: its sum).
+ */
+static int parse_psi(const char *buf, size_t len, uint64_t *total, uint64_t *seq, uint64_t *nvals)
+{
+	const char *p = buf, *end = buf + len;
+	uint64_t n = 0, sum = 0, tot = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p), *eol = nl ? nl : end;
+		if (!memchr(p, '=', eol - p)) {	/* "publication_seq N" and the like */
+			const char *k;
+			size_t kl;
+			uint64_t x;
+			kv_next(&p, end, &k, &kl, &x);
+			if (IS_PUB_SEQ(k, kl))
+				*seq = x;
+			sum += x;
+			n += kl != 0;
+			continue;
+		}
+		while (p < eol) {	/* the resource, the state, then key=value fields */
+			const char *w = p;
+			while (p < eol && *p != ' ' && *p != '=')
+				p++;
+			if (p < eol && *p == '=') {
+				size_t wl = p++ - w;
+				uint64_t x = parse_centi(&p, eol);
+				if (wl == 5 && !memcmp(w, "total", 5))
+					tot += x;
+				sum += x;
+				n++;
+			}
+			while (p < eol && *p != ' ')
+				p++;
+			while (p < eol && *p == ' ')
+				p++;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	sink += sum;
+	*nvals += n;
+	*total += tot;
+	return n ? 0 : -EINVAL;
+}
+
 /* ---- kernel-side accounting ------------------------------------------ */
 /*
  * CPU used by all kworker threads: each kthread is its own thread group, so
@@ -427,13 +494,14 @@ enum {
 	CTRL_CPU = CGSTREAM_CTRL_CPU,
 	CTRL_MEM = CGSTREAM_CTRL_MEMORY,
 	CTRL_IO = CGSTREAM_CTRL_IO,
+	CTRL_PSI = CGSTREAM_CTRL_PRESSURE,
 };
 
 /*
  * The agent's controllers, one row each: what every way reads of a
  * controller comes from its row (the files the classic and stream ways
- * read of each cgroup, and how each is parsed; how the BPF ways read it),
- * its names and subtree file from libcgstream
+ * read of each cgroup, and how each is parsed; whether the BPF ways have
+ * it), its names and subtree file from libcgstream
  * (cgstream_controller_name(), cgstream_controller_file()), so that a
  * controller is a row.  The first row an agent reads paces its polled
  * ways (o->pace).
@@ -444,17 +512,21 @@ enum text_fmt {
 	TXT_KV,		/* key value lines (memory.events) */
 	TXT_ONE,	/* one number (memory.current) */
 	TXT_IO,		/* io.stat(.stream): a line per device of key=value fields */
+	TXT_PSI,	/* *.pressure, pressure.stream: parse_psi() */
 };
 struct text_file {
 	const char *name;
 	enum text_fmt fmt;
+	bool optional;		/* read where the kernel shows it (irq.pressure) */
 };
 enum bpf_has {
 	BPF_PROG,	/* the BPF ways' programs read it */
 	BPF_TEXT,	/* the BPF ways read its text per cgroup, as below does */
+	BPF_NONE,	/* no BPF way has it: there are no kfuncs for it */
 };
-#define CTRL_FILES 3
+#define CTRL_FILES 4
 #define TXT(n, f) { .name = (n), .fmt = (f) }
+#define TXT_SHOWN(n, f) { .name = (n), .fmt = (f), .optional = true }
 static const struct agent_ctrl {
 	unsigned int bit;			/* CTRL_* */
 	struct text_file classic[CTRL_FILES];	/* each cgroup's files, the classic way's */
@@ -472,8 +544,15 @@ static const struct agent_ctrl {
 	    TXT("memory.events", TXT_KV) }, BPF_PROG, 1024 },
 	{ CTRL_IO, { TXT("io.stat", TXT_IO) }, { TXT("io.stat.stream", TXT_IO) }, BPF_TEXT,
 	  2 * (sizeof(struct cgroup_stat_cgroup) + 12 * sizeof(__u64)) },
+	/* what kubelet, below and oomd read; pressure.stream holds all four */
+	{ CTRL_PSI,
+	  { TXT("cpu.pressure", TXT_PSI), TXT("memory.pressure", TXT_PSI),
+	    TXT("io.pressure", TXT_PSI), TXT_SHOWN("irq.pressure", TXT_PSI) },
+	  { TXT("pressure.stream", TXT_PSI) }, BPF_NONE,
+	  sizeof(struct cgroup_stat_cgroup) + 32 * sizeof(__u64) },
 };
 #undef TXT
+#undef TXT_SHOWN
 #define NCTRL (sizeof(agent_ctrls) / sizeof(agent_ctrls[0]))
 
 static const char *ctrl_name(size_t c)
@@ -665,13 +744,14 @@ static void reader_hammer(const struct opts *o, int id)
 
 /* one cgroup's values as a way got them: the checks against classic */
 struct agent_vals {
-	uint64_t usage_usec, anon, current, wbytes;
+	uint64_t usage_usec, anon, current, wbytes, psi_total;
 	unsigned int seen;	/* CTRL_* of the values taken */
 };
 
 /*
  * The values the checks compare, each found in a snapshot by its SCHEMA
- * name (a device's value: summed over the devices) and parsed from the text files by their
+ * name ("*.total": every value whose name ends so, summed; a device's
+ * value: summed over the devices) and parsed from the text files by their
  * format (text_parse())
  */
 static const struct probe_field {
@@ -685,9 +765,12 @@ static const struct probe_field {
 	{ "anon", CTRL_MEM, "anon", false, offsetof(struct agent_vals, anon) },
 	{ "current", CTRL_MEM, "current", false, offsetof(struct agent_vals, current) },
 	{ "wbytes", CTRL_IO, "wbytes", true, offsetof(struct agent_vals, wbytes) },
+	/* every resource's and state's total stall (usec): an idle cgroup's
+	 * stay, while its averages decay */
+	{ "pressure_total", CTRL_PSI, "*.total", false, offsetof(struct agent_vals, psi_total) },
 };
 #define NPROBE (sizeof(probe_fields) / sizeof(probe_fields[0]))
-#define PROBE_AT 4	/* the SCHEMA positions a checked value sums, at most */
+#define PROBE_AT 8	/* the SCHEMA positions a checked value sums, at most */
 
 static uint64_t *probe_val(struct agent_vals *v, size_t f)
 {
@@ -908,6 +991,15 @@ static void rec_probe(const struct snap *sn, const struct cgstream_rec *rec, str
 	}
 }
 
+/* @name is @pattern, or ends as "*.suffix" says */
+static bool schema_match(const char *pattern, const char *name)
+{
+	size_t pl = strlen(pattern) - 1, nl = strlen(name);
+	if (pattern[0] != '*')
+		return !strcmp(pattern, name);
+	return nl >= pl && !strcmp(name + nl - pl, pattern + 1);
+}
+
 /* a SCHEMA record: where the checked values are (searched only when its
  * bytes differ from the last SCHEMA's) */
 static void snap_schema(struct snap *sn, const struct cgstream_rec *rec)
@@ -920,7 +1012,7 @@ static void snap_schema(struct snap *sn, const struct cgstream_rec *rec)
 		uint32_t n = p->device ? rec->device_values : rec->schema_values;
 		const char *const *names = p->device ? rec->device_names : rec->names;
 		for (uint32_t i = 0; p->ctrl == rec->controller && i < n && sn->nat[f] < PROBE_AT; i++)
-			if (!strcmp(p->schema, names[i]))
+			if (schema_match(p->schema, names[i]))
 				sn->at[f][sn->nat[f]++] = (uint16_t)i;
 	}
 	unsigned char *copy = realloc(sn->schema, rec->size);
@@ -1820,6 +1912,8 @@ static bool text_parse(struct tele *t, enum text_fmt fmt, ssize_t k, struct agen
 		return true;
 	case TXT_IO:	/* empty for a cgroup that did no I/O */
 		return k >= 0 && !parse_io(t->text, k, &v->wbytes, seq, &t->values);
+	case TXT_PSI:
+		return k > 0 && !parse_psi(t->text, k, &v->psi_total, seq, &t->values);
 	}
 	return false;
 }
@@ -2040,6 +2134,18 @@ static int tele_shared_open(struct tele *t)
 	return 0;
 }
 
+/* whether cgroup @cg shows @file (a read of it works) */
+static bool text_shown(const char *cg, const char *file)
+{
+	char path[4096], buf[4096];
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && pread(fd, buf, sizeof(buf), 0) >= 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 /*
  * The text files the way reads of each cgroup: every row's classic or
  * stream files; the BPF ways, those of the rows their programs do not
@@ -2059,6 +2165,8 @@ static int texts_open(struct tele *t)
 		t->tfiles[c] = o->stream ? row->stream : row->classic;
 		for (int f = 0; f < CTRL_FILES && t->tfiles[c][f].name; f++) {
 			const char *name = file_name(t->tfiles[c][f].name);
+			if (t->tfiles[c][f].optional && !text_shown(o->cg[0], name))
+				continue;
 			if (!(t->fds[c][f] = open_named(o, name, &err)))
 				return err;
 			t->texts = true;
@@ -3059,11 +3167,12 @@ static int run_fill(const struct opts *o)
  * one cycle of each way (classic first, as the reference) over the listed
  * cgroups, with the telemetry code, and the first cgroup's values as each
  * got them (probe_fields[], of the controllers asked): cpu usage_usec,
- * memory.stat anon, memory.current, io.stat wbytes (summed over devices).
- * Fails (exit 1) when a way has zero or misses a value classic has, or is
- * more than 25% off it (the stream ways are as of their flusher's last
- * cycle); a value classic reads as 0 fails too: the first cgroup must hold
- * anon memory and have written.  The
+ * memory.stat anon, memory.current, io.stat wbytes (summed over devices),
+ * pressure's totals (summed over resources and states).  Fails (exit 1)
+ * when a way has zero or misses a value classic has, or is more than 25%
+ * off it (the stream ways are as of their flusher's last cycle); a value
+ * classic reads as 0 fails too: the first cgroup must hold anon memory,
+ * have written and have stalled (its write waited on the device).  The
  * changes way runs CHANGES_CHECK_CYCLES cycles, each on a publication
  * (its state: the full snapshot at its open, then change snapshots), and
  * is compared with a classic cycle taken after them ("classic_after");
@@ -3871,7 +3980,7 @@ static int run_memloop(const struct opts *o)
 	return 0;
 }
 
-/* --controllers cpu[,memory][,io]: agent_ctrls[]' rows, by libcgstream's names */
+/* --controllers cpu[,memory][,io][,pressure]: agent_ctrls[]' rows, by libcgstream's names */
 static void parse_controllers(struct opts *o)
 {
 	char names[128] = "";
@@ -3901,6 +4010,10 @@ static void bpf_controllers(const struct opts *o, const char *what)
 {
 	if (!(o->ctrl & CTRL_CPU))
 		die("%s: --controllers must include cpu (its programs read it)", what);
+	for (size_t c = 0; c < NCTRL; c++)
+		if ((o->ctrl & agent_ctrls[c].bit) && agent_ctrls[c].bpf == BPF_NONE)
+			die("%s: no BPF way reads %s: the kernel has no kfuncs for it", what,
+			    ctrl_name(c));
 }
 
 int main(int argc, char **argv)
