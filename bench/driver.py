@@ -229,13 +229,23 @@ HAVE_STREAM = False
 SMOKE = bool(os.environ.get("CGBENCH_STREAM_FILE"))  # host smoke tests: fake stream file
 
 
+# each controller's stream files are named after its stem: <stem>.stream
+# (every cgroup), <stem>.stream.subtree, <stem>.stream_interval (the root)
+STREAM_STEMS = {"cpu": "cpu.stat", "memory": "memory.stat", "io": "io.stat",
+                "pressure": "pressure"}
+
+
+def stream_file(ctrl, suffix=".stream"):
+    return STREAM_STEMS[ctrl] + suffix
+
+
 def set_interval(ms, ctrls=("cpu",)):
     """the flushers' interval (0: off) of each controller in ctrls whose
     stream this kernel has"""
     if not HAVE_STREAM or SMOKE:
         return
     for c in ctrls:
-        knob = os.path.join(ROOT, f"{c}.stat.stream_interval")
+        knob = os.path.join(ROOT, stream_file(c, ".stream_interval"))
         if c == "cpu" or os.path.exists(knob):
             write(knob, f"{ms}\n")
 
@@ -760,7 +770,7 @@ def flusher_works():
         return FLUSHER_WORK
     FLUSHER_WORK = {}
     ev = os.path.join(TRACEFS, "events", "workqueue")
-    for c in AGENT_CTRLS if HAVE_MEMIO else ("cpu",):
+    for c in (AGENT_CTRLS if HAVE_MEMIO else ("cpu",)) + (("pressure",) if HAVE_PRESSURE else ()):
         flusher_trace(True)    # (mounts tracefs)
         if not os.path.isdir(ev):
             return FLUSHER_WORK
@@ -1293,7 +1303,8 @@ def enable_io(rel):
 class Changer:
     """cgbench change over `pct` % of a tree's cgroups, those after its
     first (one process per vCPU, started in a cgroup of its own outside the
-    tree): exactly those change every period, in cpu, memory and io.  The
+    tree): exactly those change every period, in cpu, memory and io (and,
+    with stall_us, in pressure: each visit stalls that long).  The
     first, t00000, stays idle below 100 %: it is agent_check()'s probe,
     which the ways read seconds apart at 10,000 cgroups (classic takes
     that long), so a probe that changed meanwhile would differ between
@@ -1301,8 +1312,8 @@ class Changer:
     its visits so far (SIGUSR1: a JSON line), .share(a, b) what it did
     between two counts"""
 
-    def __init__(self, tree, pct, period_ms):
-        self.tree, self.pct, self.period_ms = tree, pct, period_ms
+    def __init__(self, tree, pct, period_ms, stall_us=0):
+        self.tree, self.pct, self.period_ms, self.stall_us = tree, pct, period_ms, stall_us
         self.k = round(tree.m * pct / 100)
         self.proc = None
 
@@ -1316,6 +1327,8 @@ class Changer:
         dev = loopdev()
         argv = [CGBENCH, "change", "--list", lst, "--period-us", str(self.period_ms * 1000),
                 "--work-us", str(CHANGER_WORK_US), "--mem-kb", "4"]
+        if self.stall_us:
+            argv += ["--stall-us", str(self.stall_us)]
         self.proc = CG.popen(f"{BASE}/changer", argv + (["--io-dev", dev, "--io-kb", "4"]
                                                        if dev else []),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
@@ -1334,7 +1347,8 @@ class Changer:
     def share(self, a, b):
         """what it did between counts a and b: the visits per period
         against the cgroups it is to change"""
-        out = {"pct": self.pct, "cgroups": self.k, "of": self.tree.m}
+        out = dict({"pct": self.pct, "cgroups": self.k, "of": self.tree.m},
+                   **({"stall_us": self.stall_us} if self.stall_us else {}))
         if not self.k:
             return dict(out, visits_per_period=0, share_pct=0.0)
         if not a or not b:
@@ -1413,8 +1427,9 @@ class AgentTree:
         log(f"s10: {self.m} agent cgroups ready in {time.time() - t0:.0f} s "
             f"(fill: {'done' if fill else 'failed'})")
 
-    def start(self, pct=TARGET_SHARE, period_ms=1000):
-        """the holder, and the change share pct % at period_ms"""
+    def start(self, pct=TARGET_SHARE, period_ms=1000, stall_us=0):
+        """the holder, and the change share pct % at period_ms (its visits
+        stalling stall_us: Changer)"""
         if not self.ready:
             self.setup()
         # the holder naps an hour between wakes (SIGTERM ends the nap): its
@@ -1422,16 +1437,17 @@ class AgentTree:
         self.procs.append(CG.popen(f"{self.parent}/t00000",
                                    [CGBENCH, "churn", "--work-us", "0", "--period-us",
                                     "3600000000", "--mem-kb", "0", "--hold-kb", "4096"]))
-        self.changer = Changer(self, pct, period_ms).start()
+        self.changer = Changer(self, pct, period_ms, stall_us).start()
         time.sleep(3)    # the holder's memory touched, the changer going
 
-    def set_share(self, pct, period_ms=1000):
+    def set_share(self, pct, period_ms=1000, stall_us=0):
         """the change share now pct % (the holder stays)"""
-        if self.changer and (self.changer.pct, self.changer.period_ms) == (pct, period_ms):
+        if self.changer and (self.changer.pct, self.changer.period_ms,
+                             self.changer.stall_us) == (pct, period_ms, stall_us):
             return
         if self.changer:
             self.changer.stop()
-        self.changer = Changer(self, pct, period_ms).start()
+        self.changer = Changer(self, pct, period_ms, stall_us).start()
         time.sleep(2 * period_ms / 1000)   # a publication of the new share's changes
 
     def stop(self):
@@ -1517,9 +1533,9 @@ class StreamsOpen:
         set_interval(self.interval_ms, self.ctrls)
         for c in self.ctrls:
             try:
-                self.fds.append(os.open(os.path.join(ROOT, f"{c}.stat.stream"), os.O_RDONLY))
+                self.fds.append(os.open(os.path.join(ROOT, stream_file(c)), os.O_RDONLY))
             except OSError as e:
-                log(f"{c}.stat.stream: {e}")
+                log(f"{stream_file(c)}: {e}")
         time.sleep(2.5 * self.interval_ms / 1000)
         return self
 
@@ -1530,46 +1546,54 @@ class StreamsOpen:
             set_interval(0, self.ctrls)
 
 
-def agent_check(tree, ways):
+# the values agentcheck compares, per controller (cgbench's probe_fields[])
+CHECKED = ("anon", "current", "wbytes", "usage_usec", "pressure_total")
+
+
+def agent_check(tree, ways, ctrls=AGENT_CTRLS, scenario="s10"):
     """one cycle of each way against classic (cgbench agentcheck): the tree's
-    first cgroup's cpu usage, anon, memory.current, io wbytes"""
+    first cgroup's cpu usage, anon, memory.current, io wbytes (and the sum
+    of its pressure totals, with pressure in ctrls), recorded as
+    <scenario>check"""
     modes = ",".join(dict.fromkeys(mode for _, mode, _ in ways if mode != "idle"))
     shared = "bpfshared" in modes.split(",")
-    with StreamsOpen(AGENT_CTRLS, 1000), (SharedCollector(tree, "cpu,memory", 1000) if shared
-                                          else contextlib.nullcontext()) as sc:
+    with StreamsOpen(ctrls, 1000), (SharedCollector(tree, "cpu,memory", 1000) if shared
+                                    else contextlib.nullcontext()) as sc:
         if shared and not sc.pin:
             modes = ",".join(m for m in modes.split(",") if m != "bpfshared")
         pin = ["--pin", sc.pin] if shared and sc.pin else []
         r = subprocess.run(CG.cmd(READERS, [CGBENCH, "agentcheck", "--controllers",
-                                            "cpu,memory,io", "--mode", modes, "--subtree",
+                                            ",".join(ctrls), "--mode", modes, "--subtree",
                                             CG.path(tree.parent), "--list", tree.lst] + pin),
                            capture_output=True, text=True, timeout=300 + tree.m // 20)
     out = [l for l in r.stdout.splitlines() if l.startswith("{")]
     res = json.loads(out[-1]) if out else None
-    record("s10check", {"cgroups": tree.m, "controllers": "cpu,memory,io", "ways": modes,
-                        "changing_pct": tree.changer.pct if tree.changer else None},
+    record(f"{scenario}check", {"cgroups": tree.m, "controllers": ",".join(ctrls), "ways": modes,
+                                "changing_pct": tree.changer.pct if tree.changer else None},
            {"check": res, "rc": r.returncode, "stderr": r.stderr[-2000:]})
     if r.returncode or not res:
-        log(f"s10 CHECK FAILED at {tree.m} cgroups (rc {r.returncode}): a way's values "
+        log(f"{scenario} CHECK FAILED at {tree.m} cgroups (rc {r.returncode}): a way's values "
             f"disagree with classic or are zero:\n{r.stderr.strip()[-2000:]}")
     else:
-        log("s10 check: every way agrees with classic: " + "; ".join(
-            f"{w} anon {v['anon']} current {v['current']} wbytes {v['wbytes']} "
-            f"usage {v['usage_usec']}" for w, v in res["ways"].items()))
+        log(f"{scenario} check: every way agrees with classic: " + "; ".join(
+            f"{w} " + " ".join(f"{k} {v[k]}" for k in CHECKED if k in v)
+            for w, v in res["ways"].items()))
     ch = (res or {}).get("ways", {}).get("changes", {}).get("changes")
     if ch:
-        log(f"s10 check, changes: {ch['cycles']} cycles, the checked cgroup in "
+        log(f"{scenario} check, changes: {ch['cycles']} cycles, the checked cgroup in "
             f"{ch['probe_changed']} of its change snapshots, {ch['held']} cgroups held, "
             f"classic after them: {ch['classic_after']}")
     return r.returncode == 0
 
 
-def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
-    """one run of a way at a point, recorded; bpfshared with its collector
+def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd, scenario="s10"):
+    """one run of a way at a point, recorded (as scenario's, or s14's for
+    the tree of an unprivileged owner); bpfshared with its collector
     around it (started for this run, so counted once, stopped after); the
     agent runs as the tree's owner (tree.uid: s14)"""
     if mode != "bpfshared":
-        agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, [])
+        agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, [],
+                      scenario=scenario)
         return
     with SharedCollector(tree, ctrls, period_ms) as sc:
         if not sc.pin:
@@ -1578,18 +1602,20 @@ def agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd):
                             ["--pin", sc.pin], record_it=False)
     if res:
         res["collector_run"] = sc.result
-        agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res)
+        agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res, scenario)
 
 
-def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, record_it=True):
-    """cgbench telemetry of a way, its flushers traced (the flusher ways),
-    as the tree's owner (tree.uid; root where None); recorded unless
+def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, record_it=True,
+                  scenario="s10"):
+    """cgbench telemetry of a way, its flushers traced (the flusher ways:
+    the streams of the controllers it reads at the cycle's interval), as
+    the tree's owner (tree.uid; root where None); recorded unless
     record_it is false; its result (None: no result)"""
     flusher = mode in FLUSHER_WAYS
     interval = period_ms if flusher else 0
     if flusher:
         flusher_works()    # (once a boot, before the interval is set)
-    set_interval(interval, AGENT_CTRLS)
+    set_interval(interval, ctrls.split(","))
     if flusher:
         flusher_trace(True)
     before = tree.changer.counts() if tree.changer else None
@@ -1606,7 +1632,7 @@ def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, r
     window = ((res["window_start_ns"] / 1e9, (res["window_start_ns"] + res["wall_ns"]) / 1e9)
               if res and "window_start_ns" in res else None)
     by_ctrl = flusher_trace_by_ctrl(window) if flusher else None
-    set_interval(0, AGENT_CTRLS)
+    set_interval(0, ctrls.split(","))
     if not res:
         return None
     res["changer"] = changer
@@ -1617,16 +1643,28 @@ def agent_measure(tree, r, label, mode, ctrls, period_ms, seconds, rnd, extra, r
     if flusher:
         res["flusher_clock"] = FLUSHER_CLOCK
     if record_it:
-        agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res)
+        agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res, scenario)
     return res
 
 
-def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res):
-    """an s10 record of one run, and its line in the log"""
+def records_said(pr, cyc):
+    """subtree, changes: each controller's records per cycle (and the most
+    in one) over the readers"""
+    recs = {}
+    for p in pr:
+        for c, n in p.get("records", {}).items():
+            recs.setdefault(c, [0, 0])[0] += n
+            recs[c][1] = max(recs[c][1], p.get("records_max", {}).get(c, 0))
+    return ", ".join(f"{c} {n / cyc:.1f} (at most {mx})" for c, (n, mx) in recs.items())
+
+
+def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res, scenario="s10"):
+    """a record of one run (scenario's, s14's for an unprivileged owner's
+    tree), and its line in the log"""
     interval = period_ms if mode in FLUSHER_WAYS else 0
     durs, by_ctrl = res["flusher_us"], res["flusher_us_by_ctrl"]
     pct = tree.changer.pct if tree.changer else None
-    sc = "s10" if tree.uid is None else "s14"
+    sc = scenario if tree.uid is None else "s14"
     record(sc, dict({"way": label, "mode": mode, "controllers": ctrls, "readers": r,
                      "cgroups": tree.m, "round": rnd, "period_ms": period_ms,
                      "seconds": seconds, "interval_ms": interval, "changing_pct": pct},
@@ -1659,6 +1697,8 @@ def agent_record(tree, r, label, mode, ctrls, period_ms, seconds, rnd, res):
         f"{cpu / cyc / 1e6:.2f} ms CPU/cycle, kworkers {res['kworker_ns'] / 1e6:.1f} ms{fl}, "
         f"{vals / cyc / tree.m:.0f} values/cgroup/cycle"
         + (f", {held} cgroups held" if mode == "changes" else "")
+        + (f", records per cycle: {records_said(pr, cyc)}" if mode in ("subtree", "changes")
+           else "")
         + (f", {errs} errors" if errs else "")
         + (f", passes failed: {sorted(os.strerror(e) for e in fails)}" if fails else "")
         + (f", BPF: {items.get('bpf_items')} items, {items.get('bpf_missing')} keys missing"
@@ -1752,6 +1792,104 @@ def s10_profile(m, seconds):
                            "readers": readers, "changing_pct": pct, "seconds": seconds,
                            "period_ms": period}, res)
         log(f"s10prof {way}: {res['samples']} samples, {len(res['top'])} symbols over 0.7 %")
+
+
+# --- scenario 16: the agent with pressure (issue 44) ------------------------
+PSI_CTRLS = AGENT_CTRLS + ("pressure",)
+# (label, cgbench --mode, --controllers): the whole agent (cpu, memory, io
+# and pressure of every cgroup each cycle) and pressure alone, classic
+# (cpu.pressure, memory.pressure, io.pressure, and irq.pressure where the
+# kernel shows it, each cgroup's) against the streams (pressure.stream per
+# cgroup, pressure.stream.subtree's full and change snapshots).  No BPF
+# way: the kernel has no PSI kfuncs (cgbench refuses pressure for them).
+PRESSURE_WAYS = (("classic", "classic", "cpu,memory,io,pressure"),
+                 ("stream", "stream", "cpu,memory,io,pressure"),
+                 ("subtree", "subtree", "cpu,memory,io,pressure"),
+                 ("changes", "changes", "cpu,memory,io,pressure"),
+                 ("pressure-classic", "classic", "pressure"),
+                 ("pressure-stream", "stream", "pressure"),
+                 ("pressure-subtree", "subtree", "pressure"),
+                 ("pressure-changes", "changes", "pressure"),
+                 # no reader, no flusher: the background the others run on
+                 ("idle", "idle", "cpu,memory,io,pressure"))
+# the issue's target point, at TARGET_SHARE (1 %)
+PRESSURE_POINTS = [(1, 1000)]
+# what each visit of the changer stalls (cgbench change --stall-us): more
+# than a jiffy (1 ms in the bench kernel, HZ=1000), or PSI keeps none of
+# it (cgbench.c, run_change); so the changing cgroups' pressure changes
+# every cycle, totals and averages (scenario 10's visits, 5 µs and a 4
+# KiB write, under a jiffy, would keep little or none of theirs)
+STALL_US = 2000
+HAVE_PSI = False             # the *.pressure files (set in main)
+HAVE_PRESSURE = False        # pressure.stream* (set in main)
+
+
+def pressure_ways():
+    """the ways of PRESSURE_WAYS this kernel can run"""
+    out = []
+    for label, mode, ctrls in PRESSURE_WAYS:
+        need = set(ctrls.split(",")) - {"pressure"}
+        if mode in FLUSHER_WAYS and not (HAVE_PRESSURE and HAVE_SUBTREE
+                                         and (HAVE_MEMIO or need <= {"cpu"})):
+            continue
+        out.append((label, mode, ctrls))
+    return out
+
+
+def probe_stall(tree, seconds=0.6):
+    """the tree's first cgroup (the values check's probe, idle otherwise)
+    stalls a few times, as a changing one does each cycle: a pressure total
+    that is not 0 and then stays, for the check (the fill's waits for the
+    device are under a jiffy: PSI keeps none of them)"""
+    CG.create([f"{BASE}/changer"])
+    lst = list_file(f"agent{tree.m}-probe", tree.paths[:1])
+    p = CG.popen(f"{BASE}/changer", [CGBENCH, "change", "--list", lst, "--period-us", "100000",
+                                     "--work-us", str(CHANGER_WORK_US), "--mem-kb", "0",
+                                     "--stall-us", str(STALL_US)],
+                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(seconds)
+    _, err = stop_proc_output(p, 10)
+    if p.returncode:
+        log(f"the probe's stalls (cgbench change) ended with {p.returncode}: {err.strip()[-300:]}")
+
+
+def s16_pressure(points, period_ms, seconds, rounds):
+    """The agent with pressure (issue 44): on s10's agent tree, at the
+    targets' change share (its visits stalling STALL_US, so pressure
+    changes with the rest), R readers x M cgroups (points) each cycle read
+    every cgroup's cpu, memory, io and pressure, or pressure alone, each
+    way of PRESSURE_WAYS, rounds in alternating order; a values check with
+    pressure first.  The tree stays for s10 (it runs next, on the same
+    tree of 1,000)."""
+    if not HAVE_PSI:
+        log("s16: this kernel shows no *.pressure files (PSI is off): not measured")
+        record("skipped", {"what": "s16: no *.pressure files (PSI off)", "need_s": 0,
+                           "left_s": round(left())}, {})
+        return
+    ways = pressure_ways()
+    if not HAVE_PRESSURE:
+        log("s16: this kernel has no pressure stream: classic only")
+    for r, m in points:
+        what = f"s16 {r}x{m} at {TARGET_SHARE}%"
+        need = rounds * len(ways) * (seconds + 15) + 60 + (0 if m in AGENT_TREES
+                                                           else tree_setup_s(m))
+        if not have_time(need, what):
+            continue
+        if m not in AGENT_TREES:
+            drop_agent_trees(keep={m})
+            AGENT_TREES[m] = AgentTree(m)
+        tree = AGENT_TREES[m]
+        if not tree.ready:
+            tree.setup()
+        probe_stall(tree)
+        tree.start(TARGET_SHARE, period_ms, STALL_US)
+        try:
+            agent_check(tree, ways, PSI_CTRLS, "s16")
+            for (label, mode, ctrls), rnd in [(w_, k) for k in range(rounds)
+                                              for w_ in (ways if k % 2 == 0 else ways[::-1])]:
+                agent_run(tree, r, label, mode, ctrls, period_ms, seconds, rnd, scenario="s16")
+        finally:
+            tree.stop()
 
 
 def s11_memloop(count, rounds):
@@ -2237,7 +2375,7 @@ def environment(cg_info):
 
 
 def main():
-    global QUICK, OUT, CG, HAVE_STREAM, HAVE_SUBTREE, HAVE_BPF, HAVE_MEMIO
+    global QUICK, OUT, CG, HAVE_STREAM, HAVE_SUBTREE, HAVE_BPF, HAVE_MEMIO, HAVE_PSI, HAVE_PRESSURE
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--scenarios", default="s1,s2,s4,s5,s6")
@@ -2257,6 +2395,8 @@ def main():
     ap.add_argument("--s10-changing", default="", help="scenario 10: the change shares, "
                     "percent of the tree's cgroups changing every cycle (comma-separated, "
                     "e.g. 0,1,10,100; default " + ",".join(map(str, AGENT_SHARES)) + ")")
+    ap.add_argument("--pressure-points", default="", help="scenario 16: only these RxM "
+                    "points (default " + ",".join(f"{r}x{m}" for r, m in PRESSURE_POINTS) + ")")
     ap.add_argument("--s7-changed", default="", help="scenario 7: only these numbers of "
                     "changed cgroups (comma-separated)")
     a = ap.parse_args()
@@ -2272,6 +2412,8 @@ def main():
     try:
         points = [tuple(int(v) for v in x.split("x")) for x in a.points.split(",") if x]
         agent_points = [tuple(int(v) for v in x.split("x")) for x in a.agent_points.split(",") if x]
+        pressure_points = [tuple(int(v) for v in x.split("x"))
+                           for x in a.pressure_points.split(",") if x]
         s7_changed = [int(x) for x in a.s7_changed.split(",") if x]
         shares = [int(x) for x in a.s10_changing.split(",") if x]
     except ValueError:
@@ -2279,9 +2421,9 @@ def main():
                  f"{a.points!r}, {a.s7_changed!r}")
     if any(not 0 <= s <= 100 for s in shares):
         sys.exit(f"driver.py: --s10-changing wants percents 0..100: {a.s10_changing!r}")
-    if any(len(x) != 2 or min(x) < 1 for x in points + agent_points):
-        sys.exit(f"driver.py: --points and --agent-points want RxM with R, M >= 1: "
-                 f"{a.points!r}, {a.agent_points!r}")
+    if any(len(x) != 2 or min(x) < 1 for x in points + agent_points + pressure_points):
+        sys.exit(f"driver.py: --points, --agent-points and --pressure-points want RxM with R, "
+                 f"M >= 1: {a.points!r}, {a.agent_points!r}, {a.pressure_points!r}")
     if os.geteuid() != 0:
         sys.exit("driver.py: run as root inside the VM")
     if not os.path.exists(os.path.join(ROOT, "cgroup.subtree_control")):
@@ -2294,6 +2436,9 @@ def main():
     HAVE_BPF = os.path.exists("/sys/kernel/btf/vmlinux")
     HAVE_MEMIO = not SMOKE and all(os.path.exists(os.path.join(ROOT, f"{c}.stat.stream_interval"))
                                    for c in ("memory", "io"))
+    HAVE_PSI = os.path.exists(os.path.join(ROOT, "cpu.pressure"))
+    HAVE_PRESSURE = not SMOKE and os.path.exists(
+        os.path.join(ROOT, stream_file("pressure", ".stream_interval")))
     if not HAVE_BPF:
         log("this kernel has no BTF (/sys/kernel/btf/vmlinux): the BPF ways are not measured")
     if not HAVE_STREAM:
@@ -2318,7 +2463,7 @@ def main():
         RESERVE = (120 if "s7" in sc else 0) + (100 if "s9" in sc else 0) + (600 if "s8" in sc else 0)
         if QUICK:
             RESERVE = 0
-        if sc & {"s10", "s10prof", "s11", "s13", "s14", "s15"}:
+        if sc & {"s10", "s10prof", "s11", "s13", "s14", "s15", "s16"}:
             os.makedirs(SHM, exist_ok=True)
             r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=768m", "cgsbench", SHM],
                                capture_output=True, text=True)
@@ -2328,6 +2473,12 @@ def main():
         # of the run time for the cpu-only scenarios
         if "s11" in sc:
             s11_memloop(2000 if QUICK else 20000, 1 if QUICK else 2)
+        # pressure (issue 44) before s10, on the tree of 1,000 that s10's
+        # first points use next: its runs (9 ways, about 4 minutes) come
+        # out of what the boot leaves for s2 at its end, not of s10's share
+        if "s16" in sc:
+            s16_pressure(pressure_points or ([(1, 100)] if QUICK else PRESSURE_POINTS),
+                         1000, 3.5 if QUICK else 5, 1)
         if "s10" in sc:
             # quick: 1 x 100 at the targets' share (every way) and at 10 %
             # (SHARE_WAYS); the full grid's share of the boot is 25 minutes
@@ -2397,7 +2548,8 @@ def main():
                 s6_updater(4, 100, 500, 4, 2)
     finally:
         load.stop()
-        set_interval(0, AGENT_CTRLS if HAVE_MEMIO else ("cpu",))
+        set_interval(0, (AGENT_CTRLS if HAVE_MEMIO else ("cpu",))
+                     + (("pressure",) if HAVE_PRESSURE else ()))
         log(f"driver done in {time.time() - t0:.0f} s")
         # the VM is thrown away: removing 1000 cgroups is only worth it
         # when there is time to spare before the boot's deadline

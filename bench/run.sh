@@ -79,7 +79,8 @@ make -s -C bench VMLINUX="$(realpath "$vmlinux")" || exit 1
 # depend on the size) and the reader cost (s1, scenario 3); 2 and 8 vCPUs
 # the flusher's cost (s7); the 2-vCPU boot adds the agent scenario (s10:
 # cpu, memory and io of every cgroup; s10prof: a perf profile of its
-# subtree reader) and the memory experiment (s11), systemd-cgtop against
+# subtree reader), the agent with pressure (s16: its target's point, 1 x
+# 1,000 at 1 %) and the memory experiment (s11), systemd-cgtop against
 # cgstream top (s12), a perf profile of the cpu-only readers (s9), the
 # daemons and the exporter (s8), latency (s5) and the workload (s6);
 # 8 the agent scenario's two targets' points at 1,000 cgroups (s10: 1 and
@@ -89,7 +90,7 @@ make -s -C bench VMLINUX="$(realpath "$vmlinux")" || exit 1
 # what the others leave of a boot's budget (and at 2 vCPUs before s6)
 scen_for() {
 	case $1 in
-	2) echo "s11,s10,s15,s13,s14,s10prof,s12,s7,s9,s8,s1,s5,s2,s6" ;;
+	2) echo "s11,s16,s10,s15,s13,s14,s10prof,s12,s7,s9,s8,s1,s5,s2,s6" ;;
 	8) echo "s10,s7,s1,s4,s2" ;;
 	*) echo "s2,s1" ;;
 	esac
@@ -108,7 +109,7 @@ s1_for() {	# scenario 1/3 time budget, both ways together, seconds
 # on a busy one, before its points: about 75 minutes for the three boots.
 budget_for() {	# the driver's own time cap in the guest, seconds
 	case $1 in
-	2) echo 3300 ;;	# s11, s10 (at most 25 minutes), s15, s13, s14, s10prof, s12, s7, s9, s8, s1, s5, what is left to s2's points, s6
+	2) echo 3300 ;;	# s11, s16 (about 4 minutes), s10 (at most 25 minutes), s15, s13, s14, s10prof, s12, s7, s9, s8, s1, s5, what is left to s2's points, s6
 	8) echo 2400 ;;	# s10's 2 points (at most 15 minutes), s7, s1, s4, what is left to s2's points
 	*) echo 600 ;;	# s2's 1 x 1,000 (7 minutes), s1
 	esac
