@@ -23,7 +23,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 # scenario 10's grid and ways: the driver's, one list (it imports only the standard library)
 from driver import (AGENT_CTRLS, AGENT_POINTS, AGENT_SHARES, AGENT_WAYS,  # noqa: E402
-                    SHARE_WAYS, TARGET_SHARE, agent_grid)
+                    PRESSURE_POINTS, PRESSURE_WAYS, PSI_CTRLS, SHARE_WAYS, STALL_US,
+                    TARGET_SHARE, agent_grid)
 
 MODES = ("classic", "stream")
 COLORS = {"classic": "tab:red", "stream": "tab:blue", "stream1": "tab:green",
@@ -174,7 +175,8 @@ def main():
     results, docs = sys.argv[1], sys.argv[2]
     R = Run(results, docs)
     os.makedirs(R.pngdir, exist_ok=True)
-    sections = [intro(R), headline(R), setup(R), METHOD, s10_agent(R), s13_removals(R),
+    sections = [intro(R), headline(R), setup(R), METHOD, s10_agent(R), s16_pressure(R),
+                s13_removals(R),
                 s14_unprivileged(R), s11_memloop(R),
                 s12_top(R), s1_reader_cost(R), s2_telemetry(R),
                 s9_profile(R), s3_machine_size(R), s4_parallel(R), s5_latency(R),
@@ -196,9 +198,10 @@ def intro(R):
         w("> **Smoke run (BENCH_QUICK=1)**: tiny counts, numbers are meaningless.\n")
     if any(e.get("smoke") for e in envs.values()):
         w("> **Host smoke test with a fake stream file**: not a measurement.\n")
-    w("The agent scenario, the removals, the unprivileged agent, the memory experiment and "
-      "the tops (scenarios 10, 13, 14, 11 and 12) come first: what an agent reads every "
-      "cycle (cpu, memory and io of every cgroup), what each way bills to cgroups that "
+    w("The agent scenario, the agent with pressure, the removals, the unprivileged agent, the "
+      "memory experiment and the tops (scenarios 10, 16, 13, 14, 11 and 12) come first: what "
+      "an agent reads every cycle (cpu, memory and io of every cgroup, and their pressure), "
+      "what each way bills to cgroups that "
       "lived between two reads, the agent as an unprivileged user in its delegated subtree, "
       "and one cgroup's memory stats, each way cgstream offers against the classic text "
       "files and BPF, and `cgstream top` against systemd-cgtop. The cpu-only "
@@ -254,6 +257,8 @@ def headline(R):
     w("The agent's targets (issue 29; what the numbers should show, not pass/fail tests). "
       + ATTRIBUTABLE)
     w("\n".join(agent_targets(recs) + [top_target(recs)]) + "\n")
+    w("The pressure targets (issue 44; scenario 16):\n")
+    w("\n".join(pressure_targets(recs)) + "\n")
     if targets:
         w("The cpu-only targets (issue 14):\n")
         w("\n".join(targets) + "\n")
@@ -934,6 +939,8 @@ def not_measured(R):
              for r in recs if r["scenario"] == "s10"}
     done |= {(f"{r['scenario']} {r['params']['cgroups']}", r["cpus"])
              for r in recs if r["scenario"] in ("s8", "s12", "s15")}
+    done |= {(f"s16 {r['params']['readers']}x{r['params']['cgroups']} at "
+              f"{r['params']['changing_pct']}%", r["cpus"]) for r in recs if r["scenario"] == "s16"}
     skipped = [f"{r['params']['what']} ({r['cpus']} vCPUs)" for r in recs
                if r["scenario"] == "skipped" and (r["params"]["what"], r["cpus"]) not in done]
     bad = [b for b in boots if b.get("rc")]
@@ -1035,6 +1042,15 @@ def tele_summary(recs, scenario, cpus, by="total_ms"):
         # share asked and what the changer did over the run
         v["held"] = max((q.get("held", 0) for q in pr), default=0)
         v["changer"] = res.get("changer")
+        # subtree, changes: each controller's records per reader-cycle, and
+        # the most one snapshot held
+        recs = {}
+        for q in pr:
+            for c, n in q.get("records", {}).items():
+                recs[c] = recs.get(c, 0) + n
+        v["records"] = {c: n / cycles for c, n in recs.items()} if cycles else {}
+        v["records_max"] = {c: max(q.get("records_max", {}).get(c, 0) for q in pr)
+                            for c in recs}
         collector = v["collector_ms"] if v["collector_way"] else 0
         v["total_ms"] = (v["readers_ms"] + v["kw_ms"] + collector
                          if v["readers_ms"] is not None and collector is not None else None)
@@ -1352,21 +1368,22 @@ def shared_targets(s):
     return out
 
 
-def _changes_vs(pt, at, other, what, factor, target):
-    """a change-snapshot target against another way at one point, met or
-    missed on each measure (attributable first), or why not measured"""
-    t, o = pt.get("changes"), pt.get(other)
-    gone = _lacking((("changes", t), (other, o)))
+def _changes_vs(pt, at, other, what, factor, target, base="changes", said="change snapshots"):
+    """a change-snapshot target (the base way's row, said so) against
+    another way at one point, met or missed on each measure (attributable
+    first), or why not measured"""
+    t, o = pt.get(base), pt.get(other)
+    gone = _lacking(((base, t), (other, o)))
     if gone:
-        return (f"- change snapshots vs {what}, {at}: **not measured** ("
+        return (f"- {said} vs {what}, {at}: **not measured** ("
                 + (gone if pt else "the point is not in this run") + f"; target: {target})")
     parts = []
     for key, name in S10_MEASURES:
-        why = _lacking((("changes", t), (other, o)), key)
+        why = _lacking(((base, t), (other, o)), key)
         parts.append(f"{name} **not measured** ({why})" if why else
                      f"{name} {fmt(o[key])} vs {fmt(t[key])} ms per cycle, "
                      + _judge(o[key], t[key], lambda r: r >= factor, target))
-    return f"- change snapshots vs {what}, {at}: " + parts[0] + "; also " + "; ".join(parts[1:])
+    return f"- {said} vs {what}, {at}: " + parts[0] + "; also " + "; ".join(parts[1:])
 
 
 def changes_targets(s, pct):
@@ -1669,6 +1686,145 @@ def s10_agent(R):
         s10_checks(w, recs, n)
         if listed:
             w(f"Not measured at {n} vCPUs: {', '.join(listed)}.\n")
+    return w.text()
+
+
+# --- scenario 16: the agent with pressure (issue 44) -------------------------
+
+# the ways to compare (the idle way is the background they run on)
+PSI_ORDER = [label for label, mode, _ in PRESSURE_WAYS if mode != "idle"]
+PSI_MODE = {label: mode for label, mode, _ in PRESSURE_WAYS}
+# issue 44's targets at 1 x 1,000, 1 % changing: pressure alone through the
+# stream (change snapshots) against the text files, and the whole agent
+# (cpu, memory, io, pressure) against classic: times less attributable CPU
+PSI_VS_TEXT, PSI_AGENT_VS_CLASSIC = 10, 20
+# a point's ratios: (the other way, the base way), the targets' first
+PSI_RATIOS = (("pressure-classic", "pressure-changes"), ("pressure-classic", "pressure-subtree"),
+              ("pressure-classic", "pressure-stream"), ("classic", "changes"),
+              ("classic", "subtree"), ("classic", "stream"), ("subtree", "changes"))
+
+
+def psi_summary(recs, cpus):
+    """tele_summary of scenario 16 (its runs are at the targets' share)"""
+    return tele_summary(recs, "s16", cpus, by="attr_ms")
+
+
+def pressure_targets(recs):
+    """issue 44's two targets at 1 x 1,000, 1 % changing, 2 vCPUs, met or
+    missed on each measure, or not measured"""
+    pt = psi_summary(recs, AGENT_SIZE).get((1, 1000), {})
+    at = f"1 reader x 1,000 cgroups, {fmt(TARGET_SHARE)} % changing, {AGENT_SIZE} vCPUs"
+    return [_changes_vs(pt, at, "pressure-classic", "the text files (pressure-classic: "
+                        "cpu.pressure, memory.pressure, io.pressure per cgroup)", PSI_VS_TEXT,
+                        f"at least {PSI_VS_TEXT}x", base="pressure-changes",
+                        said="pressure alone, change snapshots of pressure.stream.subtree"),
+            _changes_vs(pt, at, "classic", "classic", PSI_AGENT_VS_CLASSIC,
+                        f"at least {PSI_AGENT_VS_CLASSIC}x",
+                        said="the whole agent (cpu, memory, io and pressure), change snapshots")]
+
+
+def psi_records(v, m, pct):
+    """what a point's snapshots carried per cycle, each controller, and
+    pressure's against cpu's in the change snapshots (its averages decay
+    for minutes after a stall)"""
+    parts = []
+    for label in ("changes", "pressure-changes", "subtree", "pressure-subtree"):
+        x = v.get(label)
+        if not x or x["fail"] or not x.get("records"):
+            continue
+        parts.append(f"{label}: " + ", ".join(
+            f"{c} {fmt(n)} (at most {fmt(x['records_max'].get(c))})"
+            for c, n in x["records"].items()))
+    if not parts:
+        return ""
+    out = ("Records per cycle in the snapshots (per reader and cycle; the most one snapshot "
+           "held in brackets; a full snapshot lists every cgroup and the parent, a change "
+           "snapshot those whose values changed since the reader's last one): "
+           + "; ".join(parts) + ".\n")
+    ch = v.get("changes") or {}
+    rc = ch.get("records", {}) if not ch.get("fail") else {}
+    alone = ((v.get("pressure-changes") or {}).get("records") or {}).get("pressure")
+    psi = rc.get("pressure", alone)
+    if psi is None:
+        return out
+    k = changed_cgroups(ch or v.get("pressure-changes"), m, pct)
+    cpu = rc.get("cpu")
+    decay = ("PSI recomputes a cgroup's averages every 2 s and they decay for minutes after "
+             "its last stall (avg300 over about 5 minutes), so a cgroup that stalled keeps "
+             "changing in pressure after its other values have stopped")
+    out += (f"\nThe change share asks {fmt(k)} cgroups (their parent changes with them). "
+            f"A change snapshot of pressure carried **{fmt(psi)} records per cycle**"
+            + (f", cpu's {fmt(cpu)}" if cpu is not None else "")
+            + (f": more, as {decay}.\n" if cpu is not None and psi > cpu else
+               ": no more here (no cgroup outside the share had averages still decaying); "
+               f"after a burst of stalls there would be more ({decay}).\n"))
+    return out
+
+
+def psi_point(w, recs, n, point, v, bg, kernel_ways):
+    """one point's table of the ways, what the snapshots carried, the ratios"""
+    r, m = point
+    w(share_said(v, m, TARGET_SHARE))
+    w(f"Background (the idle way): **{fmt(bg['ms'])} ms per cycle**.\n" if bg else
+      "Background: not measured (no idle-way record at this point).\n")
+    hs = hierarchy_said(recs, "s16", n, TARGET_SHARE, point)
+    if hs:
+        w(hs)
+    head = [h.replace("cpu / memory / io", "cpu / memory / io / pressure") for h in AGENT_HEAD]
+    rows = []
+    for label in PSI_ORDER:
+        x = v.get(label)
+        if x:
+            rows.append(agent_row(label, x, bg, PSI_CTRLS))
+            continue
+        why = (f"this kernel cannot (the boot's ways: {', '.join(kernel_ways)})"
+               if kernel_ways and PSI_MODE[label] not in kernel_ways else
+               "no record (the run failed: see the driver's log)")
+        rows.append([label, f"not measured: {why}"] + [""] * (len(head) - 2))
+    w(table(head, rows))
+    rec = psi_records(v, m, TARGET_SHARE)
+    if rec:
+        w(rec)
+    lines = []
+    for other, base in PSI_RATIOS:
+        o, t = v.get(other), v.get(base)
+        gone = _lacking(((other, o), (base, t)))
+        lines.append(f"- {other} / {base}: "
+                     + (f"not measured ({gone})" if gone else _ratios(other, o, t, base)))
+    w("\n".join(lines) + "\n")
+
+
+def s16_pressure(R):
+    """scenario 16: the agent with pressure, classic against the streams"""
+    recs = R.recs
+    w = Md()
+    w("## The agent with pressure: PSI classic against streamed (scenario 16)\n")
+    w(PSI_METHOD.format(stall_us=fmt(STALL_US), pct=fmt(TARGET_SHARE)))
+    w(flusher_clock_note(sel(recs, "s16")))
+    w("The targets (issue 44; attributable CPU first, as in scenario 10):\n")
+    w("\n".join(pressure_targets(recs)) + "\n")
+    sizes = sorted({x["cpus"] for x in sel(recs, "s16")})
+    skipped = [x["params"]["what"] for x in sel(recs, "skipped")
+               if x["params"]["what"].startswith("s16")]
+    if not sizes:
+        w("Not measured in this run" + (": " + ", ".join(skipped) if skipped else
+                                        " (no scenario 16 record)") + ".\n")
+        return w.text()
+    for n in sizes:
+        w(f"### {n} vCPUs\n")
+        s = psi_summary(recs, n)
+        bgs = agent_background(recs, n, TARGET_SHARE, "s16")
+        chk = [x["params"]["ways"].split(",") for x in sel(recs, "s16check", cpus=n)]
+        for (r, m), v in sorted(s.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            w(f"Every {v['period']} ms for {fmt(v['seconds'])} s per run.\n")
+            w(f"#### {r} reader{'s' if r > 1 else ''} x {fmt(m)} cgroups at "
+              f"{fmt(TARGET_SHARE)} %\n")
+            psi_point(w, recs, n, (r, m), v, bgs.get((r, m)), chk[0] if chk else None)
+        absent = [f"{r}x{m}" for r, m in PRESSURE_POINTS if (r, m) not in s]
+        if absent or skipped:
+            w("Not measured: " + ", ".join(absent + [x for x in skipped if x not in absent])
+              + ".\n")
+        s10_checks(w, recs, n, "s16")
     return w.text()
 
 
@@ -1996,9 +2152,9 @@ def changed_cgroups(x, m, pct):
     return ch.get("cgroups", round(m * pct / 100) if pct is not None else 0)
 
 
-def s10_checks(w, recs, n):
-    """the trees and the values checks"""
-    for x in sel(recs, "s10tree", cpus=n):
+def s10_checks(w, recs, n, scenario="s10"):
+    """the trees (s10's) and the values checks (scenario's)"""
+    for x in sel(recs, "s10tree", cpus=n) if scenario == "s10" else []:
         res = x["result"]
         w(f"- the tree of {fmt(x['params']['cgroups'])} cgroups: set up in "
           f"{fmt(res['seconds'])} s (memory charged and I/O done in each: "
@@ -2006,10 +2162,12 @@ def s10_checks(w, recs, n):
           + (f"{fmt(res.get('active'))} of them busy" if "active" in res else
              "the first holding 4 MiB of anon memory; which of them change is each run's "
              "share"))
-    for x in sel(recs, "s10check", cpus=n):
+    for x in sel(recs, f"{scenario}check", cpus=n):
         res, chk = x["result"], x["result"].get("check") or {}
         vals = "; ".join(f"{way} usage {fmt(c.get('usage_usec'))} µs, anon {fmt(c.get('anon'))}, "
                          f"current {fmt(c.get('current'))}, wbytes {fmt(c.get('wbytes'))}"
+                         + (f", pressure totals {fmt(c['pressure_total'])} µs"
+                            if "pressure_total" in c else "")
                          for way, c in chk.get("ways", {}).items())
         ch = chk.get("ways", {}).get("changes", {}).get("changes")
         if ch:
@@ -2029,11 +2187,11 @@ def s10_checks(w, recs, n):
     w("")
 
 
-def per_ctrl(fl):
-    """flusher ms per controller: 'cpu / memory / io', then any other
-    ("?": a work item the driver did not name)"""
-    return " / ".join(fmt(fl.get(c, 0)) for c in AGENT_CTRLS) + "".join(
-        f", {c} {fmt(v)}" for c, v in sorted(fl.items()) if c not in AGENT_CTRLS)
+def per_ctrl(fl, ctrls=AGENT_CTRLS):
+    """flusher ms per controller: 'cpu / memory / io' (ctrls), then any
+    other ("?": a work item the driver did not name)"""
+    return " / ".join(fmt(fl.get(c, 0)) for c in ctrls) + "".join(
+        f", {c} {fmt(v)}" for c, v in sorted(fl.items()) if c not in ctrls)
 
 
 # the columns of a point's table of the ways (s10, s14): agent_row()'s
@@ -2046,18 +2204,18 @@ AGENT_HEAD = ["way", "readers ms/cycle (user / sys)", "reader µs per cgroup",
               "errors", "values per cgroup", "cgroups held"]
 
 
-def agent_row(label, x, bg):
+def agent_row(label, x, bg, ctrls=AGENT_CTRLS):
     """a measured way's row at a point (agent_cells), or its failure"""
     if x["fail"]:
         return [label, "fails: " + x["fail"]] + [""] * (len(AGENT_HEAD) - 2)
-    return [label] + agent_cells(x, bg)
+    return [label] + agent_cells(x, bg, ctrls)
 
 
-def agent_cells(x, bg):
+def agent_cells(x, bg, ctrls=AGENT_CTRLS):
     """a measured way's row at a point whose background is bg (None: no
-    idle record there)"""
+    idle record there); its flushers per controller of ctrls"""
     fl = x["flusher_by_ctrl"]
-    by_ctrl = "–" if fl is None else per_ctrl(fl)
+    by_ctrl = "–" if fl is None else per_ctrl(fl, ctrls)
     why = "no collector CPU" if x["collector_way"] else "no flusher trace"
     attr = fmt(x["attr_ms"]) if x["attr_ms"] is not None else f"not measured ({why})"
     dag = " †" if x["flusher_over"] else ""
@@ -2413,6 +2571,37 @@ refresh (runs recorded before that: their CPU per second of the run); the target
 (issue 29: at least {VS_CGTOP}x) is on cgstream top with them, the ratio
 without them is also shown. A program that exited non-zero or printed
 fewer than 3 tables is shown as failed.
+"""
+
+
+PSI_METHOD = """The agent of scenario 10 (its tree, its changer, its ways' code in
+`cgbench telemetry`) with a fourth controller, pressure (PSI): each
+cycle, every cgroup's cpu, memory, io and pressure (**the whole agent**),
+or its pressure alone. Classic reads and parses `cpu.pressure`,
+`memory.pressure` and `io.pressure` of every cgroup (and `irq.pressure`
+where the kernel shows it), as kubelet, below or oomd do: each read makes
+the kernel aggregate the cgroup's per-CPU stall times. The streams:
+`pressure.stream` per cgroup (stream), `pressure.stream.subtree`'s full
+snapshots (subtree) and change snapshots (changes), decoded by
+libcgstream's decoder, the publisher aggregating every cgroup once per
+interval (the cycle's) for all readers. The BPF ways are not run: the
+kernel has no PSI kfuncs, so neither below's collector nor the shared one
+can read pressure (`cgbench` refuses pressure for them); an agent built on
+them reads the pressure files per cgroup as classic does.
+
+{pct} % of the cgroups change every cycle, as in scenario 10, and their
+pressure changes too: each visit of the changer spins {stall_us} µs more
+while a second thread of it waits for the CPU on the same vCPU (cpu
+pressure, "some"). It has to be longer than a jiffy: PSI weights each
+CPU's stall time in a sampling window by the cgroup's non-idle time there
+in whole jiffies, so a cgroup busy for less than a jiffy between two
+samples (a read of a pressure file, a publication, PSI's own every 2 s)
+keeps none of its stall, and scenario 10's visits (5 µs and a 4 KiB write
+a cycle, sampled every cycle) would keep little or none of theirs. The
+values check (below) compares the sum of
+the first cgroup's pressure totals too; that cgroup, idle otherwise,
+stalls a few times before it. The runs are at one point, the targets',
+before scenario 10 in the same boot, on the same tree.
 """
 
 
