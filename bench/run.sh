@@ -28,6 +28,11 @@
 #                         BENCH_ADD_ARGS the driver's arguments (e.g.
 #                         "--scenarios s2 --points 4x10,16x100"), the limit
 #                         BENCH_LIMIT_MIN; then the report is rendered again
+#      BENCH_ARGS="..."   a new run of a few scenarios: the driver's arguments
+#                         in place of each size's (scen_for), e.g. only the
+#                         pressure points: BENCH_SIZES=2 BENCH_ARGS="--scenarios
+#                         s16" (with BENCH_DOCS elsewhere: docs/ is for whole
+#                         runs)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -147,6 +152,8 @@ trap 'kill $sampler 2>/dev/null' EXIT
 boot() {
 	local n=$1 d=$out/vm-$1 t0 t1 rc tag=
 	local args=(--scenarios "$(scen_for "$n")" --s1-seconds "$(s1_for "$n")")
+	# shellcheck disable=SC2206 # the driver's arguments, split as given
+	[[ -n ${BENCH_ARGS:-} ]] && args=(--s1-seconds "$(s1_for "$n")" $BENCH_ARGS)
 	if [[ -n ${BENCH_ADD:-} ]]; then
 		# vm-Na, vm-Nb, ...: the first boot's results stay as they are
 		for x in a b c d e f g h; do [[ -e $d$x ]] || break; done
