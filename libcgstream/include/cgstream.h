@@ -378,8 +378,9 @@ struct cgstream_event {
 	 * Since 1.2.  SAMPLE, CHANGED (and REMOVED since 1.3): the
 	 * controllers it carries values of (a cgroup that lacks a
 	 * controller's *.stat file, because the controller is not enabled
-	 * for it, carries none of it; one without pressure files, none of
-	 * pressure: never zeros).  .sample holds cpu's values (with
+	 * for it, carries none of it; one without pressure (no *.pressure
+	 * files, a pressure.stream or record without values: its
+	 * cgroup.pressure is 0), none of pressure: never zeros).  .sample holds cpu's values (with
 	 * CGSTREAM_CTRL_CPU; otherwise only the cgroup's id), .memory, .io
 	 * and .pressure the others' (NULL without their bit).  Every controller's
 	 * values are as of its own latest publication when the cycle read

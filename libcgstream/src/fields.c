@@ -145,6 +145,7 @@ const struct cgs_controller cgs_pressure = {
 	.kernel_id = CGROUP_STAT_CTRL_PRESSURE,
 	.format = CGS_FMT_PRESSURE,
 	.core = true,
+	.empty_is_none = true,
 	.stat_name = "cpu",
 	.emulated = "*.pressure",
 	.aux = cgs_pressure_aux,

@@ -150,6 +150,9 @@ struct cgs_controller {
 	uint8_t format;			/* enum cgs_format of its *.stat and stream texts */
 	bool core;			/* cgroup core files (pressure), not a controller
 					 * cgroup.controllers lists */
+	bool empty_is_none;		/* no values at all: the cgroup has none of it
+					 * (pressure.stream and its records where
+					 * cgroup.pressure is 0) */
 	const char *stat_name;		/* of the values of its *.stat file: pressure's
 					 * resource ("cpu"); else NULL */
 	const char *emulated;		/* what its emulation reads, as messages name it */

@@ -513,7 +513,9 @@ void cgs_set_error(struct cgs_set *s, struct cgs_cg *m, int err);
  * Controller @c's values of @m for this cycle (the modes' decoders): kept,
  * compared with those it had (m->changed), m->got and m->have set, and
  * @m on the cycle's list: 0; -ENOMEM; -EBADMSG for a cpu layout without
- * usage_usec or with a field twice (a text that is no cpu.stat).
+ * usage_usec or with a field twice (a text that is no cpu.stat).  No
+ * values at all of a controller whose table says so (pressure where the
+ * cgroup's cgroup.pressure is 0) mean @m has none of it.
  */
 int cgs_cg_take(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller *c,
 		const struct cgs_in *in);

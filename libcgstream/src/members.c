@@ -347,6 +347,14 @@ int cgs_cg_take(struct cgs_set *s, struct cgs_cg *m, const struct cgs_controller
 
 	if (c == &cgs_cpu && !cgs_cpu_values_ok(in))
 		return -EBADMSG;
+	if (c->empty_is_none && in->n == 0) {
+		/* published without values: the cgroup has none of @c (its
+		 * cgroup.pressure is 0), not zeros; a change if it had some */
+		cgs_cg_lose(m, c);
+		cgs_cg_touch(s, m);
+		cgs_set_list(s, m);
+		return 0;
+	}
 	r = cgs_vals_store(&m->vals[c->index], in);
 	if (r >= 0 && c == &cgs_io)
 		rd = cgs_cg_take_devs(m, in);

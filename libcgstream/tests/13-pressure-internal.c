@@ -14,7 +14,9 @@
  * blanks, NUL bytes.  Then the emulation's decoding of a member's four
  * files (irq.pressure absent: no irq values, not zeros; a bad one: the
  * member's read fails) and the stream's (its publication_seq required, an
- * unmoved one of the lead: no sample).
+ * unmoved one of the lead: no sample; the publication's lines alone, as
+ * the kernel's pressure.stream has them where cgroup.pressure is 0: no
+ * pressure, told as a change).
  */
 #include "testutil.h"
 #include "internal.h"
@@ -308,6 +310,15 @@ static void test_stream_decode(void)
 	s.cycle++;
 	T_EQ(cgs_mode_decode_text(&s, m, &cgs_pressure, t, NULL), 1);
 	T_EQ(m->skip_cycle, s.cycle);
+	/* cgroup.pressure 0: the publication alone, no values: none, a change */
+	s.cycle++;
+	m->changed = 0;
+	t[CGS_FILE_PSI_CPU] = text_of("publication_seq 9\npublication_time_usec 2\n"
+				      "publications_skipped 0\n");
+	T_EQ(m->have, CGSTREAM_CTRL_PRESSURE);
+	T_EQ(cgs_mode_decode_text(&s, m, &cgs_pressure, t, NULL), 0);
+	T_EQ(m->have, 0);
+	T_EQ(m->changed, CGSTREAM_CTRL_PRESSURE);
 	/* a stream without publication_seq is no stream */
 	t[CGS_FILE_PSI_CPU] = text_of(cpu_text);
 	T_EQ(cgs_mode_decode_text(&s, m, &cgs_pressure, t, NULL), -EBADMSG);

@@ -20,14 +20,14 @@
  *      value, which struct cgstream_sample has no field for).
  *      fake_kernel_changed(id, a, b) says whether one changed in (a, b].
  *      A cgroup whose directory is newer than the latest publication has
- *      none yet.  Pressure's: its cpu.pressure, memory.pressure,
+ *      none yet.  Pressure's (its files wherever the kernel has PSI:
+ *      /proc/pressure/cpu): its cpu.pressure, memory.pressure,
  *      io.pressure and irq.pressure (where /proc/pressure/irq is) as the
  *      kernel's SCHEMA names them ("cpu.some.avg10": hundredths of a
  *      percent; "cpu.some.total": usec, plus 1000 x the last change as
- *      above); a cgroup without cpu.pressure (its cgroup.pressure 0) has
- *      no pressure files and is in no pressure snapshot (those below it
- *      are), and a pressure file read after its cgroup.pressure went to 0
- *      fails with ENODEV.
+ *      above); as docs/kernel-interface.md says of a cgroup whose
+ *      cgroup.pressure is 0 (no cpu.pressure): none, its pressure.stream
+ *      the publication's lines alone, its record without values.
  *  cpu.stat.stream  polls readable once per publication not yet read
  *      through this fd (a timerfd on the publication clock); pread at 0:
  *      the values as cpu.stat.stream prints them, then publication_seq,
@@ -100,12 +100,12 @@ enum { C_CPU, C_PRESSURE, NR_CTRLS };
 static const struct ctrl {
 	const char *stream, *subtree, *interval;
 	uint16_t kernel_id;
-	const char *needs;	/* a file a cgroup has its files with; NULL: every cgroup */
+	const char *needs;	/* a file the kernel has them with; NULL: always */
 } ctrls[NR_CTRLS] = {
 	[C_CPU] = { "cpu.stat.stream", "cpu.stat.stream.subtree", "cpu.stat.stream_interval",
 		    CGROUP_STAT_CTRL_CPU, NULL },
 	[C_PRESSURE] = { "pressure.stream", "pressure.stream.subtree", "pressure.stream_interval",
-			 CGROUP_STAT_CTRL_PRESSURE, "cpu.pressure" },
+			 CGROUP_STAT_CTRL_PRESSURE, "/proc/pressure/cpu" },
 };
 
 enum { F_STREAM = 1, F_SUBTREE, F_INTERVAL_W };
@@ -295,16 +295,13 @@ static void set_interval(int ctrl, uint32_t ms)
 			arm(fd, ctrl);
 }
 
-/* the cgroup at @dir has @ctrl's files */
+/* the kernel has @ctrl's files (at @dir, a cgroup's directory) */
 static bool has_files(const char *dir, int ctrl)
 {
-	char p[PATH_MAX + 32];
 	REAL(int, access, const char *, int);
 
-	if (!ctrls[ctrl].needs)
-		return true;
-	snprintf(p, sizeof(p), "%s/%s", dir, ctrls[ctrl].needs);
-	return real_access(p, F_OK) == 0;
+	(void)dir;
+	return !ctrls[ctrl].needs || real_access(ctrls[ctrl].needs, F_OK) == 0;
 }
 
 /* is @path (a file) one of ours: its kind and controller (*@ctrl), its
@@ -544,28 +541,30 @@ static uint32_t psi_values(const char *dir, uint64_t v[PSI_VALUES])
 
 /*
  * The values of the cgroup at @dir (@id) of @ctrl as of publication @seq
- * into @c: 1; 0: it has none, nor what is below it (newer than the
- * publication made at @when); -1: none of its own (no pressure files)
+ * into @c: true; false: it has none, nor what is below it (newer than the
+ * publication made at @when)
  */
-static int values_of(int ctrl, const char *dir, uint64_t id, uint64_t seq, uint64_t when,
-		     struct listed *c)
+static bool values_of(int ctrl, const char *dir, uint64_t id, uint64_t seq, uint64_t when,
+		      struct listed *c)
 {
+	char p[PATH_MAX + 16];
 	char text[4096];
 	uint64_t born;
 	struct stat st;
 
 	if (stat(dir, &st) < 0)
-		return 0;
+		return false;
 	born = (uint64_t)st.st_ctim.tv_sec * 1000000u + (uint64_t)st.st_ctim.tv_nsec / 1000u;
 	/* the publication's time on the directory's clock */
 	if (born > clock_usec(CLOCK_REALTIME) - (now_usec() - when))
-		return 0;
-	if (!has_files(dir, ctrl))
-		return -1;
+		return false;
 	if (ctrl == C_PRESSURE) {
-		c->nv = psi_values(dir, c->v);
-		c->v[3] += 1000 * last_change(id, seq);	/* cpu.some.total */
-		return 1;
+		/* cgroup.pressure 0 (no cpu.pressure): no values */
+		snprintf(p, sizeof(p), "%s/cpu.pressure", dir);
+		c->nv = access(p, F_OK) == 0 ? psi_values(dir, c->v) : 0;
+		if (c->nv)
+			c->v[3] += 1000 * last_change(id, seq);	/* cpu.some.total */
+		return true;
 	}
 	read_text(dir, "cpu.stat", text, sizeof(text));
 	for (int i = 0; i < 4; i++) {
@@ -576,7 +575,7 @@ static int values_of(int ctrl, const char *dir, uint64_t id, uint64_t seq, uint6
 	c->v[0] += 1000 * last_change(id, seq);
 	c->v[4] = id % 1000;
 	c->nv = CPU_VALUES;
-	return 1;
+	return true;
 }
 
 static void listing_add(struct listing *l, const struct listed *c)
@@ -618,24 +617,19 @@ static void put_cgroup(struct sw *w, uint16_t type, uint16_t flags, const struct
 static void walk(struct fake *f, const char *dir, uint64_t id, uint64_t parent, bool changes)
 {
 	struct listed c = { .id = id, .parent = parent };
+	const struct listed *was;
 	struct dirent *de;
-	int r = values_of(f->ctrl, dir, id, f->seq, f->when, &c);
 	DIR *d;
 
-	if (!r)
+	if (!values_of(f->ctrl, dir, id, f->seq, f->when, &c))
 		return;	/* newer than the publication, and so is what is below */
-	/* r < 0: no values of its own (no pressure files): not listed, those
-	 * below it may be */
-	if (r > 0) {
-		const struct listed *was = changes ? listing_find(&f->base, id) : NULL;
-
-		listing_add(&f->now, &c);
-		if (!changes)
-			put_cgroup(&f->cgroups, CGROUP_STAT_REC_CGROUP, 0, &c);
-		else if (!was || was->nv != c.nv || memcmp(was->v, c.v, c.nv * sizeof(c.v[0])))
-			put_cgroup(&f->cgroups, CGROUP_STAT_REC_CGROUP,
-				   was ? 0 : CGROUP_STAT_CGROUP_F_NEW, &c);
-	}
+	was = changes ? listing_find(&f->base, id) : NULL;
+	listing_add(&f->now, &c);
+	if (!changes)
+		put_cgroup(&f->cgroups, CGROUP_STAT_REC_CGROUP, 0, &c);
+	else if (!was || was->nv != c.nv || memcmp(was->v, c.v, c.nv * sizeof(c.v[0])))
+		put_cgroup(&f->cgroups, CGROUP_STAT_REC_CGROUP, was ? 0 : CGROUP_STAT_CGROUP_F_NEW,
+			   &c);
 	d = opendir(dir);
 	if (!d)
 		return;
@@ -792,7 +786,7 @@ static ssize_t stream_pread(int fd, struct fake *f, void *buf, size_t n, off_t o
 		if (read_expirations(fd) < 0)
 			return -1;
 		f->seq = pub_seq(f->ctrl, &f->when);
-		if (!f->seq || values_of(f->ctrl, f->path, f->id, f->seq, f->when, &c) <= 0) {
+		if (!f->seq || !values_of(f->ctrl, f->path, f->id, f->seq, f->when, &c)) {
 			errno = ENODATA;
 			return -1;
 		}
@@ -825,8 +819,7 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
 
 	if (!f || f->kind == F_INTERVAL_W)
 		return real_pread(fd, buf, n, off);
-	/* gone, or (pressure) its files went with its cgroup.pressure */
-	if (stat(f->path, &st) < 0 || (uint64_t)st.st_ino != f->id || !has_files(f->path, f->ctrl)) {
+	if (stat(f->path, &st) < 0 || (uint64_t)st.st_ino != f->id) {
 		errno = ENODEV;
 		return -1;
 	}
