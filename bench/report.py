@@ -917,10 +917,11 @@ def stream_slab(recs):
         kept = 1000 * max(5.0, 16 * 1.0)     # 1,000 a second at a 1 s interval: 16 s
         mib = kept * per / 1048576
         w(f"At 1,000 removals a second with a 1 s interval (kept 16 s: 16,000 removals), "
-          f"that is {fmt(mib)} MiB"
+          f"that is {fmt(mib)} MiB for the three controllers together"
           + (f"; the cap of 4 MiB per controller bounds it at about 12 MiB for the three, and "
              "a reader further behind than the cap gets the LOST flag" if mib > 12 else
-             ", under the cap of 4 MiB per controller") + ".\n")
+             ", whose caps are 4 MiB each (12 MiB for the three; this run does not split the "
+             "records' memory by controller)") + ".\n")
     return w.text()
 
 
