@@ -290,7 +290,7 @@ def test_the_emulation_keeps_its_timer(all_streaming: int, cgroups: Cgroups, mou
     seqs = flush_seqs(got)
     time.sleep(2)
     later = flush_seqs(e.scrape())
-    assert set(later) == {"cpu", "memory", "io"}
+    assert set(later) == set(STREAMED)
     assert all(later[c] >= seqs[c] + 3 for c in later), ("cycles at the timer, scrapes or not",
                                                          seqs, later)
 
@@ -474,12 +474,12 @@ def test_flush_age_of_an_idle_subtree(mode: str, all_streaming: int, cgroups: Cg
         ages = flush_ages(got)
         print(f"{mode}: scrape {took:.2f} s, flush ages {ages}")
         assert took < 5, "a sync of an idle subtree waits for nothing (the timeout is 10 s)"
-        assert set(ages) == {"cpu", "memory", "io"}
+        assert set(ages) == set(STREAMED)
         # 100 ms publications; a TCG guest's scrape and its parse take a while
         assert all(0 <= age < 3 for age in ages.values()), ages
         seqs.append(flush_seqs(got))
         cycles.append(got["cgstream_exporter_cycles"].samples[0].value)
-    for c in ("cpu", "memory", "io"):
+    for c in STREAMED:
         assert all(b[c] > a[c] for a, b in zip(seqs, seqs[1:])), (c, seqs)
     assert cycles == list(range(int(cycles[0]), int(cycles[0]) + 7)), "a cycle per scrape"
 
