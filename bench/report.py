@@ -2584,8 +2584,10 @@ where the kernel shows it), as kubelet, below or oomd do: each read makes
 the kernel aggregate the cgroup's per-CPU stall times. The streams:
 `pressure.stream` per cgroup (stream), `pressure.stream.subtree`'s full
 snapshots (subtree) and change snapshots (changes), decoded by
-libcgstream's decoder, the publisher aggregating every cgroup once per
-interval (the cycle's) for all readers. The BPF ways are not run: the
+libcgstream's decoder, the publisher aggregating once per interval (the
+cycle's), for all readers, each cgroup whose pressure may have changed
+(PSI's clock running for it, averages not yet 0, or totals moved) and
+passing the others over with a lockless test. The BPF ways are not run: the
 kernel has no PSI kfuncs, so neither below's collector nor the shared one
 can read pressure (`cgbench` refuses pressure for them); an agent built on
 them reads the pressure files per cgroup as classic does.
