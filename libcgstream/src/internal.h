@@ -529,6 +529,11 @@ void cgs_cg_lose(struct cgs_cg *m, const struct cgs_controller *c);
 void cgs_cg_lose_files(struct cgs_cg *m, const struct cgs_controller *c);
 /* @m's directory is there still, with its id */
 bool cgs_cg_alive(const struct cgs_cg *m);
+/* whether @m should still have @c's files, by its own cgroup.controllers
+ * (cgroup.pressure for pressure; always for cpu): when they answer ENODEV
+ * while they should, the cgroup is being removed (its stream files answer
+ * so from rmdir's start, before its directory goes) */
+bool cgs_cg_keeps_files(const struct cgs_cg *m, const struct cgs_controller *c);
 /* the cycle's ADDED (first values of a member), then SAMPLE (every
  * member, CGSTREAM_REPORT_ALL) or CHANGED (those changed) events */
 void cgs_set_collect(struct cgs_set *s);

@@ -25,6 +25,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -391,6 +393,46 @@ bool cgs_cg_alive(const struct cgs_cg *m)
 	struct stat st;
 
 	return stat(m->path, &st) == 0 && (uint64_t)st.st_ino == m->id;
+}
+
+/* the first bytes of @m's file @name, NUL-terminated; -errno */
+static int cgs_cg_read_small(const struct cgs_cg *m, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", m->path, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return 0;
+}
+
+bool cgs_cg_keeps_files(const struct cgs_cg *m, const struct cgs_controller *c)
+{
+	char buf[512];
+	size_t len = strlen(c->name);
+
+	if (c == &cgs_cpu)
+		return true;	/* on every cgroup: its files go with the cgroup */
+	if (c->core)
+		return cgs_cg_read_small(m, "cgroup.pressure", buf, sizeof(buf)) < 0 ||
+		       buf[0] != '0';
+	if (cgs_cg_read_small(m, "cgroup.controllers", buf, sizeof(buf)) < 0)
+		return true;
+	for (const char *w = buf; (w = strstr(w, c->name)); w += len)
+		if ((w == buf || w[-1] == ' ') && (w[len] == ' ' || w[len] == '\n' || !w[len]))
+			return true;
+	return false;
 }
 
 void cgs_cg_lose_files(struct cgs_cg *m, const struct cgs_controller *c)

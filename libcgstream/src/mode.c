@@ -347,9 +347,11 @@ int cgs_mode_decode_text(struct cgs_set *s, struct cgs_cg *m, const struct cgs_c
 	}
 	if (r == -EAGAIN)
 		return 0;	/* no values this cycle */
-	if (r == -ENODEV && cgs_cg_alive(m)) {
+	if (r == -ENODEV && cgs_cg_alive(m) && !cgs_cg_keeps_files(m, c)) {
 		/* its files went, the cgroup did not (memory disabled for it,
-		 * its cgroup.pressure set to 0): it stays, without them */
+		 * its cgroup.pressure set to 0): it stays, without them; files
+		 * that answer ENODEV while its cgroup.controllers still lists
+		 * the controller belong to a cgroup whose rmdir is under way */
 		cgs_cg_lose_files(m, c);
 		return 0;
 	}
