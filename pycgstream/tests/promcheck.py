@@ -112,10 +112,11 @@ class InProcess:
         self.thread = threading.Thread(target=lambda: self.result.append(self.exporter.run()))
         self.thread.start()
 
-    def scrape(self) -> dict[str, Any]:
+    def scrape(self, timeout: float = 30) -> dict[str, Any]:
         """The families of a scrape in the text format, by name (counters
-        without _total, as the parser names them)."""
-        status, _, body = fetch(self.url)
+        without _total, as the parser names them); @timeout: a bound for
+        a hang, not for speed."""
+        status, _, body = fetch(self.url, timeout=timeout)
         assert status == 200
         return {f.name: f for f in parse_text(body.decode())}
 
