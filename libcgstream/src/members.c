@@ -25,8 +25,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -398,15 +396,11 @@ bool cgs_cg_alive(const struct cgs_cg *m)
 /* the first bytes of @m's file @name, NUL-terminated; -errno */
 static int cgs_cg_read_small(const struct cgs_cg *m, const char *name, char *buf, size_t size)
 {
-	char path[PATH_MAX];
+	int fd = cgs_open_in(m->path, name);
 	ssize_t n;
-	int fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", m->path, name) >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = read(fd, buf, size - 1);
 	if (n < 0)
 		n = -errno;
