@@ -400,7 +400,9 @@ struct cgstream_event {
 	/*
 	 * Since 1.3.  REMOVED: the controllers (of .controllers) whose
 	 * values are final: the kernel's as of the removal, after the
-	 * cgroup's last task left (SUBTREE mode's REMOVED records).  The
+	 * cgroup's last task left (SUBTREE mode's REMOVED records; the
+	 * event waits for each controller's, up to two publications of it
+	 * after the lead's, 5 s at most).  The
 	 * others' are the last the object read before the cgroup went:
 	 * what it used between then and its removal is lost (KERNEL and
 	 * FALLBACK modes; a cgroup whose removal the kernel no longer kept,

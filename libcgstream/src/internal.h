@@ -226,6 +226,10 @@ struct cgs_cg {
 	bool partial;			/* io: devices left out */
 	bool touched;			/* on the set's list of this cycle's members */
 	bool removing;			/* SUBTREE: the lead's REMOVED record named it */
+	bool awaiting;			/* SUBTREE: removing, on the mode's list of those
+					 * awaiting other controllers' REMOVED (not freed) */
+	uint64_t removing_cycle;	/* SUBTREE: the cycle its lead's REMOVED came in */
+	uint64_t removing_usec;		/* and when */
 	uint64_t unlisted_usec;		/* SUBTREE: since when its directory is gone,
 					 * unlisted and not yet REMOVED; 0: not */
 	uint64_t hold_cycle;		/* tree: held back since (another one at its path) */

@@ -523,7 +523,7 @@ void cgs_set_reap(struct cgs_set *s)
 	while (*pp) {
 		struct cgs_cg *m = *pp;
 
-		if (!m->reading && !m->in_batch && !m->touched) {
+		if (!m->reading && !m->in_batch && !m->touched && !m->awaiting) {
 			*pp = m->next_dead;
 			cgs_cg_free(m);
 			s->n_all--;
@@ -572,7 +572,8 @@ static void cgs_collect_one(struct cgs_set *s, struct cgs_cg *m, int type)
  * new publication */
 static bool cgs_current(const struct cgs_set *s, const struct cgs_cg *m)
 {
-	if (!m->have || m->quiet || m->skip_cycle == s->cycle)
+	/* removing: its REMOVED, with its final values, is the next event */
+	if (!m->have || m->quiet || m->removing || m->skip_cycle == s->cycle)
 		return false;
 	return (m->cycle == s->cycle && m->got) || (m->have & s->fresh);
 }

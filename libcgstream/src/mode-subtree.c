@@ -29,8 +29,13 @@
  *         new cgroup once, in the first publication after it was made,
  *         and each controller publishes at its own time; a REMOVED record's
  *         values are the member's final ones.
- * diff:   the lead's REMOVED records drop their members (with the other
- *         controllers' final values if their snapshots had them too);
+ * diff:   the lead's REMOVED records drop their members, with the other
+ *         controllers' final values: a member whose other controllers'
+ *         REMOVED records have not come yet (each controller publishes at
+ *         its own time, and memory's and io's css go offline a grace
+ *         period after the rmdir) waits for them, as long as each of those
+ *         publishes twice more, CGS_REMOVED_WAIT_USEC at most, and is then
+ *         dropped with what came (cgs_subtree_drop_removed());
  *         after a full snapshot, a member it did not list is gone if its
  *         directory is (one that is there is newer than the publication,
  *         or lacks the lead controller), and a member another
@@ -65,6 +70,9 @@ struct cgs_subtree_ctl {
 	const struct cgs_names *dev_layout;	/* its devices' values' (io) */
 	uint64_t last_full;		/* the cycle of the last full snapshot */
 	bool resync;			/* the next one is a full one */
+	uint64_t seq;			/* the newest publication read */
+	uint64_t new_cycle[2];		/* the cycles the two newest were read in */
+	uint64_t lost_cycle;		/* the last cycle it said removals were lost */
 };
 
 /* the mode's own: a snapshot's buffer, each controller's file */
@@ -73,6 +81,8 @@ struct cgs_subtree {
 	size_t snap_size;
 	bool full_always;		/* $CGSTREAM_SUBTREE_FULL */
 	size_t n_unlisted;		/* members awaiting their REMOVED */
+	struct cgs_cg **awaiting;	/* removing, awaiting other controllers' */
+	size_t n_awaiting, cap_awaiting;
 	struct cgs_subtree_ctl ctl[CGS_NR_CTRL];
 };
 
@@ -110,6 +120,7 @@ static void cgs_subtree_fini(struct cgs_set *s, void *state)
 		cgstream_decoder_free(st->ctl[i].dec);
 	}
 	free(st->snap);
+	free(st->awaiting);	/* its members are the set's to free */
 	free(st);
 }
 
@@ -225,8 +236,12 @@ static int cgs_snap_cgroup(struct cgs_set *s, struct cgs_snap_read *sr,
 		return r;
 	if (!removed)
 		m->parent_id = rec->parent_id;
-	if (removed && lead)
-		m->removing = true;	/* dropped once every snapshot is read */
+	if (removed && lead && !m->removing) {
+		/* dropped once every snapshot is read, or the others' come */
+		m->removing = true;
+		m->removing_cycle = s->cycle;
+		m->removing_usec = cgs_now_usec();
+	}
 	return 0;
 }
 
@@ -400,6 +415,13 @@ static int cgs_subtree_ctrl(struct cgs_set *s, struct cgs_subtree *st,
 			return 0;	/* nothing published */
 		ctl->resync = sr.stale || sr.lost;
 		lost |= sr.lost;
+		if (sr.lost)
+			ctl->lost_cycle = s->cycle;
+		if (!sr.stale && sr.pub.seq > ctl->seq) {
+			ctl->seq = sr.pub.seq;
+			ctl->new_cycle[1] = ctl->new_cycle[0];
+			ctl->new_cycle[0] = s->cycle;
+		}
 		if (!sr.stale) {
 			ctl->base = sr.pub.seq;
 			s->fresh |= c->bit;
@@ -417,15 +439,79 @@ static int cgs_subtree_ctrl(struct cgs_set *s, struct cgs_subtree *st,
 	return 0;
 }
 
-/* the members the lead's REMOVED records named, every snapshot read */
-static void cgs_subtree_drop_removed(struct cgs_set *s)
+/*
+ * Whether removing member @m still awaits a REMOVED record of another
+ * controller the kernel keeps final values of (SUBTREE mode, and @m had
+ * its values): none came yet, the controller has not published twice
+ * since the lead's came (the second publication after the cycle it came
+ * in holds a removal captured up to an interval after the lead's), nor
+ * said that removals were lost, and CGS_REMOVED_WAIT_USEC have not passed.
+ */
+static bool cgs_removing_awaits(const struct cgs_set *s, const struct cgs_subtree *st,
+				const struct cgs_cg *m, uint64_t now)
 {
+	if (now - m->removing_usec >= CGS_REMOVED_WAIT_USEC)
+		return false;
+	for (int i = 0; i < CGS_NR_CTRL; i++) {
+		const struct cgs_controller *c = cgs_controllers[i];
+		const struct cgs_subtree_ctl *ctl = &st->ctl[i];
+
+		if (c == s->lead || s->modes[i] != CGSTREAM_MODE_SUBTREE ||
+		    !(m->have & c->bit) || (m->final & c->bit))
+			continue;
+		if (ctl->new_cycle[1] > m->removing_cycle || ctl->lost_cycle >= m->removing_cycle)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The members the lead's REMOVED records named, every snapshot read: each
+ * is dropped once its other controllers' final values came (or will not,
+ * cgs_removing_awaits()); until then it is on the mode's list, touched by
+ * none of the lead's snapshots, and reported by no event (cgs_current()).
+ * The cost is the removals': the list holds only those waiting.
+ */
+static void cgs_subtree_drop_removed(struct cgs_set *s, struct cgs_subtree *st)
+{
+	uint64_t now = cgs_now_usec();
+	size_t n = 0;
+
 	for (size_t i = 0; i < s->n_touched; i++) {
 		struct cgs_cg *m = s->touched[i];
 
-		if (m->removing && !m->dead)
+		if (!m->removing || m->dead || m->awaiting)
+			continue;
+		if (!cgs_removing_awaits(s, st, m, now)) {
 			cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+			continue;
+		}
+		if (st->n_awaiting == st->cap_awaiting) {
+			size_t cap = st->cap_awaiting ? 2 * st->cap_awaiting : 16;
+			struct cgs_cg **v = realloc(st->awaiting, cap * sizeof(*v));
+
+			if (!v) {	/* no memory: without the others' values */
+				cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+				continue;
+			}
+			st->awaiting = v;
+			st->cap_awaiting = cap;
+		}
+		m->awaiting = true;
+		st->awaiting[st->n_awaiting++] = m;
 	}
+	for (size_t i = 0; i < st->n_awaiting; i++) {
+		struct cgs_cg *m = st->awaiting[i];
+
+		if (!m->dead && cgs_removing_awaits(s, st, m, now)) {
+			st->awaiting[n++] = m;
+			continue;
+		}
+		m->awaiting = false;	/* the set's to free from now on */
+		cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+	}
+	st->n_awaiting = n;
 }
 
 static bool cgs_subtree_read(struct cgs_set *s, void *state)
@@ -444,7 +530,7 @@ static bool cgs_subtree_read(struct cgs_set *s, void *state)
 			return true;
 		}
 	}
-	cgs_subtree_drop_removed(s);
+	cgs_subtree_drop_removed(s, st);
 	cgs_subtree_expire(s, st);
 	return true;
 }

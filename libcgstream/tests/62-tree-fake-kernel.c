@@ -22,7 +22,11 @@
  * after the cycle; a cgroup whose cgroup.pressure is 0 in no pressure
  * snapshot (no pressure values, not zeros), and one turned off while
  * read losing them and staying; pressure alone, as the lead, listing the
- * cgroups that have it.
+ * cgroups that have it.  A cgroup removed in a tree of cpu and pressure
+ * whose pressure REMOVED record comes a snapshot after cpu's: one
+ * REMOVED event, with both controllers' final values, and nothing of it
+ * before; one whose pressure REMOVED never comes: REMOVED with cpu's
+ * final values once pressure published twice more.
  */
 #include <libgen.h>
 
@@ -347,6 +351,75 @@ static void test_pressure(int mode)
 	      cgstream_mode_name(mode));
 }
 
+/*
+ * A tree of cpu (the lead) and pressure in SUBTREE mode; a cgroup is
+ * removed, and pressure's REMOVED record comes @late snapshots after
+ * cpu's (each controller publishes at its own time): the REMOVED event
+ * waits for it and carries both controllers' final values, no event
+ * names the cgroup before it; where it never comes, the event carries
+ * cpu's once pressure has published twice since cpu's came.
+ */
+static void test_removed_each_controller(const char *late)
+{
+	struct cgstream_opts o = { .sz = sizeof(o), .mode = CGSTREAM_MODE_SUBTREE,
+				   .controllers = CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_PRESSURE,
+				   .report = CGSTREAM_REPORT_CHANGES };
+	bool never = atol(late) > 100;
+	struct cgstream_event ev[16];
+	char top[PATH_MAX], kid[PATH_MAX];
+	struct cgstream_tree *t;
+	uint64_t gone_ms, told_ms = 0;
+	uint32_t final = 0;
+	int n, removed = 0;
+
+	T_EQ(setenv("FAKE_PRESSURE_REMOVED_LATE", late, 1), 0);
+	t_use_interval(20);
+	t_use_ctrl_interval(CGSTREAM_CTRL_PRESSURE, 30);
+	T_EQ(t_cg_make(t_cgroup_root(), t_name("final"), top, sizeof(top)), 0);
+	T_EQ(t_cg_make(top, "kid", kid, sizeof(kid)), 0);
+	t_sleep_ms(100);	/* published after the cgroups were made */
+	T_EQ(cgstream_tree_open(top, &o, &t), 0);
+	for (uint64_t end = t_now_ms() + 5000;; t_sleep_ms(20)) {
+		const struct cgstream_event *a;
+
+		n = sync_batch(t, ev, 16);
+		a = event_of(ev, n, CGSTREAM_EVENT_SAMPLE, kid);
+		if (!a)
+			a = event_of(ev, n, CGSTREAM_EVENT_CHANGED, kid);
+		if (a && a->controllers == (CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_PRESSURE))
+			break;
+		if (t_now_ms() > end)
+			T_FAIL("%s not listed with cpu and pressure within 5 s", kid);
+	}
+	T_EQ(t_cg_remove(kid), 0);
+	gone_ms = t_now_ms();
+	while (t_now_ms() - gone_ms < 10000 && (!removed || t_now_ms() - told_ms < 300)) {
+		t_sleep_ms(40);	/* a new publication of each */
+		n = sync_batch(t, ev, 16);
+		for (int i = 0; i < n; i++) {
+			if (strcmp(ev[i].path, kid))
+				continue;
+			T_EQ(ev[i].type, CGSTREAM_EVENT_REMOVED);	/* nothing else of it */
+			T_ASSERT(!removed);
+			removed++;
+			final = ev[i].final;
+			told_ms = t_now_ms();
+			T_EQ(ev[i].controllers, CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_PRESSURE);
+			T_ASSERT(ev[i].pressure != NULL);
+		}
+	}
+	T_EQ(removed, 1);
+	T_EQ(final, never ? CGSTREAM_CTRL_CPU : CGSTREAM_CTRL_CPU | CGSTREAM_CTRL_PRESSURE);
+	T_ASSERT(told_ms - gone_ms < 5000);	/* pressure's publications, not the bound */
+	T_EQ(cgstream_tree_size(t), 1);
+	cgstream_tree_close(t);
+	T_EQ(t_cg_remove(top), 0);
+	T_EQ(unsetenv("FAKE_PRESSURE_REMOVED_LATE"), 0);
+	t_log("pressure's REMOVED %s: one REMOVED, final %s, %llu ms after the rmdir",
+	      never ? "never told" : "a snapshot after cpu's",
+	      never ? "cpu" : "cpu and pressure", (unsigned long long)(told_ms - gone_ms));
+}
+
 int main(int argc, char **argv)
 {
 	bool fast = getenv("CGSTREAM_TEST_FAST") != NULL;
@@ -382,6 +455,9 @@ int main(int argc, char **argv)
 	if (t_has_pressure(t_cgroup_root())) {
 		test_pressure(CGSTREAM_MODE_SUBTREE);
 		test_pressure(CGSTREAM_MODE_KERNEL);
+		test_removed_each_controller("1");
+		test_removed_each_controller("2");
+		test_removed_each_controller("1000000");
 	} else {
 		t_log("the host has no *.pressure files: pressure not checked");
 	}

@@ -49,7 +49,9 @@
  *      every 7th; every $FAKE_LOSE_EVERY-th change snapshot drops its
  *      REMOVED records and says so (F_LOST); with $FAKE_REMOVED_LATE=N a
  *      removal is told N snapshots late (as when a cgroup goes offline
- *      after publications its directory was already gone at).
+ *      after publications its directory was already gone at), pressure's
+ *      $FAKE_PRESSURE_REMOVED_LATE snapshots late where that is set (as
+ *      when another controller publishes first after the rmdir).
  *  All: ENODEV once the cgroup is gone.  access() finds them.
  *  fake_kernel_fail(dir, err): from now on a pread of the cgroup @dir's
  *      cpu.stat.stream fails with @err (a read error, the cgroup still
@@ -653,7 +655,8 @@ static void walk(struct fake *f, const char *dir, uint64_t id, uint64_t parent, 
  */
 static void put_removed(struct fake *f)
 {
-	long late = env_long("FAKE_REMOVED_LATE");
+	long late = env_long(f->ctrl == C_PRESSURE && getenv("FAKE_PRESSURE_REMOVED_LATE") ?
+			     "FAKE_PRESSURE_REMOVED_LATE" : "FAKE_REMOVED_LATE");
 	struct listing held = { 0 };
 
 	qsort(f->now.v, f->now.n, sizeof(*f->now.v), by_id);
