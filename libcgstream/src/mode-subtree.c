@@ -70,8 +70,7 @@ struct cgs_subtree_ctl {
 	const struct cgs_names *dev_layout;	/* its devices' values' (io) */
 	uint64_t last_full;		/* the cycle of the last full snapshot */
 	bool resync;			/* the next one is a full one */
-	uint64_t seq;			/* the newest publication read */
-	uint64_t new_cycle[2];		/* the cycles the two newest were read in */
+	uint64_t new_cycle[2];		/* the cycles its two newest were read in */
 	uint64_t lost_cycle;		/* the last cycle it said removals were lost */
 };
 
@@ -417,12 +416,11 @@ static int cgs_subtree_ctrl(struct cgs_set *s, struct cgs_subtree *st,
 		lost |= sr.lost;
 		if (sr.lost)
 			ctl->lost_cycle = s->cycle;
-		if (!sr.stale && sr.pub.seq > ctl->seq) {
-			ctl->seq = sr.pub.seq;
-			ctl->new_cycle[1] = ctl->new_cycle[0];
-			ctl->new_cycle[0] = s->cycle;
-		}
 		if (!sr.stale) {
+			if (sr.pub.seq > ctl->base) {	/* a new publication */
+				ctl->new_cycle[1] = ctl->new_cycle[0];
+				ctl->new_cycle[0] = s->cycle;
+			}
 			ctl->base = sr.pub.seq;
 			s->fresh |= c->bit;
 			s->snap_pub[c->index] = sr.pub;
@@ -478,6 +476,19 @@ static void cgs_subtree_drop_removed(struct cgs_set *s, struct cgs_subtree *st)
 	uint64_t now = cgs_now_usec();
 	size_t n = 0;
 
+	/* those already waiting (one whose last REMOVED came now among them) */
+	for (size_t i = 0; i < st->n_awaiting; i++) {
+		struct cgs_cg *m = st->awaiting[i];
+
+		if (!m->dead && cgs_removing_awaits(s, st, m, now)) {
+			st->awaiting[n++] = m;
+			continue;
+		}
+		m->awaiting = false;	/* the set's to free from now on */
+		cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
+	}
+	st->n_awaiting = n;
+	/* those the lead's REMOVED named now */
 	for (size_t i = 0; i < s->n_touched; i++) {
 		struct cgs_cg *m = s->touched[i];
 
@@ -501,17 +512,6 @@ static void cgs_subtree_drop_removed(struct cgs_set *s, struct cgs_subtree *st)
 		m->awaiting = true;
 		st->awaiting[st->n_awaiting++] = m;
 	}
-	for (size_t i = 0; i < st->n_awaiting; i++) {
-		struct cgs_cg *m = st->awaiting[i];
-
-		if (!m->dead && cgs_removing_awaits(s, st, m, now)) {
-			st->awaiting[n++] = m;
-			continue;
-		}
-		m->awaiting = false;	/* the set's to free from now on */
-		cgs_set_drop(s, m, CGSTREAM_EVENT_REMOVED, 0);
-	}
-	st->n_awaiting = n;
 }
 
 static bool cgs_subtree_read(struct cgs_set *s, void *state)
